@@ -1,0 +1,112 @@
+# offcpu build. `make` builds build/offcpu; `make test` runs every suite;
+# `make demo` records the bundled workload and shows its report.
+# Sources are found by wildcard: add a .c file to a src/ folder and it is built.
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+PREFIX   ?= /usr/local
+BUILD    ?= build
+V        ?= 0
+SAN      ?=
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer
+CPPFLAGS += -I$(BUILD) -Isrc
+LDLIBS  += -lbpf -lelf -ldw -lz -lpthread
+
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+SRC_DIRS := src/util src/perfdata src/symbols src/record src/report
+LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+MAIN_OBJ := $(BUILD)/obj/main.o
+BPF_SRCS := $(wildcard src/bpf/*.bpf.c)
+SKELS    := $(patsubst src/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+WORKLOAD_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline -pthread
+
+.SECONDARY:
+.PHONY: all deps test unit integration demo install clean workloads
+all: $(BUILD)/offcpu workloads
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(BUILD)/vmlinux.h:
+	$(Q)mkdir -p $(BUILD)
+	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+		echo "offcpu: this kernel has no BTF (/sys/kernel/btf/vmlinux missing); CONFIG_DEBUG_INFO_BTF=y is required" >&2; exit 1; fi
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc/bpf -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h)
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -c $< -o $@
+
+$(BUILD)/liboffcpu.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/offcpu: $(MAIN_OBJ) $(BUILD)/liboffcpu.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liboffcpu.a
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(BUILD)/liboffcpu.a $(LDFLAGS) $(LDLIBS) -lcmocka
+
+$(BUILD)/workloads/%: tests/workloads/%.c
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -o $@ $<
+
+workloads: $(WORKLOAD_BINS)
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(BUILD)
+
+# The whole suite: dependencies, build, unit tests (plain and sanitized),
+# integration tests against the real kernel and Linux perf.
+test: deps
+	$(Q)tests/run-all.sh
+
+demo: deps all
+	$(Q)scripts/demo.sh
+
+install: $(BUILD)/offcpu
+	install -D -m 0755 $(BUILD)/offcpu $(DESTDIR)$(PREFIX)/bin/offcpu
+	install -D -m 0644 doc/offcpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Install the Debian packages offcpu needs to build and test, only when missing.
+set -e
+PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc python3 libclang-rt-14-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "offcpu deps: installing$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "offcpu deps: missing packages:$missing (run as root or install them)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

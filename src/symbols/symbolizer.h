@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Symbolizer: turns addresses into function names. It knows files (ELF,
+ * DWARF, kallsyms, perf-PID.map), never perf.data records: the caller keeps
+ * the process model (which mapping an address falls in) and asks with the
+ * mapping's file, build id, start and file offset.
+ *
+ * Each ELF file is opened once per symbolizer; each distinct (dso, address)
+ * is resolved once and cached. Strings returned are owned by the
+ * symbolizer and live until symbolizer__free().
+ */
+#ifndef OFFCPU_SYMBOLIZER_H
+#define OFFCPU_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+struct sym_dso;
+
+struct symbolizer_opts {
+	bool srcline;            /* file:line through libdw */
+	bool inlines;            /* inlined frames through libdw */
+	bool demangle;           /* C++ and Rust names */
+	const char *kallsyms;    /* default "/proc/kallsyms" */
+	const char *debug_dir;   /* default "/usr/lib/debug" */
+	const char *perfmap_dir; /* default "/tmp" (perf-PID.map files) */
+};
+
+struct sym_frame {
+	const char *sym;     /* function name, NULL when unknown */
+	uint64_t offset;     /* address - symbol start */
+	const char *srcfile; /* NULL unless srcline was asked and found */
+	unsigned int line;
+	bool inlined;        /* inlined into the frame that follows */
+};
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * The DSO for a mapped file, created on first use and kept. build_id may be
+ * NULL (size 0) when the recording had none; when given and the file on
+ * disk has another, the DSO resolves nothing and sym_dso__warning() says
+ * so (it is never silently misresolved).
+ */
+struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
+				const uint8_t *build_id, size_t build_id_size);
+const char *sym_dso__name(const struct sym_dso *d);
+const char *sym_dso__warning(const struct sym_dso *d); /* NULL when fine */
+
+/*
+ * Resolve a user-space ip that falls in a mapping of d starting at
+ * map_start with file offset pgoff. Fills up to max frames, the innermost
+ * (inlined) first and the real function last; returns the number filled,
+ * 0 when unknown, negative errno on error.
+ */
+int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_start,
+			uint64_t pgoff, uint64_t ip, struct sym_frame *frames, int max);
+
+/*
+ * Kernel addresses through kallsyms (modules included). text_addr is the
+ * `_text` address the recording saw (pgoff of its [kernel.kallsyms]_text
+ * MMAP), used to relocate; 0 when unknown. *module is set to the module
+ * name or "[kernel.kallsyms]".
+ */
+void symbolizer__set_kernel_text(struct symbolizer *s, uint64_t text_addr);
+int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
+			       const char **module);
+
+/* JIT code through /tmp/perf-PID.map; returns 1 when found, 0 otherwise. */
+int symbolizer__resolve_perfmap(struct symbolizer *s, int pid, uint64_t ip,
+				struct sym_frame *frame);
+
+#endif
