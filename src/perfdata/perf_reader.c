@@ -1,0 +1,1013 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perf.data reader. The file is mapped read-only; records are located in a
+ * first pass, queued by timestamp and delivered in perf's ordered-events
+ * order: at each FINISHED_ROUND, everything queued up to the largest
+ * timestamp of the previous round is sorted and delivered. Only a 16-byte
+ * queue entry per record of the current and previous round is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata/perf_reader.h"
+
+#define MAX_ATTRS 4096
+#define USER_TYPE_START 64 /* perf's own record types start here */
+
+struct qent {
+	uint64_t time;
+	uint64_t off;
+};
+
+struct buildid_ent {
+	char *filename;
+	uint8_t id[20];
+	uint8_t size;
+};
+
+struct counter_ent {
+	char *name;
+	uint64_t value;
+};
+
+struct attr_priv {
+	struct perf_evattr pub;
+	uint64_t sample_type;
+	bool sample_id_all;
+	int id_trailer_size; /* bytes of sample_id_all trailer on non-samples */
+};
+
+struct perf_reader {
+	int fd;
+	const uint8_t *map;
+	size_t map_size;
+	struct perf_file_header hdr;
+	uint64_t data_start, data_end;
+	bool data_to_eof;      /* header said data size 0 */
+	bool truncated;
+	struct attr_priv *attrs;
+	int nr_attrs;
+	/* id -> attr index, open addressing, 0 key = empty (ids are never 0) */
+	uint64_t *id_keys;
+	int *id_vals;
+	size_t id_cap;
+	struct buildid_ent *bids;
+	size_t nr_bids;
+	struct counter_ent *counters;
+	int nr_counters;
+	bool has_clockid, has_sample_time;
+	uint64_t clock_res, first_time, last_time;
+	uint64_t lost;
+	uint64_t unknown_id;
+	struct qent *q;
+	size_t nq, qcap;
+	char err[256];
+};
+
+static int set_err(struct perf_reader *r, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int set_err(struct perf_reader *r, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+const char *perf_reader__error(const struct perf_reader *r)
+{
+	return r->err;
+}
+
+/* true when [off, off+len) lies inside the mapping (overflow-safe) */
+static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t len)
+{
+	return off <= r->map_size && len <= r->map_size - off;
+}
+
+static uint64_t rd64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int id_insert(struct perf_reader *r, uint64_t id, int idx)
+{
+	if (!id)
+		return 0;
+	size_t mask = r->id_cap - 1;
+	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
+		if (!r->id_keys[i] || r->id_keys[i] == id) {
+			r->id_keys[i] = id;
+			r->id_vals[i] = idx;
+			return 0;
+		}
+	}
+}
+
+static int id_lookup(const struct perf_reader *r, uint64_t id)
+{
+	if (!r->id_cap || !id)
+		return -1;
+	size_t mask = r->id_cap - 1;
+	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
+		if (r->id_keys[i] == id)
+			return r->id_vals[i];
+		if (!r->id_keys[i])
+			return -1;
+	}
+}
+
+static int popcount64(uint64_t x)
+{
+	return __builtin_popcountll(x);
+}
+
+/* Bytes of the sample_id_all trailer a non-sample record carries. */
+static int trailer_size(uint64_t st)
+{
+	int n = 0;
+
+	n += !!(st & PERF_SAMPLE_TID);
+	n += !!(st & PERF_SAMPLE_TIME);
+	n += !!(st & PERF_SAMPLE_ID);
+	n += !!(st & PERF_SAMPLE_STREAM_ID);
+	n += !!(st & PERF_SAMPLE_CPU);
+	n += !!(st & PERF_SAMPLE_IDENTIFIER);
+	return n * 8;
+}
+
+/* Name for an attr EVENT_DESC did not name, from its type and config. */
+static void default_name(struct perf_evattr *a)
+{
+	static const char *const sw[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	};
+	static const char *const hw[] = {
+		"cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles",
+	};
+	const struct perf_event_attr *at = &a->attr;
+
+	if (at->type == PERF_TYPE_SOFTWARE && at->config < sizeof(sw) / sizeof(sw[0]))
+		snprintf(a->name, sizeof(a->name), "%s", sw[at->config]);
+	else if (at->type == PERF_TYPE_HARDWARE && at->config < sizeof(hw) / sizeof(hw[0]))
+		snprintf(a->name, sizeof(a->name), "%s", hw[at->config]);
+	else
+		snprintf(a->name, sizeof(a->name), "raw:%u:%#llx", at->type,
+			 (unsigned long long)at->config);
+}
+
+static void classify(struct perf_evattr *a)
+{
+	const struct perf_event_attr *at = &a->attr;
+	size_t n = strcspn(a->name, ":");
+
+	a->is_offcpu = !strncmp(a->name, OFFCPU_EVENT_NAME, n) && n == strlen(OFFCPU_EVENT_NAME);
+	a->is_time = a->is_offcpu ||
+		     (at->type == PERF_TYPE_SOFTWARE &&
+		      (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK));
+}
+
+/*
+ * A feature string: u32 length (incl. NUL, padded) then bytes. Advances
+ * *p; returns NULL when it does not fit in [*p, end) or is unterminated.
+ */
+static const char *feat_string(const uint8_t **p, const uint8_t *end)
+{
+	uint32_t len;
+	const char *s;
+
+	if (end - *p < 4)
+		return NULL;
+	len = rd32(*p);
+	if ((uint64_t)(end - *p - 4) < len || !len)
+		return NULL;
+	s = (const char *)*p + 4;
+	if (!memchr(s, 0, len))
+		return NULL;
+	*p += 4 + len;
+	return s;
+}
+
+static int parse_event_desc(struct perf_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint32_t nr, asz;
+
+	if (end - p < 8)
+		return set_err(r, -EINVAL, "EVENT_DESC section too short");
+	nr = rd32(p);
+	asz = rd32(p + 4);
+	p += 8;
+	if (asz < PERF_ATTR_SIZE_VER0 || asz > 4096)
+		return set_err(r, -EINVAL, "EVENT_DESC attr size %u out of range", asz);
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nr_ids;
+		const char *name;
+
+		if ((uint64_t)(end - p) < (uint64_t)asz + 4)
+			return set_err(r, -EINVAL, "EVENT_DESC entry %u runs past its section", i);
+		p += asz;
+		nr_ids = rd32(p);
+		p += 4;
+		name = feat_string(&p, end);
+		if (!name)
+			return set_err(r, -EINVAL, "EVENT_DESC entry %u has a bad name", i);
+		if ((uint64_t)(end - p) / 8 < nr_ids)
+			return set_err(r, -EINVAL, "EVENT_DESC entry %u: %u ids run past its section",
+				       i, nr_ids);
+		p += 8ULL * nr_ids;
+		if ((int)i < r->nr_attrs && *name) {
+			snprintf(r->attrs[i].pub.name, sizeof(r->attrs[i].pub.name), "%s", name);
+			classify(&r->attrs[i].pub);
+		}
+	}
+	return 0;
+}
+
+static int parse_build_ids(struct perf_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	while (end - p >= 8) {
+		uint16_t size;
+		const char *fn;
+		size_t fnmax;
+		struct buildid_ent *b;
+
+		memcpy(&size, p + 6, 2);
+		if (size < 8 + 4 + 24 || size > end - p)
+			return set_err(r, -EINVAL, "BUILD_ID record of size %u out of range", size);
+		fn = (const char *)p + 36;
+		fnmax = size - 36;
+		if (!fnmax || !memchr(fn, 0, fnmax)) {
+			p += size;
+			continue;
+		}
+		b = realloc(r->bids, (r->nr_bids + 1) * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		r->bids = b;
+		b = &r->bids[r->nr_bids];
+		b->filename = strdup(fn);
+		if (!b->filename)
+			return -ENOMEM;
+		memcpy(b->id, p + 12, 20);
+		{
+			uint16_t misc;
+			memcpy(&misc, p + 4, 2);
+			b->size = (misc & (1 << 15)) ? p[32] : 20;
+			if (b->size > 20 || !b->size)
+				b->size = 20;
+		}
+		r->nr_bids++;
+		p += size;
+	}
+	return 0;
+}
+
+static int parse_offcpu(struct perf_reader *r, const uint8_t *p, const uint8_t *end)
+{
+	uint32_t nr;
+
+	if (end - p < 4)
+		return set_err(r, -EINVAL, "offcpu section too short");
+	nr = rd32(p);
+	p += 4;
+	if (nr > (uint64_t)(end - p) / 16)
+		return set_err(r, -EINVAL, "offcpu section: %u counters do not fit", nr);
+	r->counters = calloc(nr ? nr : 1, sizeof(*r->counters));
+	if (!r->counters)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t len;
+		const char *name;
+
+		if (end - p < 4)
+			return set_err(r, -EINVAL, "offcpu counter %u runs past its section", i);
+		len = rd32(p);
+		if (!len || (uint64_t)(end - p - 4) < (uint64_t)len + 8)
+			return set_err(r, -EINVAL, "offcpu counter %u runs past its section", i);
+		name = (const char *)p + 4;
+		if (!memchr(name, 0, len))
+			return set_err(r, -EINVAL, "offcpu counter %u has an unterminated name", i);
+		r->counters[r->nr_counters].name = strdup(name);
+		if (!r->counters[r->nr_counters].name)
+			return -ENOMEM;
+		r->counters[r->nr_counters].value = rd64(p + 4 + len);
+		r->nr_counters++;
+		p += 4 + len + 8;
+	}
+	return 0;
+}
+
+/* Walk the feature table after the data section and parse what we use. */
+static int parse_features(struct perf_reader *r)
+{
+	uint64_t tab = r->hdr.data.offset + r->hdr.data.size;
+	int nr = 0, k = 0, err;
+
+	for (int i = 0; i < PERF_FEAT_BITS / 64; i++)
+		nr += popcount64(r->hdr.adds_features[i]);
+	if (!nr)
+		return 0;
+	if (!in_file(r, tab, (uint64_t)nr * 16))
+		return set_err(r, -EINVAL, "feature table at offset %" PRIu64 " (%d entries) is past the end of the file",
+			       tab, nr);
+	for (int bit = 0; bit < PERF_FEAT_BITS; bit++) {
+		uint64_t off, size;
+		const uint8_t *p, *end;
+
+		if (!(r->hdr.adds_features[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		off = rd64(r->map + tab + 16 * k);
+		size = rd64(r->map + tab + 16 * k + 8);
+		k++;
+		if (!in_file(r, off, size))
+			return set_err(r, -EINVAL, "feature %d section (offset %" PRIu64 ", size %" PRIu64 ") is out of range",
+				       bit, off, size);
+		p = r->map + off;
+		end = p + size;
+		err = 0;
+		switch (bit) {
+		case PERF_FEAT_EVENT_DESC:
+			err = parse_event_desc(r, p, end);
+			break;
+		case PERF_FEAT_BUILD_ID:
+			err = parse_build_ids(r, p, end);
+			break;
+		case PERF_FEAT_CLOCKID:
+			if (size >= 8) {
+				r->has_clockid = true;
+				r->clock_res = rd64(p);
+			}
+			break;
+		case PERF_FEAT_SAMPLE_TIME:
+			if (size >= 16) {
+				r->has_sample_time = true;
+				r->first_time = rd64(p);
+				r->last_time = rd64(p + 8);
+			}
+			break;
+		case PERF_FEAT_OFFCPU:
+			err = parse_offcpu(r, p, end);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int parse_attrs(struct perf_reader *r)
+{
+	const struct perf_file_header *h = &r->hdr;
+	uint64_t asz = h->attr_size, nr_ids = 0;
+
+	if (asz < PERF_ATTR_SIZE_VER0 + 16 || asz > 4096 + 16)
+		return set_err(r, -EINVAL, "attr size %" PRIu64 " in the header is out of range", asz);
+	if (!in_file(r, h->attrs.offset, h->attrs.size))
+		return set_err(r, -EINVAL, "attr section (offset %" PRIu64 ", size %" PRIu64 ") is out of range",
+			       h->attrs.offset, h->attrs.size);
+	if (h->attrs.size % asz || !h->attrs.size)
+		return set_err(r, -EINVAL, "attr section size %" PRIu64 " is not a multiple of attr size %" PRIu64,
+			       h->attrs.size, asz);
+	r->nr_attrs = h->attrs.size / asz;
+	if (r->nr_attrs > MAX_ATTRS)
+		return set_err(r, -EINVAL, "too many attrs (%d)", r->nr_attrs);
+	r->attrs = calloc(r->nr_attrs, sizeof(*r->attrs));
+	if (!r->attrs)
+		return -ENOMEM;
+	for (int i = 0; i < r->nr_attrs; i++) {
+		const uint8_t *p = r->map + h->attrs.offset + i * asz;
+		struct perf_file_section ids;
+		size_t n = asz - 16;
+
+		if (n > sizeof(r->attrs[i].pub.attr))
+			n = sizeof(r->attrs[i].pub.attr);
+		memcpy(&r->attrs[i].pub.attr, p, n);
+		memcpy(&ids, p + asz - 16, 16);
+		if (ids.size % 8 || !in_file(r, ids.offset, ids.size))
+			return set_err(r, -EINVAL, "ids of attr %d (offset %" PRIu64 ", size %" PRIu64 ") are out of range",
+				       i, ids.offset, ids.size);
+		nr_ids += ids.size / 8;
+		r->attrs[i].pub.idx = i;
+		r->attrs[i].sample_type = r->attrs[i].pub.attr.sample_type;
+		r->attrs[i].sample_id_all = r->attrs[i].pub.attr.sample_id_all;
+		r->attrs[i].id_trailer_size =
+			r->attrs[i].sample_id_all ? trailer_size(r->attrs[i].sample_type) : 0;
+		default_name(&r->attrs[i].pub);
+		classify(&r->attrs[i].pub);
+	}
+	r->id_cap = 16;
+	while (r->id_cap < 2 * nr_ids)
+		r->id_cap *= 2;
+	r->id_keys = calloc(r->id_cap, sizeof(*r->id_keys));
+	r->id_vals = calloc(r->id_cap, sizeof(*r->id_vals));
+	if (!r->id_keys || !r->id_vals)
+		return -ENOMEM;
+	for (int i = 0; i < r->nr_attrs; i++) {
+		const uint8_t *p = r->map + h->attrs.offset + i * asz;
+		struct perf_file_section ids;
+
+		memcpy(&ids, p + asz - 16, 16);
+		for (uint64_t j = 0; j < ids.size / 8; j++)
+			id_insert(r, rd64(r->map + ids.offset + 8 * j), i);
+	}
+	return 0;
+}
+
+struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+	int err = 0;
+
+	if (!r) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = set_err(r, -errno, "cannot open %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	if (fstat(r->fd, &st) < 0) {
+		err = set_err(r, -errno, "cannot stat %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	if ((uint64_t)st.st_size < sizeof(struct perf_file_header)) {
+		err = set_err(r, -EINVAL, "%s: file too small for a perf.data header (%lld bytes)",
+			      path, (long long)st.st_size);
+		goto cleanup;
+	}
+	r->map_size = st.st_size;
+	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		err = set_err(r, -errno, "cannot map %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	madvise((void *)r->map, r->map_size, MADV_SEQUENTIAL);
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	if (r->hdr.magic != PERF_MAGIC2) {
+		err = set_err(r, -EINVAL, "%s: not a perf.data file (bad magic %#" PRIx64 ")",
+			      path, r->hdr.magic);
+		goto cleanup;
+	}
+	if (r->hdr.size != sizeof(struct perf_file_header)) {
+		err = set_err(r, -EINVAL, "%s: header size %" PRIu64 " is not %zu", path,
+			      r->hdr.size, sizeof(struct perf_file_header));
+		goto cleanup;
+	}
+	err = parse_attrs(r);
+	if (err)
+		goto cleanup;
+	if (r->hdr.data.offset < sizeof(struct perf_file_header) || r->hdr.data.offset > r->map_size) {
+		err = set_err(r, -EINVAL, "data section offset %" PRIu64 " is out of range",
+			      r->hdr.data.offset);
+		goto cleanup;
+	}
+	r->data_start = r->hdr.data.offset;
+	if (!r->hdr.data.size) {
+		r->data_to_eof = true;
+		r->data_end = r->map_size;
+		fprintf(stderr, "offcpu: warning: %s: header says data size 0 (interrupted recording?); reading records up to the end of the file\n",
+			path);
+	} else if (!in_file(r, r->data_start, r->hdr.data.size)) {
+		r->data_to_eof = true;
+		r->data_end = r->map_size;
+		fprintf(stderr, "offcpu: warning: %s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there\n",
+			path, r->hdr.data.size);
+	} else {
+		r->data_end = r->data_start + r->hdr.data.size;
+		err = parse_features(r);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	if (err) {
+		snprintf(errbuf, errlen, "%s", r->err);
+		perf_reader__free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void perf_reader__free(struct perf_reader *r)
+{
+	if (!r)
+		return;
+	if (r->map)
+		munmap((void *)r->map, r->map_size);
+	if (r->fd > 0)
+		close(r->fd);
+	for (size_t i = 0; i < r->nr_bids; i++)
+		free(r->bids[i].filename);
+	for (int i = 0; i < r->nr_counters; i++)
+		free(r->counters[i].name);
+	free(r->counters);
+	free(r->bids);
+	free(r->attrs);
+	free(r->id_keys);
+	free(r->id_vals);
+	free(r->q);
+	free(r);
+}
+
+/*
+ * Which attr a record belongs to: the only one, or the one its id names.
+ * All attrs of a file put the id at the same place (perf requires it), so
+ * attr 0's layout finds it.
+ */
+static struct attr_priv *record_attr(struct perf_reader *r, const uint8_t *rec, uint16_t size,
+				     uint32_t type)
+{
+	const struct attr_priv *a0 = &r->attrs[0];
+	uint64_t st = a0->sample_type, id;
+	int pos, idx;
+
+	if (r->nr_attrs == 1)
+		return &r->attrs[0];
+	if (type == PERF_RECORD_SAMPLE) {
+		if (st & PERF_SAMPLE_IDENTIFIER)
+			pos = 8;
+		else if (st & PERF_SAMPLE_ID)
+			pos = 8 + 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+				       !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR));
+		else
+			return &r->attrs[0];
+	} else {
+		if (!a0->sample_id_all)
+			return &r->attrs[0];
+		if (st & PERF_SAMPLE_IDENTIFIER)
+			pos = size - 8;
+		else if (st & PERF_SAMPLE_ID)
+			pos = size - 8 * (1 + !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU));
+		else
+			return &r->attrs[0];
+	}
+	if (pos < 8 || pos + 8 > size)
+		return NULL;
+	id = rd64(rec + pos);
+	idx = id_lookup(r, id);
+	return idx < 0 ? NULL : &r->attrs[idx];
+}
+
+/* Parse a sample's fields up to RAW; errors name the record's offset. */
+static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const uint8_t *rec,
+			uint16_t size, uint64_t off, struct perf_sample *s)
+{
+	const uint8_t *p = rec + 8, *end = rec + size;
+	uint64_t st = a->sample_type;
+
+#define NEED(n, what)                                                                         \
+	do {                                                                                  \
+		if ((uint64_t)(end - p) < (uint64_t)(n))                                      \
+			return set_err(r, -EINVAL, "sample at offset %" PRIu64 " (size %u) too short for its %s", \
+				       off, size, what);                                      \
+	} while (0)
+
+	memset(s, 0, sizeof(*s));
+	s->evattr = &a->pub;
+	s->cpumode = rd32(rec + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		NEED(8, "identifier");
+		s->id = rd64(p); p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		NEED(8, "ip");
+		s->ip = rd64(p); p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		NEED(8, "pid/tid");
+		s->pid = rd32(p); s->tid = rd32(p + 4); p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		NEED(8, "time");
+		s->time = rd64(p); p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		NEED(8, "addr");
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		NEED(8, "id");
+		s->id = rd64(p); p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		NEED(8, "stream id");
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(8, "cpu");
+		s->cpu = rd32(p); p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		NEED(8, "period");
+		s->period = rd64(p); p += 8;
+	} else {
+		s->period = 1;
+	}
+	if (st & PERF_SAMPLE_READ) {
+		uint64_t rf = a->pub.attr.read_format, n;
+		int per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+
+		if (rf & PERF_FORMAT_GROUP) {
+			NEED(8, "read group");
+			n = rd64(p); p += 8;
+		} else {
+			n = 1;
+		}
+		n = n * per + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		    !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+		if (n > (uint64_t)(end - p) / 8)
+			NEED(UINT64_MAX, "read values");
+		p += 8 * n;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		NEED(8, "callchain length");
+		nr = rd64(p); p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return set_err(r, -EINVAL, "sample at offset %" PRIu64 ": callchain of %" PRIu64 " entries is longer than its record (size %u)",
+				       off, nr, size);
+		s->nr_callchain = nr;
+		s->callchain = p;
+		p += 8 * nr;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t rs;
+
+		NEED(4, "raw size");
+		rs = rd32(p); p += 4;
+		if (rs > end - p)
+			return set_err(r, -EINVAL, "sample at offset %" PRIu64 ": raw data of %u bytes is longer than its record",
+				       off, rs);
+		s->raw_size = rs;
+		s->raw = p;
+	}
+#undef NEED
+	return 0;
+}
+
+/* A NUL-terminated string at p inside [p, end), else NULL. */
+static const char *rec_string(const uint8_t *p, const uint8_t *end)
+{
+	if (p >= end || !memchr(p, 0, end - p))
+		return NULL;
+	return (const char *)p;
+}
+
+/*
+ * Parse the record at off into *out. Returns 0, or a negative errno with
+ * the reason set. Unknown record types are passed with only the header.
+ */
+static int parse_record(struct perf_reader *r, uint64_t off, struct perf_rec *out)
+{
+	const uint8_t *rec = r->map + off, *p = rec + 8, *end;
+	struct attr_priv *a;
+	const char *s;
+
+	memset(out, 0, offsetof(struct perf_rec, sample));
+	out->type = rd32(rec);
+	memcpy(&out->misc, rec + 4, 2);
+	memcpy(&out->size, rec + 6, 2);
+	out->file_offset = off;
+	out->raw = rec;
+	end = rec + out->size;
+	if (out->type >= USER_TYPE_START)
+		return 0;
+	a = record_attr(r, rec, out->size, out->type);
+	if (!a) {
+		r->unknown_id++;
+		out->type = UINT32_MAX; /* skipped by the caller */
+		return 0;
+	}
+	if (out->type == PERF_RECORD_SAMPLE) {
+		int err = parse_sample(r, a, rec, out->size, off, &out->sample);
+
+		out->time = out->sample.time;
+		return err;
+	}
+	if (a->sample_id_all) {
+		const uint8_t *t;
+
+		if (out->size < 8 + a->id_trailer_size)
+			return set_err(r, -EINVAL, "record at offset %" PRIu64 " (type %u) too short for its sample_id trailer",
+				       off, out->type);
+		end = rec + out->size - a->id_trailer_size;
+		t = end;
+		if (a->sample_type & PERF_SAMPLE_TID)
+			t += 8;
+		if (a->sample_type & PERF_SAMPLE_TIME)
+			out->time = rd64(t);
+	}
+#define NEED(n)                                                                               \
+	do {                                                                                  \
+		if (end - p < (n))                                                            \
+			return set_err(r, -EINVAL, "record at offset %" PRIu64 " (type %u, size %u) is too short", \
+				       off, out->type, out->size);                            \
+	} while (0)
+	switch (out->type) {
+	case PERF_RECORD_COMM:
+		NEED(8);
+		out->comm.pid = rd32(p);
+		out->comm.tid = rd32(p + 4);
+		s = rec_string(p + 8, end);
+		if (!s)
+			return set_err(r, -EINVAL, "COMM record at offset %" PRIu64 " has no terminated name", off);
+		out->comm.comm = s;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		NEED(32);
+		out->mmap.pid = rd32(p);
+		out->mmap.tid = rd32(p + 4);
+		out->mmap.start = rd64(p + 8);
+		out->mmap.len = rd64(p + 16);
+		out->mmap.pgoff = rd64(p + 24);
+		p += 32;
+		if (out->type == PERF_RECORD_MMAP2) {
+			NEED(32);
+			if (out->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				out->mmap.build_id_size = p[0] > 20 ? 20 : p[0];
+				out->mmap.build_id = p + 4;
+			}
+			out->mmap.prot = rd32(p + 24);
+			out->mmap.flags = rd32(p + 28);
+			p += 32;
+		}
+		s = rec_string(p, end);
+		if (!s)
+			return set_err(r, -EINVAL, "MMAP record at offset %" PRIu64 " has no terminated file name", off);
+		out->mmap.filename = s;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		NEED(16);
+		out->fork.pid = rd32(p);
+		out->fork.ppid = rd32(p + 4);
+		out->fork.tid = rd32(p + 8);
+		out->fork.ptid = rd32(p + 12);
+		if (!out->time && end - p >= 24)
+			out->time = rd64(p + 16);
+		break;
+	case PERF_RECORD_LOST:
+		NEED(16);
+		out->lost.id = rd64(p);
+		out->lost.lost = rd64(p + 8);
+		break;
+	}
+#undef NEED
+	return 0;
+}
+
+static int qent_cmp(const void *a, const void *b)
+{
+	const struct qent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int deliver(struct perf_reader *r, uint64_t off, perf_reader_cb cb, void *ctx)
+{
+	struct perf_rec rec;
+	int err = parse_record(r, off, &rec);
+
+	if (err)
+		return err;
+	if (rec.type == UINT32_MAX)
+		return 0;
+	if (rec.type == PERF_RECORD_LOST)
+		r->lost += rec.lost.lost;
+	return cb(ctx, &rec);
+}
+
+/* Deliver queued records with time <= limit, in (time, file order). */
+static int flush(struct perf_reader *r, uint64_t limit, perf_reader_cb cb, void *ctx)
+{
+	size_t n = 0;
+	int err;
+
+	if (!r->nq)
+		return 0;
+	qsort(r->q, r->nq, sizeof(*r->q), qent_cmp);
+	while (n < r->nq && r->q[n].time <= limit) {
+		err = deliver(r, r->q[n].off, cb, ctx);
+		if (err)
+			return err;
+		n++;
+	}
+	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
+	r->nq -= n;
+	return 0;
+}
+
+/*
+ * Timestamp of a record for ordering, or UINT64_MAX when it has none
+ * (such records are delivered at once, as perf does).
+ */
+static uint64_t record_time(struct perf_reader *r, uint64_t off, uint32_t type, uint16_t size)
+{
+	const uint8_t *rec = r->map + off;
+	struct attr_priv *a;
+
+	if (type >= USER_TYPE_START)
+		return UINT64_MAX;
+	a = record_attr(r, rec, size, type);
+	if (!a)
+		return UINT64_MAX;
+	if (!(a->sample_type & PERF_SAMPLE_TIME))
+		return UINT64_MAX;
+	if (type == PERF_RECORD_SAMPLE) {
+		uint64_t st = a->sample_type;
+		int pos = 8 + 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+				   !!(st & PERF_SAMPLE_TID));
+
+		return pos + 8 <= size ? rd64(rec + pos) : UINT64_MAX;
+	}
+	if (!a->sample_id_all || size < 8 + a->id_trailer_size)
+		return UINT64_MAX;
+	return rd64(rec + size - a->id_trailer_size + 8 * !!(a->sample_type & PERF_SAMPLE_TID));
+}
+
+int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
+{
+	uint64_t pos = r->data_start, round_max = 0, prev_limit = 0;
+	bool have_prev = false;
+	int err = 0;
+
+	while (pos < r->data_end) {
+		uint32_t type;
+		uint16_t size;
+		uint64_t t;
+
+		if (r->data_end - pos < 8) {
+			r->truncated = true;
+			break;
+		}
+		type = rd32(r->map + pos);
+		memcpy(&size, r->map + pos + 6, 2);
+		if (size < 8) {
+			if (r->data_to_eof && size == 0 && type == 0) {
+				/* zero fill after the last record of an interrupted file */
+				r->truncated = true;
+				break;
+			}
+			err = set_err(r, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
+				      pos, size);
+			goto cleanup;
+		}
+		if (size > r->data_end - pos) {
+			if (r->data_to_eof) {
+				r->truncated = true;
+				break;
+			}
+			err = set_err(r, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
+				      pos, size, r->data_end);
+			goto cleanup;
+		}
+		if (type == PERF_RECORD_FINISHED_ROUND_) {
+			if (have_prev) {
+				err = flush(r, prev_limit, cb, ctx);
+				if (err)
+					goto cleanup;
+			}
+			prev_limit = round_max;
+			have_prev = true;
+			pos += size;
+			continue;
+		}
+		t = record_time(r, pos, type, size);
+		if (t == UINT64_MAX) {
+			err = deliver(r, pos, cb, ctx);
+			if (err)
+				goto cleanup;
+		} else {
+			if (r->nq == r->qcap) {
+				size_t cap = r->qcap ? 2 * r->qcap : 4096;
+				struct qent *q = realloc(r->q, cap * sizeof(*q));
+
+				if (!q) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				r->q = q;
+				r->qcap = cap;
+			}
+			r->q[r->nq].time = t;
+			r->q[r->nq].off = pos;
+			r->nq++;
+			if (t > round_max)
+				round_max = t;
+		}
+		pos += size;
+	}
+	if (r->truncated)
+		fprintf(stderr, "offcpu: warning: the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it\n",
+			pos, pos - r->data_start);
+	err = flush(r, UINT64_MAX, cb, ctx);
+cleanup:
+	return err;
+}
+
+int perf_reader__nr_attrs(const struct perf_reader *r)
+{
+	return r->nr_attrs;
+}
+
+const struct perf_evattr *perf_reader__attr(const struct perf_reader *r, int idx)
+{
+	return idx >= 0 && idx < r->nr_attrs ? &r->attrs[idx].pub : NULL;
+}
+
+bool perf_reader__has_feature(const struct perf_reader *r, int bit)
+{
+	if (bit < 0 || bit >= PERF_FEAT_BITS || r->data_to_eof)
+		return false;
+	return r->hdr.adds_features[bit / 64] & (1ULL << (bit % 64));
+}
+
+bool perf_reader__clockid(const struct perf_reader *r, uint64_t *res_ns)
+{
+	if (r->has_clockid && res_ns)
+		*res_ns = r->clock_res;
+	return r->has_clockid;
+}
+
+bool perf_reader__sample_time(const struct perf_reader *r, uint64_t *first, uint64_t *last)
+{
+	if (r->has_sample_time) {
+		*first = r->first_time;
+		*last = r->last_time;
+	}
+	return r->has_sample_time;
+}
+
+const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *filename,
+				     size_t *size)
+{
+	for (size_t i = 0; i < r->nr_bids; i++)
+		if (!strcmp(r->bids[i].filename, filename)) {
+			*size = r->bids[i].size;
+			return r->bids[i].id;
+		}
+	return NULL;
+}
+
+int perf_reader__nr_offcpu_counters(const struct perf_reader *r)
+{
+	return r->nr_counters;
+}
+
+bool perf_reader__offcpu_counter(const struct perf_reader *r, int i, const char **name,
+				 uint64_t *value)
+{
+	if (i < 0 || i >= r->nr_counters)
+		return false;
+	*name = r->counters[i].name;
+	*value = r->counters[i].value;
+	return true;
+}
+
+uint64_t perf_reader__lost(const struct perf_reader *r)
+{
+	return r->lost;
+}
+
+bool perf_reader__truncated(const struct perf_reader *r)
+{
+	return r->truncated;
+}
