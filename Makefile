@@ -23,7 +23,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer
 CPPFLAGS += -I$(BUILD) -Isrc
-LDLIBS  += -lbpf -lelf -ldw -lz -lpthread
+LDLIBS  += -lbpf -lelf -ldw -lz -lpthread -lstdc++
 
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined

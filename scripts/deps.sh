@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages offcpu needs to build and test, only when missing.
 set -e
-PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc python3 libclang-rt-14-dev"
+PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc g++ python3 libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

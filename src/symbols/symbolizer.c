@@ -1,79 +1,566 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Temporary stub: resolves nothing, so callers link. Replaced shortly. */
+/*
+ * The symbolizer: tables of DSOs, kallsyms and perf maps, and the caches
+ * that make each distinct (dso, address) cost one lookup in a run.
+ */
+#include <dwarf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elfutils/libdw.h>
 
+#include "symbols/sym_dso.h"
+#include "symbols/sym_internal.h"
 #include "symbols/symbolizer.h"
 
-struct sym_dso {
-	char *path;
+#define SYM_MAX_INLINE 32
+
+struct rcache_entry {
+	uint64_t off;     /* file offset, the same in every process mapping the file */
+	uint32_t dso;
+	uint32_t first;   /* in frames[] */
+	uint32_t nr;
+};
+
+struct demangled {
+	const char *mangled; /* owned by a DSO's ELF or DWARF, lives as long */
+	char *name;          /* NULL: not demangled, show mangled */
+};
+
+struct pid_map {
+	int pid;
+	struct perfmap *map; /* NULL: no such file */
 };
 
 struct symbolizer {
-	struct sym_dso dso;
+	struct symbolizer_opts opts;
+	char *kallsyms_path, *debug_dir, *perfmap_dir;
+
+	struct sym_dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct sym_htab dso_htab;
+
+	struct rcache_entry *rc;
+	size_t nr_rc, cap_rc;
+	struct sym_htab rc_htab;
+	struct sym_frame *frames;
+	size_t nr_frames, cap_frames;
+
+	struct demangled *dm;
+	size_t nr_dm, cap_dm;
+	struct sym_htab dm_htab;
+
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	uint64_t text_addr;
+
+	struct pid_map *pm;
+	size_t nr_pm, cap_pm;
+	struct sym_htab pm_htab;
 };
+
+/* Grow an array of elem-sized items so that one more fits. */
+static int grow(void **arr, size_t *cap, size_t nr, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static char *dup_or(const char *s, const char *def)
+{
+	return strdup(s ? s : def);
+}
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
-	(void)opts;
-	return calloc(1, sizeof(struct symbolizer));
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	elf_version(EV_CURRENT);
+	if (opts)
+		s->opts = *opts;
+	s->kallsyms_path = dup_or(s->opts.kallsyms, "/proc/kallsyms");
+	s->debug_dir = dup_or(s->opts.debug_dir, "/usr/lib/debug");
+	s->perfmap_dir = dup_or(s->opts.perfmap_dir, "/tmp");
+	if (!s->kallsyms_path || !s->debug_dir || !s->perfmap_dir) {
+		symbolizer__free(s);
+		return NULL;
+	}
+	s->opts.kallsyms = s->kallsyms_path;
+	s->opts.debug_dir = s->debug_dir;
+	s->opts.perfmap_dir = s->perfmap_dir;
+	return s;
 }
 
 void symbolizer__free(struct symbolizer *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	free(s->dso.path);
+	for (i = 0; i < s->nr_dsos; i++) {
+		sym_dso__exit(s->dsos[i]);
+		free(s->dsos[i]);
+	}
+	free(s->dsos);
+	sym_htab__exit(&s->dso_htab);
+	free(s->rc);
+	sym_htab__exit(&s->rc_htab);
+	free(s->frames);
+	for (i = 0; i < s->nr_dm; i++)
+		free(s->dm[i].name);
+	free(s->dm);
+	sym_htab__exit(&s->dm_htab);
+	ksyms__free(s->ksyms);
+	for (i = 0; i < s->nr_pm; i++)
+		perfmap__free(s->pm[i].map);
+	free(s->pm);
+	sym_htab__exit(&s->pm_htab);
+	free(s->kallsyms_path);
+	free(s->debug_dir);
+	free(s->perfmap_dir);
 	free(s);
+}
+
+/* ---- names ---- */
+
+struct dm_key {
+	const struct symbolizer *s;
+	const char *name;
+};
+
+static bool dm__eq(const void *ctx, uint32_t idx)
+{
+	const struct dm_key *k = ctx;
+
+	return strcmp(k->s->dm[idx].mangled, k->name) == 0;
+}
+
+/* The name to show for a symbol: demangled once per distinct string, when asked. */
+static const char *symbolizer__name(struct symbolizer *s, const char *name)
+{
+	struct dm_key key = { s, name };
+	uint64_t h;
+	int64_t i;
+	char *dm;
+
+	if (!name || !s->opts.demangle || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	h = sym_hash_bytes(name, strlen(name), 0);
+	i = sym_htab__find(&s->dm_htab, h, dm__eq, &key);
+	if (i >= 0)
+		return s->dm[i].name ? s->dm[i].name : name;
+	dm = sym_demangle(name);
+	if (grow((void **)&s->dm, &s->cap_dm, s->nr_dm, sizeof(*s->dm)) < 0 ||
+	    sym_htab__add(&s->dm_htab, h, (uint32_t)s->nr_dm) < 0) {
+		free(dm);
+		return name;
+	}
+	s->dm[s->nr_dm].mangled = name;
+	s->dm[s->nr_dm].name = dm;
+	s->nr_dm++;
+	return dm ? dm : name;
+}
+
+/* ---- DSOs ---- */
+
+struct dso_key {
+	const struct symbolizer *s;
+	const char *path;
+	const uint8_t *bid;
+	size_t bsz;
+};
+
+static bool dso__eq(const void *ctx, uint32_t idx)
+{
+	const struct dso_key *k = ctx;
+	const struct sym_dso *d = k->s->dsos[idx];
+
+	return d->build_id_size == k->bsz && memcmp(d->build_id, k->bid, k->bsz) == 0 &&
+	       strcmp(d->path, k->path) == 0;
 }
 
 struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 				const uint8_t *build_id, size_t build_id_size)
 {
-	(void)build_id;
-	(void)build_id_size;
-	(void)path;
-	return &s->dso;
+	struct dso_key key;
+	struct sym_dso *d;
+	uint64_t h;
+	int64_t i;
+	size_t k;
+
+	if (!s || !path)
+		return NULL;
+	if (!build_id)
+		build_id_size = 0;
+	if (build_id_size > SYM_BUILD_ID_MAX)
+		build_id_size = SYM_BUILD_ID_MAX;
+	/* An all-zero id is no id. */
+	for (k = 0; k < build_id_size && !build_id[k]; k++)
+		;
+	if (k == build_id_size)
+		build_id_size = 0;
+	key = (struct dso_key){ s, path, build_id, build_id_size };
+	h = sym_hash_bytes(path, strlen(path), 0) ^ sym_hash_bytes(build_id, build_id_size, 1);
+	i = sym_htab__find(&s->dso_htab, h, dso__eq, &key);
+	if (i >= 0)
+		return s->dsos[i];
+
+	if (grow((void **)&s->dsos, &s->cap_dsos, s->nr_dsos, sizeof(*s->dsos)) < 0)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	if (!d->path || sym_htab__add(&s->dso_htab, h, (uint32_t)s->nr_dsos) < 0) {
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	if (build_id_size)
+		memcpy(d->build_id, build_id, build_id_size);
+	d->build_id_size = build_id_size;
+	d->idx = (uint32_t)s->nr_dsos;
+	s->dsos[s->nr_dsos++] = d;
+	if (sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines) < 0 && !d->warning)
+		d->warning = strdup("out of memory loading symbols");
+	return d;
 }
 
 const char *sym_dso__name(const struct sym_dso *d)
 {
-	return d && d->path ? d->path : "[unknown]";
+	return d ? d->path : "[unknown]";
 }
 
 const char *sym_dso__warning(const struct sym_dso *d)
 {
-	(void)d;
+	return d ? d->warning : NULL;
+}
+
+/* ---- DWARF: source lines and inlined frames ---- */
+
+static const char *die__name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!n)
+		n = dwarf_diename(die);
+	return n;
+}
+
+static Dwarf_Die *cu__find(Dwarf *dw, uint64_t addr, Dwarf_Die *cudie)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (dwarf_addrdie(dw, addr, cudie))
+		return cudie;
+	/* No .debug_aranges entry: ask each CU (rare, and the answer is cached). */
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, cudie) && dwarf_haspc(cudie, addr) > 0)
+			return cudie;
+		off = next;
+	}
 	return NULL;
+}
+
+static void line__at(Dwarf_Die *cudie, uint64_t addr, struct sym_frame *f)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cudie, addr);
+	int line = 0;
+
+	if (!l)
+		return;
+	f->srcfile = dwarf_linesrc(l, NULL, NULL);
+	if (f->srcfile && dwarf_lineno(l, &line) == 0 && line > 0)
+		f->line = (unsigned int)line;
+}
+
+static void line__call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct sym_frame *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word file, line;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &file) != 0 ||
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file >= nfiles)
+		return;
+	f->srcfile = dwarf_filesrc(files, file, NULL, NULL);
+	if (f->srcfile && dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &line) == 0)
+		f->line = (unsigned int)line;
+}
+
+/*
+ * Frames for addr from DWARF: inlined functions innermost first, then
+ * out (the real function, already named from the symbol table). The
+ * innermost frame's line is the line table's; each outer frame's line is
+ * the call site of the frame inside it. Returns the number of frames.
+ */
+static int dwarf__frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
+			 struct sym_frame *out, int max)
+{
+	Dwarf *dw = sym_dso__dwarf(d);
+	Dwarf_Die cudie, *scopes = NULL;
+	int n = 0, nscopes, i;
+
+	if (!dw || !cu__find(dw, addr, &cudie))
+		return 1;
+	if (!s->opts.inlines) {
+		line__at(&cudie, addr, &out[0]);
+		return 1;
+	}
+	nscopes = dwarf_getscopes(&cudie, addr, &scopes);
+	for (i = 0; i < nscopes && n < max - 1; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Addr low;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].sym = symbolizer__name(s, die__name(&scopes[i]));
+		out[n].inlined = true;
+		if (dwarf_entrypc(&scopes[i], &low) == 0 && low <= addr)
+			out[n].offset = addr - low;
+		if (n == 0)
+			line__at(&cudie, addr, &out[n]);
+		else
+			line__call_site(&cudie, &scopes[i - 1], &out[n]);
+		n++;
+	}
+	/* The real function's line: the call site of the outermost inlined scope. */
+	if (n) {
+		for (i = nscopes - 1; i >= 0; i--)
+			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+				break;
+		/* scopes are innermost first: the last inlined one found walking out */
+		line__call_site(&cudie, &scopes[i], &out[n]);
+	} else {
+		line__at(&cudie, addr, &out[0]);
+	}
+	free(scopes);
+	return n + 1;
+}
+
+/* ---- user addresses ---- */
+
+struct rc_key {
+	const struct symbolizer *s;
+	uint32_t dso;
+	uint64_t off;
+};
+
+static bool rc__eq(const void *ctx, uint32_t idx)
+{
+	const struct rc_key *k = ctx;
+
+	return k->s->rc[idx].dso == k->dso && k->s->rc[idx].off == k->off;
+}
+
+/* Copy a cached result out; when the caller has fewer slots than frames the
+ * outer (real) function is kept last. */
+static int rc__copy(const struct symbolizer *s, const struct rcache_entry *e,
+		    struct sym_frame *frames, int max)
+{
+	int n = (int)e->nr, i;
+
+	if (!n || max <= 0)
+		return 0;
+	if (n <= max) {
+		memcpy(frames, &s->frames[e->first], (size_t)n * sizeof(*frames));
+		return n;
+	}
+	for (i = 0; i < max - 1; i++)
+		frames[i] = s->frames[e->first + i];
+	frames[max - 1] = s->frames[e->first + n - 1];
+	return max;
+}
+
+/* Resolve one file offset of d, uncached: symbol table, then DWARF if asked. */
+static int dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t off,
+			struct sym_frame *tmp, int max)
+{
+	const struct sym_entry *sym;
+	uint64_t vaddr;
+	int n = 1, i;
+
+	if (!d->elf || sym_dso__vaddr(d, off, &vaddr) < 0)
+		return 0;
+	sym = sym_entries__find(d->syms, d->nr_syms, vaddr);
+	if (!sym)
+		return 0;
+	memset(tmp, 0, (size_t)max * sizeof(*tmp));
+	if (s->opts.srcline || s->opts.inlines)
+		n = dwarf__frames(s, d, vaddr, tmp, max);
+	/* Outer frame: the symbol-table function; inlined frames keep only file:line when
+	 * srcline was not asked. */
+	tmp[n - 1].sym = symbolizer__name(s, sym->name);
+	tmp[n - 1].offset = vaddr - sym->start;
+	tmp[n - 1].inlined = false;
+	if (!s->opts.srcline)
+		for (i = 0; i < n; i++) {
+			tmp[i].srcfile = NULL;
+			tmp[i].line = 0;
+		}
+	return n;
 }
 
 int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_start,
 			uint64_t pgoff, uint64_t ip, struct sym_frame *frames, int max)
 {
-	(void)s; (void)d; (void)map_start; (void)pgoff; (void)ip; (void)frames; (void)max;
-	return 0;
+	struct sym_frame tmp[SYM_MAX_INLINE + 1];
+	struct rc_key key;
+	uint64_t off, h;
+	int64_t i;
+	int n;
+
+	if (!s || !d || !frames || max < 0)
+		return -EINVAL;
+	if (!d->elf || ip < map_start)
+		return 0;
+	off = ip - map_start + pgoff;
+	key = (struct rc_key){ s, d->idx, off };
+	h = sym_hash_u64(off ^ ((uint64_t)d->idx << 48) ^ ((uint64_t)d->idx >> 16));
+	i = sym_htab__find(&s->rc_htab, h, rc__eq, &key);
+	if (i >= 0)
+		return rc__copy(s, &s->rc[i], frames, max);
+
+	n = dso__resolve(s, d, off, tmp, SYM_MAX_INLINE + 1);
+	if (grow((void **)&s->rc, &s->cap_rc, s->nr_rc, sizeof(*s->rc)) < 0)
+		return -ENOMEM;
+	while (s->nr_frames + (size_t)n > s->cap_frames)
+		if (grow((void **)&s->frames, &s->cap_frames, s->cap_frames, sizeof(*s->frames)) < 0)
+			return -ENOMEM;
+	if (s->nr_frames + (size_t)n > UINT32_MAX || sym_htab__add(&s->rc_htab, h, (uint32_t)s->nr_rc) < 0)
+		return -ENOMEM;
+	memcpy(&s->frames[s->nr_frames], tmp, (size_t)n * sizeof(*tmp));
+	s->rc[s->nr_rc] = (struct rcache_entry){
+		.off = off, .dso = d->idx, .first = (uint32_t)s->nr_frames, .nr = (uint32_t)n,
+	};
+	s->nr_frames += (size_t)n;
+	return rc__copy(s, &s->rc[s->nr_rc++], frames, max);
 }
+
+/* ---- kernel ---- */
 
 void symbolizer__set_kernel_text(struct symbolizer *s, uint64_t text_addr)
 {
-	(void)s; (void)text_addr;
+	if (s)
+		s->text_addr = text_addr;
 }
 
+static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
+{
+	int err;
+
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		if (s->kallsyms_path[0])
+			s->ksyms = ksyms__load(s->kallsyms_path, &err);
+	}
+	return s->ksyms;
+}
+
+/*
+ * KASLR: the recording's kernel image may sit elsewhere than this
+ * kallsyms' one. Addresses inside the recorded image are shifted by the
+ * difference of the two `_text`; module addresses are taken as they are.
+ */
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
 			       const char **module)
 {
-	(void)s; (void)ip;
-	memset(frame, 0, sizeof(*frame));
+	const struct sym_entry *e;
+	struct ksyms *k;
+	uint64_t ktext, addr = ip;
+
 	if (module)
 		*module = "[kernel.kallsyms]";
-	return 0;
+	if (!s || !frame)
+		return -EINVAL;
+	memset(frame, 0, sizeof(*frame));
+	k = symbolizer__ksyms(s);
+	if (!k)
+		return 0;
+	ktext = ksyms__text(k);
+	if (s->text_addr && ktext && s->text_addr != ktext && ip >= s->text_addr &&
+	    ip - s->text_addr < ksyms__image_end(k) - ktext)
+		addr = ip - s->text_addr + ktext;
+	e = ksyms__find(k, addr);
+	if (!e)
+		return 0;
+	frame->sym = e->name;
+	frame->offset = addr - e->start;
+	if (module && e->module)
+		*module = e->module;
+	return 1;
+}
+
+/* ---- JIT maps ---- */
+
+struct pm_key {
+	const struct symbolizer *s;
+	int pid;
+};
+
+static bool pm__eq(const void *ctx, uint32_t idx)
+{
+	const struct pm_key *k = ctx;
+
+	return k->s->pm[idx].pid == k->pid;
 }
 
 int symbolizer__resolve_perfmap(struct symbolizer *s, int pid, uint64_t ip,
 				struct sym_frame *frame)
 {
-	(void)s; (void)pid; (void)ip;
+	struct pm_key key = { s, pid };
+	const struct sym_entry *e;
+	struct perfmap *m = NULL;
+	uint64_t h = sym_hash_u64((uint64_t)(uint32_t)pid);
+	char *path = NULL;
+	int64_t i;
+	int err;
+
+	if (!s || !frame)
+		return -EINVAL;
 	memset(frame, 0, sizeof(*frame));
-	return 0;
+	i = sym_htab__find(&s->pm_htab, h, pm__eq, &key);
+	if (i >= 0) {
+		m = s->pm[i].map;
+	} else {
+		/* Read once per pid, a missing file included. */
+		if (grow((void **)&s->pm, &s->cap_pm, s->nr_pm, sizeof(*s->pm)) < 0)
+			return -ENOMEM;
+		if (asprintf(&path, "%s/perf-%d.map", s->perfmap_dir, pid) < 0)
+			return -ENOMEM;
+		m = perfmap__load(path, &err);
+		free(path);
+		if (sym_htab__add(&s->pm_htab, h, (uint32_t)s->nr_pm) < 0) {
+			perfmap__free(m);
+			return -ENOMEM;
+		}
+		s->pm[s->nr_pm++] = (struct pid_map){ .pid = pid, .map = m };
+	}
+	if (!m || !(e = perfmap__find(m, ip)))
+		return 0;
+	frame->sym = symbolizer__name(s, e->name);
+	frame->offset = ip - e->start;
+	return 1;
 }

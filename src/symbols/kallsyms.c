@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /proc/kallsyms: "ADDR TYPE NAME [MODULE]" lines. Only text symbols are
+ * kept; a symbol's size is the distance to the next one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/sym_internal.h"
+
+#define KSYMS_FILE_MAX (512u << 20)
+#define KSYMS_LAST_SIZE 4096
+
+struct ksyms {
+	char *buf;		/* owned copy of the input, names point into it */
+	struct sym_entry *e;
+	size_t nr;
+	uint64_t text;
+	uint64_t image_end;
+	char **mods;		/* distinct "[mod]" strings */
+	size_t nr_mods;
+};
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parses hex digits at *p (at most 16, an optional 0x); NULL when none or overlong. */
+static char *parse_hex(char *p, char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	int n = 0, d;
+
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	while (p < end && (d = hexval((unsigned char)*p)) >= 0) {
+		if (++n > 16)
+			return NULL;
+		v = v << 4 | (uint64_t)d;
+		p++;
+	}
+	if (!n)
+		return NULL;
+	*out = v;
+	return p;
+}
+
+static char *skip_blanks(char *p, char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static char *skip_word(char *p, char *end)
+{
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	return p;
+}
+
+static const char *ksyms__module(struct ksyms *k, const char *name)
+{
+	size_t i;
+	char **nm;
+
+	/* Modules come in runs in kallsyms: the last one is almost always the match. */
+	for (i = k->nr_mods; i-- > 0;)
+		if (strcmp(k->mods[i], name) == 0)
+			return k->mods[i];
+	nm = realloc(k->mods, (k->nr_mods + 1) * sizeof(*nm));
+	if (!nm)
+		return NULL;
+	k->mods = nm;
+	nm[k->nr_mods] = strdup(name);
+	if (!nm[k->nr_mods])
+		return NULL;
+	return nm[k->nr_mods++];
+}
+
+/* Kernel image symbols sort before module ones of equal address. */
+static int ksym__prefer(const struct sym_entry *a, const struct sym_entry *b)
+{
+	if (!a->module != !b->module)
+		return !a->module;
+	return 0; /* keep the first name seen, as kallsyms lists the canonical one first */
+}
+
+static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
+{
+	char *name, *mod = NULL, type;
+	uint64_t addr;
+	struct sym_entry *e;
+
+	p = skip_blanks(p, end);
+	p = parse_hex(p, end, &addr);
+	if (!p || p == end || (*p != ' ' && *p != '\t'))
+		return 0;
+	p = skip_blanks(p, end);
+	if (p == end)
+		return 0;
+	type = *p++;
+	if (p == end || (*p != ' ' && *p != '\t'))
+		return 0;
+	p = skip_blanks(p, end);
+	name = p;
+	p = skip_word(p, end);
+	if (p == name)
+		return 0;
+	if (p < end) {
+		*p++ = '\0';
+		p = skip_blanks(p, end);
+		if (p < end && *p == '[') {
+			char *close = memchr(p, ']', (size_t)(end - p));
+
+			if (close) {
+				close[1] = '\0';
+				mod = p;
+			}
+		}
+	} else {
+		*p = '\0'; /* end is the line's terminator slot */
+	}
+	if (strcmp(name, "_text") == 0 && !mod)
+		k->text = addr;
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return 0;
+	if (k->nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+
+		e = realloc(k->e, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		k->e = e;
+		*cap = ncap;
+	}
+	e = &k->e[k->nr];
+	e->start = addr;
+	e->size = 0;
+	e->name = name;
+	e->bind = 0;
+	e->module = mod ? ksyms__module(k, mod) : NULL;
+	if (mod && !e->module)
+		return -ENOMEM;
+	e->seq = (uint32_t)k->nr;
+	k->nr++;
+	return 0;
+}
+
+/*
+ * Parse a kallsyms image. Garbage lines are skipped, never trusted: each
+ * field is bounded by its line. Returns NULL only on allocation failure or
+ * an input with more lines than 2^32.
+ */
+struct ksyms *ksyms__parse(const char *buf, size_t len)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+	size_t cap = 0, i, zero = 0;
+	char *p, *end, *nl;
+
+	if (!k)
+		return NULL;
+	k->buf = malloc(len + 1);
+	if (!k->buf)
+		goto cleanup;
+	memcpy(k->buf, buf, len);
+	k->buf[len] = '\0';
+	p = k->buf;
+	end = k->buf + len;
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		if (k->nr >= UINT32_MAX - 1 || ksyms__parse_line(k, p, nl, &cap) < 0)
+			goto cleanup;
+		p = nl + 1;
+	}
+	/* kptr_restrict shows every address as 0: such a table resolves nothing. */
+	for (i = 0; i < k->nr; i++)
+		zero += k->e[i].start == 0;
+	if (zero == k->nr)
+		k->nr = 0;
+	k->nr = sym_entries__finish(k->e, k->nr, KSYMS_LAST_SIZE, ksym__prefer);
+	/* A kernel symbol's size must not run into the module area. */
+	for (i = 0; i < k->nr; i++) {
+		if (k->e[i].module)
+			continue;
+		if (i + 1 < k->nr && k->e[i + 1].module && k->e[i].size > KSYMS_LAST_SIZE)
+			k->e[i].size = KSYMS_LAST_SIZE;
+		if (k->e[i].start + k->e[i].size > k->image_end)
+			k->image_end = k->e[i].start + k->e[i].size;
+	}
+	return k;
+cleanup:
+	ksyms__free(k);
+	return NULL;
+}
+
+struct ksyms *ksyms__load(const char *path, int *err)
+{
+	struct ksyms *k;
+	char *buf;
+	size_t len;
+	int ret;
+
+	ret = sym_read_file(path, KSYMS_FILE_MAX, &buf, &len);
+	if (ret < 0) {
+		*err = ret;
+		return NULL;
+	}
+	k = ksyms__parse(buf, len);
+	free(buf);
+	*err = k ? 0 : -ENOMEM;
+	return k;
+}
+
+void ksyms__free(struct ksyms *k)
+{
+	size_t i;
+
+	if (!k)
+		return;
+	for (i = 0; i < k->nr_mods; i++)
+		free(k->mods[i]);
+	free(k->mods);
+	free(k->e);
+	free(k->buf);
+	free(k);
+}
+
+size_t ksyms__nr(const struct ksyms *k)
+{
+	return k->nr;
+}
+
+uint64_t ksyms__text(const struct ksyms *k)
+{
+	return k->text;
+}
+
+uint64_t ksyms__image_end(const struct ksyms *k)
+{
+	return k->image_end;
+}
+
+const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr)
+{
+	return sym_entries__find(k->e, k->nr, addr);
+}

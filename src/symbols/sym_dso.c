@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One mapped file: its ELF (opened once), its PT_LOAD segments to turn file
+ * offsets into link-time addresses, its function symbols sorted once, and
+ * on request its DWARF (from a separate debug file when it is stripped).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <elfutils/libdw.h>
+
+#include "symbols/build_id.h"
+#include "symbols/sym_dso.h"
+
+/* Open path as a memory-mapped ELF and give the descriptor back at once:
+ * the mapping keeps the data, so hundreds of DSOs cost no descriptors. */
+static Elf *elf__open(const char *path, int *err)
+{
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		elf = NULL;
+	}
+	if (!elf) {
+		*err = -ENOEXEC;
+		close(fd);
+		return NULL;
+	}
+	elf_cntl(elf, ELF_C_FDDONE);
+	close(fd);
+	*err = 0;
+	return elf;
+}
+
+static Elf_Scn *elf__section(Elf *elf, const char *name, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (type != SHT_NULL && sh.sh_type != type)
+			continue;
+		if (!name)
+			return scn;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+static bool elf__has_symtab(Elf *elf)
+{
+	return elf__section(elf, NULL, SHT_SYMTAB) != NULL;
+}
+
+static bool elf__has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = elf__section(elf, ".debug_info", SHT_PROGBITS);
+
+	if (!scn)
+		scn = elf__section(elf, ".zdebug_info", SHT_PROGBITS);
+	return scn != NULL;
+}
+
+static void dso__set_warning(struct sym_dso *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void dso__set_warning(struct sym_dso *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *w = NULL;
+
+	if (d->warning)
+		return; /* the first problem is the one worth telling */
+	va_start(ap, fmt);
+	if (vasprintf(&w, fmt, ap) < 0)
+		w = NULL;
+	va_end(ap);
+	d->warning = w ? w : strdup("symbolizer warning");
+}
+
+/* A candidate debug file is accepted only when it is provably the same build:
+ * equal build ids, or (no build id on either side) the debuglink CRC. */
+static Elf *debug__try(const char *path, const uint8_t *bid, size_t bsz, bool check_crc,
+		       uint32_t crc)
+{
+	uint8_t fbid[SYM_BUILD_ID_MAX];
+	Elf *elf;
+	int err, n;
+
+	elf = elf__open(path, &err);
+	if (!elf)
+		return NULL;
+	n = elf__build_id(elf, fbid, sizeof(fbid));
+	if (bsz && n > 0) {
+		if (build_id__equal(bid, bsz, fbid, (size_t)n))
+			return elf;
+	} else if (check_crc) {
+		size_t size = 0;
+		char *raw = elf_rawfile(elf, &size);
+
+		if (raw && (uint32_t)crc32(0, (const Bytef *)raw, (uInt)size) == crc && size < (1ull << 32))
+			return elf;
+	} else if (!bsz && n <= 0) {
+		return elf;
+	}
+	elf_end(elf);
+	return NULL;
+}
+
+static Elf *debug__by_build_id(const char *debug_dir, const uint8_t *bid, size_t bsz)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], *path = NULL;
+	Elf *elf;
+
+	if (!bsz || bsz > SYM_BUILD_ID_MAX)
+		return NULL;
+	build_id__hex(bid, bsz, hex);
+	/* Trailing zero padding of a recorded id is not part of the name. */
+	while (bsz > 1 && !bid[bsz - 1])
+		hex[2 * --bsz] = '\0';
+	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", debug_dir, hex, hex + 2) < 0)
+		return NULL;
+	elf = debug__try(path, bid, bsz, false, 0);
+	free(path);
+	return elf;
+}
+
+/* .gnu_debuglink: a NUL-terminated name, padded to 4, then a CRC32 of the debug file.
+ * Looked for beside the file, in its .debug/ directory and under debug_dir. */
+static Elf *debug__by_link(const char *debug_dir, const char *path, Elf *elf,
+			   const uint8_t *bid, size_t bsz)
+{
+	Elf_Scn *scn = elf__section(elf, ".gnu_debuglink", SHT_NULL);
+	char *dir_copy = NULL, *cand = NULL;
+	const char *name, *dir;
+	Elf_Data *data;
+	Elf *dbg = NULL;
+	size_t nlen, off;
+	uint32_t crc;
+	int i;
+
+	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_buf || !data->d_size)
+		return NULL;
+	name = data->d_buf;
+	nlen = strnlen(name, data->d_size);
+	off = (nlen + 4) & ~(size_t)3;
+	if (nlen == 0 || nlen == data->d_size || off + 4 > data->d_size || memchr(name, '/', nlen))
+		return NULL;
+	memcpy(&crc, (const char *)data->d_buf + off, 4);
+	dir_copy = strdup(path);
+	if (!dir_copy)
+		return NULL;
+	dir = dirname(dir_copy);
+	for (i = 0; i < 3 && !dbg; i++) {
+		int r;
+
+		if (i == 0)
+			r = asprintf(&cand, "%s/%.*s", dir, (int)nlen, name);
+		else if (i == 1)
+			r = asprintf(&cand, "%s/.debug/%.*s", dir, (int)nlen, name);
+		else
+			r = asprintf(&cand, "%s/%s/%.*s", debug_dir, dir, (int)nlen, name);
+		if (r < 0) {
+			cand = NULL;
+			break;
+		}
+		/* The file may link to a name equal to its own: never take it for its debug file. */
+		if (strcmp(cand, path) != 0)
+			dbg = debug__try(cand, bid, bsz, true, crc);
+		free(cand);
+		cand = NULL;
+	}
+	free(dir_copy);
+	return dbg;
+}
+
+static int segs__load(struct sym_dso *d, Elf *elf)
+{
+	size_t phnum = 0, i;
+
+	if (elf_getphdrnum(elf, &phnum) != 0 || !phnum)
+		return 0;
+	d->segs = calloc(phnum, sizeof(*d->segs));
+	if (!d->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		d->segs[d->nr_segs].offset = ph.p_offset;
+		d->segs[d->nr_segs].filesz = ph.p_filesz;
+		d->segs[d->nr_segs].memsz = ph.p_memsz;
+		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+		d->nr_segs++;
+	}
+	return 0;
+}
+
+/* Same start: a global name over a weak one over a local one; then a sized one. */
+static int elfsym__prefer(const struct sym_entry *a, const struct sym_entry *b)
+{
+	static const int rank[] = { [STB_LOCAL] = 0, [STB_GLOBAL] = 2, [STB_WEAK] = 1 };
+	int ra = a->bind <= STB_WEAK ? rank[a->bind] : 0;
+	int rb = b->bind <= STB_WEAK ? rank[b->bind] : 0;
+
+	if (ra != rb)
+		return ra > rb;
+	return b->size == 0 && a->size != 0;
+}
+
+/* Function symbols of one symbol table; names stay inside the mapped ELF. */
+static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = elf__section(elf, NULL, type);
+	GElf_Shdr sh;
+	Elf_Data *data;
+	size_t n, i;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
+	n = data->d_size / sh.sh_entsize;
+	if (n > UINT32_MAX)
+		return -E2BIG;
+	d->syms = calloc(n ? n : 1, sizeof(*d->syms));
+	if (!d->syms)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int t;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		t = GELF_ST_TYPE(sym.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		d->syms[d->nr_syms++] = (struct sym_entry){
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name = name,
+			.seq = (uint32_t)i,
+			.bind = (uint8_t)GELF_ST_BIND(sym.st_info),
+		};
+	}
+	d->nr_syms = sym_entries__finish(d->syms, d->nr_syms, 0, elfsym__prefer);
+	return 0;
+}
+
+/*
+ * Open everything the DSO needs at once, so the warning is known when the
+ * caller first asks: a missing file falls back to the debug file of the
+ * recorded build id; a build id other than the recorded one disables the DSO.
+ */
+int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
+{
+	uint8_t fbid[SYM_BUILD_ID_MAX];
+	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	int err, n;
+
+	d->elf = elf__open(d->path, &err);
+	if (!d->elf) {
+		d->elf = debug__by_build_id(debug_dir, d->build_id, d->build_id_size);
+		if (!d->elf) {
+			if (d->build_id_size)
+				dso__set_warning(d, "%s: %s, and no debug file for build id %s in %s",
+						 d->path, strerror(-err),
+						 build_id__hex(d->build_id, d->build_id_size, hex1),
+						 debug_dir);
+			else
+				dso__set_warning(d, "%s: %s", d->path, strerror(-err));
+			return 0;
+		}
+		d->dbg = d->elf; /* the debug file stands in for the file */
+	} else if (d->build_id_size) {
+		n = elf__build_id(d->elf, fbid, sizeof(fbid));
+		if (n > 0 && !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) {
+			dso__set_warning(d, "%s: build id mismatch: recorded %s, file has %s", d->path,
+					 build_id__hex(d->build_id, d->build_id_size, hex1),
+					 build_id__hex(fbid, (size_t)n, hex2));
+			elf_end(d->elf);
+			d->elf = NULL;
+			return 0;
+		}
+	}
+	err = segs__load(d, d->elf);
+	if (err < 0)
+		return err;
+
+	if (!d->dbg && (!elf__has_symtab(d->elf) || (want_dwarf && !elf__has_dwarf(d->elf)))) {
+		const uint8_t *bid = d->build_id;
+		size_t bsz = d->build_id_size;
+
+		n = elf__build_id(d->elf, fbid, sizeof(fbid));
+		if (n > 0) {
+			bid = fbid;
+			bsz = (size_t)n;
+		}
+		d->dbg = debug__by_build_id(debug_dir, bid, bsz);
+		if (!d->dbg)
+			d->dbg = debug__by_link(debug_dir, d->path, d->elf, bid, bsz);
+		if (d->dbg)
+			d->own_dbg = true;
+	}
+	if (d->dbg && elf__has_symtab(d->dbg))
+		err = syms__load(d, d->dbg, SHT_SYMTAB);
+	else if (elf__has_symtab(d->elf))
+		err = syms__load(d, d->elf, SHT_SYMTAB);
+	else
+		err = syms__load(d, d->elf, SHT_DYNSYM);
+	return err;
+}
+
+Dwarf *sym_dso__dwarf(struct sym_dso *d)
+{
+	if (d->dwarf_tried)
+		return d->dwarf;
+	d->dwarf_tried = true;
+	if (d->dbg && elf__has_dwarf(d->dbg))
+		d->dwarf = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);
+	if (!d->dwarf && d->elf && elf__has_dwarf(d->elf))
+		d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	return d->dwarf;
+}
+
+/* File offset -> link-time address through the PT_LOAD that holds it. Files
+ * without program headers are taken as linked at 0. */
+int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	if (!d->nr_segs) {
+		*vaddr = off;
+		return 0;
+	}
+	for (i = 0; i < d->nr_segs; i++) {
+		const struct sym_seg *s = &d->segs[i];
+
+		if (off >= s->offset && off - s->offset < (s->filesz > s->memsz ? s->filesz : s->memsz)) {
+			*vaddr = off - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void sym_dso__exit(struct sym_dso *d)
+{
+	if (d->dwarf)
+		dwarf_end(d->dwarf);
+	if (d->own_dbg)
+		elf_end(d->dbg);
+	elf_end(d->elf);
+	free(d->segs);
+	free(d->syms);
+	free(d->warning);
+	free(d->path);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pieces of the symbolizer, each testable (and fuzzable) alone: an index
+ * hash table, the kallsyms and perf-PID.map parsers (on memory buffers),
+ * and the demangler.
+ */
+#ifndef OFFCPU_SYM_INTERNAL_H
+#define OFFCPU_SYM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Open-addressing table of indexes into an array the caller owns. The
+ * caller hashes and compares; the table only stores idx+1 (0 = empty).
+ */
+struct sym_htab {
+	uint32_t *slots;
+	uint64_t *hashes;
+	size_t cap; /* power of two */
+	size_t nr;
+};
+
+typedef bool (*sym_htab_eq_fn)(const void *ctx, uint32_t idx);
+
+/* Index whose entry equals (per eq) the probed key, or -1. */
+int64_t sym_htab__find(const struct sym_htab *h, uint64_t hash, sym_htab_eq_fn eq, const void *ctx);
+/* Add idx under hash (the caller checked it is absent); grows as needed. */
+int sym_htab__add(struct sym_htab *h, uint64_t hash, uint32_t idx);
+void sym_htab__exit(struct sym_htab *h);
+
+uint64_t sym_hash_bytes(const void *p, size_t len, uint64_t seed);
+uint64_t sym_hash_u64(uint64_t x);
+
+/* One symbol of a sorted table (kallsyms, perf map, ELF). */
+struct sym_entry {
+	uint64_t start;
+	uint64_t size;
+	const char *name;
+	const char *module; /* kallsyms: "[mod]" or NULL for the kernel image */
+	uint32_t seq;       /* input order, breaks ties between equal starts */
+	uint8_t bind;       /* ELF: STB_* of the symbol */
+};
+
+/* Sort by start, give zero-sized entries the distance to the next one (capped by
+ * last_size for the last one), drop duplicates of one start (keeping the entry
+ * keep(a, b) prefers). Returns the new count. */
+size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
+			   int (*prefer)(const struct sym_entry *a, const struct sym_entry *b));
+/* Entry containing addr, or NULL. */
+const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr);
+
+/* kallsyms: text symbols of the kernel and modules. */
+struct ksyms;
+struct ksyms *ksyms__parse(const char *buf, size_t len);
+struct ksyms *ksyms__load(const char *path, int *err);
+void ksyms__free(struct ksyms *k);
+size_t ksyms__nr(const struct ksyms *k);
+/* Address of `_text` in this kallsyms, 0 when absent. */
+uint64_t ksyms__text(const struct ksyms *k);
+/* End of the kernel image text (first address past its last symbol). */
+uint64_t ksyms__image_end(const struct ksyms *k);
+const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr);
+
+/* perf-PID.map: "START SIZE name" lines, hex. */
+struct perfmap;
+struct perfmap *perfmap__parse(const char *buf, size_t len);
+struct perfmap *perfmap__load(const char *path, int *err);
+void perfmap__free(struct perfmap *m);
+size_t perfmap__nr(const struct perfmap *m);
+const struct sym_entry *perfmap__find(const struct perfmap *m, uint64_t addr);
+
+/* Whole file into a NUL-terminated malloc'd buffer, at most max bytes (works on /proc). */
+int sym_read_file(const char *path, size_t max, char **buf, size_t *len);
+
+/* Demangled C++ or Rust (legacy) name, malloc'd, or NULL when name is not
+ * mangled or not understood (Rust v0 "_R" names are left as they are). */
+char *sym_demangle(const char *name);
+
+#endif

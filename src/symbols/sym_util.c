@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Hash table, sorted symbol arrays and file reading shared by the symbol sources. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/sym_internal.h"
+
+uint64_t sym_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+uint64_t sym_hash_bytes(const void *p, size_t len, uint64_t seed)
+{
+	const unsigned char *c = p;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	return sym_hash_u64(h);
+}
+
+int64_t sym_htab__find(const struct sym_htab *h, uint64_t hash, sym_htab_eq_fn eq, const void *ctx)
+{
+	size_t mask, i;
+
+	if (!h->cap)
+		return -1;
+	mask = h->cap - 1;
+	for (i = hash & mask; h->slots[i]; i = (i + 1) & mask) {
+		if (h->hashes[i] == hash && eq(ctx, h->slots[i] - 1))
+			return h->slots[i] - 1;
+	}
+	return -1;
+}
+
+static void htab__put(uint32_t *slots, uint64_t *hashes, size_t cap, uint64_t hash, uint32_t idx)
+{
+	size_t i;
+
+	for (i = hash & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+		;
+	slots[i] = idx + 1;
+	hashes[i] = hash;
+}
+
+/* Load factor stays under 1/2 so probes stay short and a free slot always exists. */
+int sym_htab__add(struct sym_htab *h, uint64_t hash, uint32_t idx)
+{
+	if (idx == UINT32_MAX)
+		return -E2BIG;
+	if ((h->nr + 1) * 2 > h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 64, i;
+		uint32_t *ns = calloc(ncap, sizeof(*ns));
+		uint64_t *nh = calloc(ncap, sizeof(*nh));
+
+		if (!ns || !nh) {
+			free(ns);
+			free(nh);
+			return -ENOMEM;
+		}
+		for (i = 0; i < h->cap; i++)
+			if (h->slots[i])
+				htab__put(ns, nh, ncap, h->hashes[i], h->slots[i] - 1);
+		free(h->slots);
+		free(h->hashes);
+		h->slots = ns;
+		h->hashes = nh;
+		h->cap = ncap;
+	}
+	htab__put(h->slots, h->hashes, h->cap, hash, idx);
+	h->nr++;
+	return 0;
+}
+
+void sym_htab__exit(struct sym_htab *h)
+{
+	free(h->slots);
+	free(h->hashes);
+	memset(h, 0, sizeof(*h));
+}
+
+static int entry__cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* Input order for equal starts, so "last one wins" is well defined. */
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
+			   int (*prefer)(const struct sym_entry *a, const struct sym_entry *b))
+{
+	size_t i, out = 0;
+
+	if (!nr)
+		return 0;
+	qsort(e, nr, sizeof(*e), entry__cmp);
+	for (i = 0; i < nr; i++) {
+		if (out && e[out - 1].start == e[i].start) {
+			/* prefer() returns > 0 when the newcomer should replace the kept one. */
+			if (prefer ? prefer(&e[i], &e[out - 1]) > 0 : 1)
+				e[out - 1] = e[i];
+			continue;
+		}
+		e[out++] = e[i];
+	}
+	for (i = 0; i < out; i++) {
+		if (e[i].size)
+			continue;
+		if (i + 1 < out)
+			e[i].size = e[i + 1].start - e[i].start;
+		else
+			e[i].size = last_size;
+	}
+	return out;
+}
+
+const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	/* Last entry with start <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &e[lo - 1];
+	return addr - e->start < e->size ? e : NULL;
+}
+
+int sym_read_file(const char *path, size_t max, char **bufp, size_t *lenp)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = NULL, *nb;
+	int fd, ret = 0;
+	ssize_t n;
+
+	*bufp = NULL;
+	*lenp = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap >= max) {
+				ret = -EFBIG;
+				goto cleanup;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				ret = -ENOMEM;
+				goto cleanup;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto cleanup;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	buf = NULL;
+cleanup:
+	free(buf);
+	close(fd);
+	return ret;
+}
