@@ -215,6 +215,7 @@ static int segs__load(struct sym_dso *d, Elf *elf)
 		d->segs[d->nr_segs].filesz = ph.p_filesz;
 		d->segs[d->nr_segs].memsz = ph.p_memsz;
 		d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+		d->segs[d->nr_segs].flags = ph.p_flags;
 		d->nr_segs++;
 	}
 	return 0;
@@ -285,8 +286,10 @@ int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 {
 	uint8_t fbid[SYM_BUILD_ID_MAX];
 	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	long ps = sysconf(_SC_PAGESIZE);
 	int err, n;
 
+	d->page_size = ps > 0 ? (uint64_t)ps : 4096;
 	d->elf = elf__open(d->path, &err);
 	if (!d->elf) {
 		d->elf = debug__by_build_id(debug_dir, d->build_id, d->build_id_size);
@@ -301,6 +304,7 @@ int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 			return 0;
 		}
 		d->dbg = d->elf; /* the debug file stands in for the file */
+		d->no_offsets = true;
 	} else if (d->build_id_size) {
 		n = elf__build_id(d->elf, fbid, sizeof(fbid));
 		if (n > 0 && !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) {
@@ -352,12 +356,28 @@ Dwarf *sym_dso__dwarf(struct sym_dso *d)
 	return d->dwarf;
 }
 
-/* File offset -> link-time address through the PT_LOAD that holds it. Files
- * without program headers are taken as linked at 0. */
-int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t *vaddr)
+/*
+ * File offset -> link-time address through the PT_LOAD that holds it. Files
+ * without program headers are taken as linked at 0. A debug file standing in
+ * for a missing file has its segment offsets zeroed: there the mapping is
+ * taken to be the (first) executable segment, as sampled ips are code, and
+ * the address is found from the distance into the mapping.
+ */
+int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t pgoff, uint64_t *vaddr)
 {
 	size_t i;
 
+	if (d->no_offsets) {
+		for (i = 0; i < d->nr_segs; i++) {
+			const struct sym_seg *s = &d->segs[i];
+
+			if (s->flags & PF_X) {
+				*vaddr = off - pgoff + (s->vaddr & ~(d->page_size - 1));
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
 	if (!d->nr_segs) {
 		*vaddr = off;
 		return 0;

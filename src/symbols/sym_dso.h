@@ -13,6 +13,7 @@
 
 struct sym_seg {
 	uint64_t offset, filesz, memsz, vaddr;
+	uint32_t flags;
 };
 
 struct sym_dso {
@@ -24,6 +25,8 @@ struct sym_dso {
 	Elf *elf;		/* the mapped file (or its debug file when missing); NULL = resolves nothing */
 	Elf *dbg;		/* separate debug file, or NULL */
 	bool own_dbg;		/* dbg is not elf */
+	bool no_offsets;	/* elf is a debug file: its segments lost their file offsets */
+	uint64_t page_size;
 	Dwarf *dwarf;
 	bool dwarf_tried;
 	struct sym_seg *segs;
@@ -34,7 +37,7 @@ struct sym_dso {
 
 int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf);
 Dwarf *sym_dso__dwarf(struct sym_dso *d);
-int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t *vaddr);
+int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t pgoff, uint64_t *vaddr);
 void sym_dso__exit(struct sym_dso *d);
 
 #endif

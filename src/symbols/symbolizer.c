@@ -188,7 +188,7 @@ static bool dso__eq(const void *ctx, uint32_t idx)
 	const struct dso_key *k = ctx;
 	const struct sym_dso *d = k->s->dsos[idx];
 
-	return d->build_id_size == k->bsz && memcmp(d->build_id, k->bid, k->bsz) == 0 &&
+	return d->build_id_size == k->bsz && (!k->bsz || memcmp(d->build_id, k->bid, k->bsz) == 0) &&
 	       strcmp(d->path, k->path) == 0;
 }
 
@@ -203,8 +203,10 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 
 	if (!s || !path)
 		return NULL;
-	if (!build_id)
+	if (!build_id || !build_id_size) {
+		build_id = (const uint8_t *)"";
 		build_id_size = 0;
+	}
 	if (build_id_size > SYM_BUILD_ID_MAX)
 		build_id_size = SYM_BUILD_ID_MAX;
 	/* An all-zero id is no id. */
@@ -395,14 +397,14 @@ static int rc__copy(const struct symbolizer *s, const struct rcache_entry *e,
 }
 
 /* Resolve one file offset of d, uncached: symbol table, then DWARF if asked. */
-static int dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t off,
+static int dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t off, uint64_t pgoff,
 			struct sym_frame *tmp, int max)
 {
 	const struct sym_entry *sym;
 	uint64_t vaddr;
 	int n = 1, i;
 
-	if (!d->elf || sym_dso__vaddr(d, off, &vaddr) < 0)
+	if (!d->elf || sym_dso__vaddr(d, off, pgoff, &vaddr) < 0)
 		return 0;
 	sym = sym_entries__find(d->syms, d->nr_syms, vaddr);
 	if (!sym)
@@ -437,13 +439,14 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
 	if (!d->elf || ip < map_start)
 		return 0;
 	off = ip - map_start + pgoff;
-	key = (struct rc_key){ s, d->idx, off };
-	h = sym_hash_u64(off ^ ((uint64_t)d->idx << 48) ^ ((uint64_t)d->idx >> 16));
+	/* Without file offsets only the distance into the mapping matters: cache on that. */
+	key = (struct rc_key){ s, d->idx, d->no_offsets ? ip - map_start : off };
+	h = sym_hash_u64(key.off ^ ((uint64_t)d->idx << 48) ^ ((uint64_t)d->idx >> 16));
 	i = sym_htab__find(&s->rc_htab, h, rc__eq, &key);
 	if (i >= 0)
 		return rc__copy(s, &s->rc[i], frames, max);
 
-	n = dso__resolve(s, d, off, tmp, SYM_MAX_INLINE + 1);
+	n = dso__resolve(s, d, off, pgoff, tmp, SYM_MAX_INLINE + 1);
 	if (grow((void **)&s->rc, &s->cap_rc, s->nr_rc, sizeof(*s->rc)) < 0)
 		return -ENOMEM;
 	while (s->nr_frames + (size_t)n > s->cap_frames)
@@ -451,9 +454,10 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
 			return -ENOMEM;
 	if (s->nr_frames + (size_t)n > UINT32_MAX || sym_htab__add(&s->rc_htab, h, (uint32_t)s->nr_rc) < 0)
 		return -ENOMEM;
-	memcpy(&s->frames[s->nr_frames], tmp, (size_t)n * sizeof(*tmp));
+	if (n)
+		memcpy(&s->frames[s->nr_frames], tmp, (size_t)n * sizeof(*tmp));
 	s->rc[s->nr_rc] = (struct rcache_entry){
-		.off = off, .dso = d->idx, .first = (uint32_t)s->nr_frames, .nr = (uint32_t)n,
+		.off = key.off, .dso = d->idx, .first = (uint32_t)s->nr_frames, .nr = (uint32_t)n,
 	};
 	s->nr_frames += (size_t)n;
 	return rc__copy(s, &s->rc[s->nr_rc++], frames, max);

@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Symbolizer tests on fixture binaries built here with cc/g++ into a temp
+ * directory. Expected values come from the fixtures themselves: symbol
+ * addresses and segments read with libelf, line numbers found in the
+ * generated source, build ids from readelf.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/build_id.h"
+#include "symbols/sym_internal.h"
+#include "symbols/symbolizer.h"
+
+static char tmpdir[] = "/tmp/offcpu-symtest-XXXXXX";
+
+/* The C fixture. Line numbers the tests need are found by searching for markers. */
+static const char fixture_c[] =
+	"#include <stdlib.h>\n"
+	"volatile int sink;\n"
+	"__attribute__((noinline)) int fixture_alpha(int x)\n"
+	"{\n"
+	"\tsink = x * 3;\n"
+	"\treturn sink + 1;\n"
+	"}\n"
+	"__attribute__((noinline)) static int fixture_beta(int x)\n"
+	"{\n"
+	"\tint i, r = 0;\n"
+	"\tfor (i = 0; i < x; i++)\n"
+	"\t\tr += sink * i;\n"
+	"\treturn r;\n"
+	"}\n"
+	"static inline __attribute__((always_inline)) int fixture_inl(int x)\n"
+	"{\n"
+	"\tsink = x * 7; /* INL_BODY */\n"
+	"\tsink = sink * x + 5;\n"
+	"\treturn sink;\n"
+	"}\n"
+	"__attribute__((noinline)) int fixture_gamma(int x)\n"
+	"{\n"
+	"\tint r = fixture_inl(x); /* INL_CALL */\n"
+	"\treturn r + sink;\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\t(void)argv;\n"
+	"\treturn fixture_alpha(argc) + fixture_beta(argc) + fixture_gamma(argc);\n"
+	"}\n";
+
+static const char fixture_lib_c[] =
+	"volatile int lib_sink;\n"
+	"__attribute__((noinline)) int fixture_lib_exported(int x)\n"
+	"{\n"
+	"\tlib_sink = x + 11;\n"
+	"\treturn lib_sink * 2;\n"
+	"}\n";
+
+static const char fixture_cc[] =
+	"volatile int cc_sink;\n"
+	"namespace ns {\n"
+	"struct Widget {\n"
+	"\tint frob(int x);\n"
+	"};\n"
+	"__attribute__((noinline)) int Widget::frob(int x)\n"
+	"{\n"
+	"\tcc_sink = x * 5;\n"
+	"\treturn cc_sink;\n"
+	"}\n"
+	"}\n"
+	"int main(int argc, char **)\n"
+	"{\n"
+	"\tns::Widget w;\n"
+	"\treturn w.frob(argc);\n"
+	"}\n";
+
+static const char *tpath(const char *name)
+{
+	static char buf[8][512];
+	static int next;
+	char *b = buf[next++ % 8];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", tmpdir, name);
+	return b;
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+/* Line (1-based) of the first line of src containing marker. */
+static unsigned int line_of(const char *src, const char *marker)
+{
+	const char *p = strstr(src, marker), *q;
+	unsigned int line = 1;
+
+	assert_non_null(p);
+	for (q = src; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+/* Where a symbol of the fixture sits: read with libelf, independently of the symbolizer. */
+struct fsym {
+	uint64_t vaddr, size;
+	uint64_t seg_vaddr, seg_off; /* the PT_LOAD holding it */
+};
+
+static int fixture_sym(const char *path, const char *name, struct fsym *out)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t phnum, i;
+	int fd, found = 0;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			gelf_getsym(d, (int)i, &s);
+			if (s.st_value && strcmp(elf_strptr(elf, sh.sh_link, s.st_name), name) == 0) {
+				out->vaddr = s.st_value;
+				out->size = s.st_size;
+				found = 1;
+			}
+		}
+	}
+	if (found && elf_getphdrnum(elf, &phnum) == 0) {
+		found = 0;
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			gelf_getphdr(elf, (int)i, &ph);
+			if (ph.p_type == PT_LOAD && out->vaddr >= ph.p_vaddr &&
+			    out->vaddr < ph.p_vaddr + ph.p_filesz) {
+				out->seg_vaddr = ph.p_vaddr;
+				out->seg_off = ph.p_offset;
+				found = 1;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* A process mapping of the symbol's segment the way the kernel makes one:
+ * page-aligned start at load bias + segment address, pgoff the page-aligned offset. */
+struct fmap {
+	uint64_t start, pgoff;
+};
+
+static uint64_t fixture_ip(const struct fsym *s, uint64_t bias, uint64_t delta, struct fmap *m)
+{
+	m->start = bias + (s->seg_vaddr & ~0xfffULL);
+	m->pgoff = s->seg_off & ~0xfffULL;
+	return bias + s->vaddr + delta;
+}
+
+static int read_build_id_readelf(const char *path, uint8_t *out)
+{
+	char cmd[1024], line[512];
+	FILE *p;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *b = strstr(line, "Build ID: ");
+		unsigned int byte;
+
+		if (!b)
+			continue;
+		for (b += 10; n < 64 && sscanf(b, "%2x", &byte) == 1; b += 2)
+			out[n++] = (uint8_t)byte;
+	}
+	pclose(p);
+	return n;
+}
+
+/* Line number binutils' addr2line gives for vaddr in path (reference for srcline). */
+static unsigned int addr2line_line(const char *path, uint64_t vaddr)
+{
+	char cmd[1024], out[1024], *colon;
+	unsigned int line = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "addr2line -e '%s' %lx", path, (unsigned long)vaddr);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (fgets(out, sizeof(out), p) && (colon = strrchr(out, ':')))
+		line = (unsigned int)strtoul(colon + 1, NULL, 10);
+	pclose(p);
+	return line;
+}
+
+static char *hex(const uint8_t *id, int n)
+{
+	static char buf[2 * SYM_BUILD_ID_MAX + 1];
+
+	return build_id__hex(id, (size_t)n, buf);
+}
+
+static int group_setup(void **state)
+{
+	uint8_t id[64];
+	int n;
+	char h[129];
+
+	(void)state;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	write_file(tpath("fixture.c"), fixture_c, sizeof(fixture_c) - 1);
+	write_file(tpath("lib.c"), fixture_lib_c, sizeof(fixture_lib_c) - 1);
+	write_file(tpath("fixture.cc"), fixture_cc, sizeof(fixture_cc) - 1);
+	if (sh("cd %s && cc -O2 -g -fPIE -pie -Wl,--build-id -o pie fixture.c", tmpdir) ||
+	    sh("cd %s && cc -O2 -g -fno-pie -no-pie -Wl,--build-id -o nopie fixture.c", tmpdir) ||
+	    sh("cd %s && cc -O2 -g -fPIC -shared -Wl,--build-id -o libfix.so lib.c", tmpdir) ||
+	    sh("cd %s && g++ -O1 -g -o cxx fixture.cc", tmpdir))
+		return -1;
+	/* Stripped copy whose debug file sits in debug/.build-id/xx/yyyy.debug. */
+	if (sh("cd %s && cp pie stripped && objcopy --only-keep-debug stripped stripped.dbg && "
+	       "strip --strip-all stripped", tmpdir))
+		return -1;
+	n = read_build_id_readelf(tpath("stripped"), id);
+	if (n <= 0)
+		return -1;
+	build_id__hex(id, (size_t)n, h);
+	if (sh("cd %s && mkdir -p debug/.build-id/%.2s emptydebug && mv stripped.dbg debug/.build-id/%.2s/%s.debug",
+	       tmpdir, h, h, h + 2))
+		return -1;
+	/* Stripped copy found through .gnu_debuglink in .debug/ beside it, another build. */
+	if (sh("cd %s && cc -O2 -g -fPIE -pie -Wl,--build-id -DLINKED -o linked fixture.c && "
+	       "cp linked linked.full && mkdir -p .debug && objcopy --only-keep-debug linked .debug/linked.dbg && "
+	       "strip --strip-all linked && objcopy --add-gnu-debuglink=.debug/linked.dbg linked",
+	       tmpdir))
+		return -1;
+	/* A stripped library keeps its exported functions in .dynsym. */
+	if (sh("cd %s && cp libfix.so libfix-stripped.so && strip --strip-all libfix-stripped.so", tmpdir))
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	sh("rm -rf '%s'", tmpdir);
+	return 0;
+}
+
+static struct symbolizer *new_sym(bool srcline, bool inlines, bool demangle, const char *debug_dir)
+{
+	struct symbolizer_opts o = {
+		.srcline = srcline,
+		.inlines = inlines,
+		.demangle = demangle,
+		.kallsyms = tpath("kallsyms"),
+		.debug_dir = debug_dir ? debug_dir : tpath("emptydebug"),
+		.perfmap_dir = tmpdir,
+	};
+	struct symbolizer *s = symbolizer__new(&o);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* Resolve sym+delta of file at load bias; expect that name and offset. */
+static void expect_sym(struct symbolizer *s, struct sym_dso *d, const char *file, const char *symfile,
+		       const char *name, uint64_t bias, uint64_t delta)
+{
+	struct sym_frame f[4];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+	int n;
+
+	assert_true(fixture_sym(symfile ? symfile : file, name, &fs));
+	assert_true(delta < fs.size);
+	ip = fixture_ip(&fs, bias, delta, &m);
+	n = symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 4);
+	assert_int_equal(n, 1);
+	assert_non_null(f[0].sym);
+	assert_string_equal(f[0].sym, name);
+	assert_int_equal(f[0].offset, delta);
+	assert_false(f[0].inlined);
+}
+
+static void test_pie(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("pie"), NULL, 0);
+	struct sym_frame f[2];
+	struct fsym fs;
+	struct fmap m;
+
+	(void)state;
+	assert_non_null(d);
+	assert_null(sym_dso__warning(d));
+	assert_string_equal(sym_dso__name(d), tpath("pie"));
+	expect_sym(s, d, tpath("pie"), NULL, "fixture_alpha", 0x555555554000ULL, 0);
+	expect_sym(s, d, tpath("pie"), NULL, "fixture_alpha", 0x555555554000ULL, 3);
+	expect_sym(s, d, tpath("pie"), NULL, "fixture_beta", 0x7f0000000000ULL, 5);
+	expect_sym(s, d, tpath("pie"), NULL, "main", 0x555555554000ULL, 1);
+	/* Same file offset from another process (another bias): same answer, from the cache. */
+	expect_sym(s, d, tpath("pie"), NULL, "fixture_beta", 0x555555554000ULL, 5);
+	/* The same DSO is returned for the same path. */
+	assert_ptr_equal(symbolizer__dso(s, tpath("pie"), NULL, 0), d);
+	/* An ip below the mapping, and one in the ELF header, resolve to nothing. */
+	assert_true(fixture_sym(tpath("pie"), "fixture_alpha", &fs));
+	fixture_ip(&fs, 0x555555554000ULL, 0, &m);
+	assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, m.start - 1, f, 2), 0);
+	assert_int_equal(symbolizer__resolve(s, d, 0x555555554000ULL, 0, 0x555555554000ULL, f, 2), 0);
+	symbolizer__free(s);
+}
+
+static void test_nopie(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("nopie"), NULL, 0);
+	struct fsym fs;
+
+	(void)state;
+	assert_null(sym_dso__warning(d));
+	assert_true(fixture_sym(tpath("nopie"), "fixture_alpha", &fs));
+	assert_true(fs.seg_vaddr >= 0x400000); /* really linked at a fixed address */
+	expect_sym(s, d, tpath("nopie"), NULL, "fixture_alpha", 0, 2);
+	expect_sym(s, d, tpath("nopie"), NULL, "fixture_gamma", 0, 0);
+	symbolizer__free(s);
+}
+
+static void test_shared_lib_dynsym(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("libfix.so"), NULL, 0);
+	struct sym_dso *ds = symbolizer__dso(s, tpath("libfix-stripped.so"), NULL, 0);
+
+	(void)state;
+	expect_sym(s, d, tpath("libfix.so"), NULL, "fixture_lib_exported", 0x7f1234560000ULL, 4);
+	/* No .symtab and no debug file: the exported function still resolves from .dynsym. */
+	assert_null(sym_dso__warning(ds));
+	expect_sym(s, ds, tpath("libfix-stripped.so"), tpath("libfix.so"), "fixture_lib_exported",
+		   0x7f1234560000ULL, 4);
+	symbolizer__free(s);
+}
+
+static void test_stripped_build_id_debug(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, tpath("debug"));
+	struct symbolizer *s2 = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("stripped"), NULL, 0);
+	struct sym_dso *d2 = symbolizer__dso(s2, tpath("stripped"), NULL, 0);
+	struct sym_frame f[2];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+
+	(void)state;
+	/* Symbol positions come from the unstripped twin (same link). */
+	assert_false(fixture_sym(tpath("stripped"), "fixture_beta", &fs));
+	expect_sym(s, d, tpath("stripped"), tpath("pie"), "fixture_beta", 0x555555554000ULL, 6);
+	expect_sym(s, d, tpath("stripped"), tpath("pie"), "fixture_alpha", 0x555555554000ULL, 0);
+	/* Without the debug dir the static function is unknown. */
+	assert_true(fixture_sym(tpath("pie"), "fixture_beta", &fs));
+	ip = fixture_ip(&fs, 0x555555554000ULL, 6, &m);
+	assert_int_equal(symbolizer__resolve(s2, d2, m.start, m.pgoff, ip, f, 2), 0);
+	symbolizer__free(s2);
+	symbolizer__free(s);
+}
+
+static void test_missing_file_by_build_id(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, tpath("debug"));
+	uint8_t id[64];
+	int n = read_build_id_readelf(tpath("stripped"), id);
+	struct sym_dso *d, *d2;
+
+	(void)state;
+	assert_true(n > 0);
+	/* The recorded file is gone; its debug file (by build id) stands in. */
+	d = symbolizer__dso(s, tpath("gone/stripped"), id, (size_t)n);
+	assert_null(sym_dso__warning(d));
+	expect_sym(s, d, tpath("gone/stripped"), tpath("pie"), "fixture_beta", 0x555555554000ULL, 2);
+	/* Gone and no debug file either: a warning naming the build id. */
+	id[0] ^= 0xff;
+	d2 = symbolizer__dso(s, tpath("gone/other"), id, (size_t)n);
+	assert_non_null(sym_dso__warning(d2));
+	assert_non_null(strstr(sym_dso__warning(d2), hex(id, n)));
+	symbolizer__free(s);
+}
+
+static void test_debuglink(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("linked"), NULL, 0);
+
+	(void)state;
+	assert_null(sym_dso__warning(d));
+	expect_sym(s, d, tpath("linked"), tpath("linked.full"), "fixture_beta", 0x555555554000ULL, 1);
+	symbolizer__free(s);
+}
+
+static void test_build_id_mismatch(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, tpath("debug"));
+	uint8_t id[64], padded[20] = { 0 };
+	int n = read_build_id_readelf(tpath("pie"), id);
+	struct sym_dso *good, *bad, *pad;
+	struct sym_frame f[2];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+
+	(void)state;
+	assert_int_equal(n, 20);
+	assert_int_equal(sym_read_build_id(tpath("pie"), padded, sizeof(padded)), n);
+	assert_memory_equal(padded, id, (size_t)n);
+
+	good = symbolizer__dso(s, tpath("pie"), id, (size_t)n);
+	assert_null(sym_dso__warning(good));
+	expect_sym(s, good, tpath("pie"), NULL, "fixture_alpha", 0x555555554000ULL, 1);
+
+	/* A build id from another build (the non-PIE one) for the same path. */
+	n = read_build_id_readelf(tpath("nopie"), id);
+	assert_int_equal(n, 20);
+	bad = symbolizer__dso(s, tpath("pie"), id, (size_t)n);
+	assert_ptr_not_equal(bad, good);
+	assert_non_null(sym_dso__warning(bad));
+	assert_non_null(strstr(sym_dso__warning(bad), "mismatch"));
+	assert_non_null(strstr(sym_dso__warning(bad), hex(id, n)));
+	assert_true(fixture_sym(tpath("pie"), "fixture_alpha", &fs));
+	ip = fixture_ip(&fs, 0x555555554000ULL, 1, &m);
+	assert_int_equal(symbolizer__resolve(s, bad, m.start, m.pgoff, ip, f, 2), 0);
+
+	/* A shorter (16-byte) real id zero-padded to 20 by the recorder still matches. */
+	n = read_build_id_readelf(tpath("pie"), id);
+	memset(id + 16, 0, 4);
+	pad = symbolizer__dso(s, tpath("pie"), id, 20);
+	assert_non_null(sym_dso__warning(pad)); /* the file's id has non-zero bytes there */
+	assert_int_equal(build_id__equal(id, 16, id, 20), 1);
+	symbolizer__free(s);
+}
+
+static void test_read_build_id(void **state)
+{
+	uint8_t a[64], b[64];
+	int n = read_build_id_readelf(tpath("libfix.so"), a);
+
+	(void)state;
+	assert_true(n > 0);
+	assert_int_equal(sym_read_build_id(tpath("libfix.so"), b, sizeof(b)), n);
+	assert_memory_equal(a, b, (size_t)n);
+	assert_int_equal(sym_read_build_id(tpath("nonexistent"), b, sizeof(b)), -ENOENT);
+	assert_int_equal(sym_read_build_id(tpath("fixture.c"), b, sizeof(b)), -ENOEXEC);
+	/* Short buffers get a truncated id, never an overflow. */
+	assert_int_equal(sym_read_build_id(tpath("libfix.so"), b, 4), 4);
+	assert_memory_equal(a, b, 4);
+}
+
+static void test_srcline(void **state)
+{
+	struct symbolizer *s = new_sym(true, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("pie"), NULL, 0);
+	struct sym_frame f[4];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+	int n;
+
+	(void)state;
+	assert_true(fixture_sym(tpath("pie"), "fixture_alpha", &fs));
+	ip = fixture_ip(&fs, 0x555555554000ULL, 0, &m);
+	n = symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(f[0].sym, "fixture_alpha");
+	assert_non_null(f[0].srcfile);
+	assert_non_null(strstr(f[0].srcfile, "fixture.c"));
+	/* The entry address belongs to the first statement, as binutils' addr2line says too. */
+	assert_int_equal(f[0].line, line_of(fixture_c, "sink = x * 3"));
+	assert_int_equal(f[0].line, addr2line_line(tpath("pie"), fs.vaddr));
+	symbolizer__free(s);
+}
+
+static void test_inlines(void **state)
+{
+	struct symbolizer *s = new_sym(true, true, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("pie"), NULL, 0);
+	unsigned int body = line_of(fixture_c, "INL_BODY"), call = line_of(fixture_c, "INL_CALL");
+	struct sym_frame f[4];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip, k;
+	int n, seen = 0;
+
+	(void)state;
+	assert_true(fixture_sym(tpath("pie"), "fixture_gamma", &fs));
+	/* Somewhere in fixture_gamma lies the inlined body of fixture_inl. */
+	for (k = 0; k < fs.size; k++) {
+		ip = fixture_ip(&fs, 0x555555554000ULL, k, &m);
+		n = symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 4);
+		assert_true(n >= 1);
+		assert_string_equal(f[n - 1].sym, "fixture_gamma");
+		assert_int_equal(f[n - 1].offset, k);
+		if (n != 2)
+			continue;
+		seen++;
+		assert_string_equal(f[0].sym, "fixture_inl");
+		assert_true(f[0].inlined);
+		assert_false(f[1].inlined);
+		assert_true(f[0].line >= body && f[0].line <= body + 2);
+		assert_non_null(f[1].srcfile);
+		assert_int_equal(f[1].line, call);
+	}
+	assert_true(seen > 0);
+	/* With one slot only, the real function is the one kept. */
+	for (k = 0; k < fs.size; k++) {
+		ip = fixture_ip(&fs, 0x555555554000ULL, k, &m);
+		assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 1), 1);
+		assert_string_equal(f[0].sym, "fixture_gamma");
+	}
+	symbolizer__free(s);
+}
+
+static void test_cxx_demangle(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, true, NULL);
+	struct symbolizer *raw = new_sym(false, false, false, NULL);
+	struct sym_dso *d = symbolizer__dso(s, tpath("cxx"), NULL, 0);
+	struct sym_dso *dr = symbolizer__dso(raw, tpath("cxx"), NULL, 0);
+	struct sym_frame f[2];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+
+	(void)state;
+	assert_true(fixture_sym(tpath("cxx"), "_ZN2ns6Widget4frobEi", &fs));
+	ip = fixture_ip(&fs, 0x555555554000ULL, 2, &m);
+	assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
+	assert_string_equal(f[0].sym, "ns::Widget::frob(int)");
+	assert_int_equal(f[0].offset, 2);
+	assert_int_equal(symbolizer__resolve(raw, dr, m.start, m.pgoff, ip, f, 2), 1);
+	assert_string_equal(f[0].sym, "_ZN2ns6Widget4frobEi");
+	symbolizer__free(raw);
+	symbolizer__free(s);
+}
+
+static void expect_demangle(const char *in, const char *want)
+{
+	char *out = sym_demangle(in);
+
+	if (!want) {
+		assert_null(out);
+		return;
+	}
+	assert_non_null(out);
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void test_demangle_rust_and_more(void **state)
+{
+	(void)state;
+	/* Rust legacy: Itanium nesting, a 17h<16 hex> hash, $-escapes and "..". */
+	expect_demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE", "core::ptr::drop_in_place");
+	expect_demangle("_ZN5alloc3vec16Vec$LT$T$C$A$GT$4push17h00112233aabbccddE",
+			"alloc::vec::Vec<T,A>::push");
+	expect_demangle("_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17hfedcba9876543210E",
+			"std::rt::lang_start::{{closure}}");
+	expect_demangle("_ZN4test7a..b..c17h0123456789abcdefE", "test::a::b::c");
+	/* C++ keeps a trailing 17h... segment when it is not a Rust hash. */
+	expect_demangle("_ZN2ns6Widget4frobEi", "ns::Widget::frob(int)");
+	expect_demangle("_Z3fooi", "foo(int)");
+	/* Rust v0, plain C and garbage stay as they are. */
+	expect_demangle("_RNvCs1234_7mycrate3foo", NULL);
+	expect_demangle("main", NULL);
+	expect_demangle("_Z", NULL);
+	expect_demangle("_ZN3foo", NULL);
+	expect_demangle("", NULL);
+}
+
+static const char kallsyms_fixture[] =
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000000 T fix_startup\n"
+	"ffffffff81000100 T fix_func_a\n"
+	"garbage line without fields\n"
+	"ffffffff81000200 t fix_func_b\n"
+	"zzzzzzzzzzzzzzzz T not_hex\n"
+	"ffffffff81000280 D fix_data\n"
+	"ffffffff81000400 W fix_func_c\n"
+	"ffffffff81000500 T fix_last\n"
+	"ffffffffc0001000 t fixmod_open\t[fixmod]\n"
+	"ffffffffc0001100 T fixmod_read\t[fixmod]\n"
+	"ffffffffc0002000 t other_fn\t[othermod]\n"
+	"1ffffffff81000000000 T overlong\n"
+	"ffffffff81000600 T";
+
+static void test_kallsyms_fixture(void **state)
+{
+	struct symbolizer *s;
+	struct sym_frame f;
+	const char *mod;
+
+	(void)state;
+	write_file(tpath("kallsyms"), kallsyms_fixture, sizeof(kallsyms_fixture) - 1);
+	s = new_sym(false, false, false, NULL);
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81000150ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fix_func_a");
+	assert_int_equal(f.offset, 0x50);
+	assert_string_equal(mod, "[kernel.kallsyms]");
+	/* fix_func_b runs to the next text symbol: the data symbol is not one. */
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff810003ffULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fix_func_b");
+	assert_int_equal(f.offset, 0x1ff);
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81000404ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fix_func_c");
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffffc0001108ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fixmod_read");
+	assert_int_equal(f.offset, 8);
+	assert_string_equal(mod, "[fixmod]");
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffffc0002010ULL, &f, &mod), 1);
+	assert_string_equal(mod, "[othermod]");
+	/* Below everything. */
+	assert_int_equal(symbolizer__resolve_kernel(s, 0x1000, &f, &mod), 0);
+	assert_null(f.sym);
+
+	/* The recording's kernel sat 16 MB higher (KASLR): kernel addresses shift, modules do not. */
+	symbolizer__set_kernel_text(s, 0xffffffff82000000ULL);
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff82000150ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fix_func_a");
+	assert_int_equal(f.offset, 0x50);
+	assert_string_equal(mod, "[kernel.kallsyms]");
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffffc0001004ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fixmod_open");
+	assert_string_equal(mod, "[fixmod]");
+	symbolizer__free(s);
+}
+
+static void test_kallsyms_real(void **state)
+{
+	struct symbolizer_opts o = { .kallsyms = "/proc/kallsyms" };
+	struct symbolizer *s;
+	uint64_t addr = 0, text = 0, a;
+	char line[512], name[256], type;
+	struct sym_frame f;
+	const char *mod;
+	FILE *k;
+
+	(void)state;
+	k = fopen("/proc/kallsyms", "r");
+	if (!k)
+		skip();
+	while (fgets(line, sizeof(line), k)) {
+		if (sscanf(line, "%lx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "schedule") && (type == 'T' || type == 't'))
+			addr = a;
+		if (!strcmp(name, "_text"))
+			text = a;
+	}
+	fclose(k);
+	if (!addr)
+		skip(); /* kptr_restrict hides addresses */
+	s = symbolizer__new(&o);
+	assert_non_null(s);
+	symbolizer__set_kernel_text(s, text);
+	assert_int_equal(symbolizer__resolve_kernel(s, addr + 4, &f, &mod), 1);
+	assert_string_equal(f.sym, "schedule");
+	assert_int_equal(f.offset, 4);
+	assert_string_equal(mod, "[kernel.kallsyms]");
+	symbolizer__free(s);
+}
+
+static void test_perfmap(void **state)
+{
+	static const char map[] =
+		"7f0000001000 40 jit_func_one\n"
+		"7f0000001040 20 LJava/lang/String;hashCode (compiled)\r\n"
+		"0x7f0000002000 0x100 with_prefix\n"
+		"nonsense\n"
+		"7f0000003000 zz bad_size\n"
+		"7f0000004000 0 zero_size\n"
+		"7f0000001000 40 jit_func_one_rejitted\n"
+		"7f0000005000 10\n"
+		"ffffffffffffff00 200 wraps\n"
+		"7f0000006000 10 _Z3fooi\n";
+	struct symbolizer *s;
+	struct sym_frame f;
+
+	(void)state;
+	write_file(tpath("perf-4242.map"), map, sizeof(map) - 1);
+	s = new_sym(false, false, true, NULL);
+	/* Written later at the same start: the re-JITted one. */
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000001010ULL, &f), 1);
+	assert_string_equal(f.sym, "jit_func_one_rejitted");
+	assert_int_equal(f.offset, 0x10);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f000000105fULL, &f), 1);
+	assert_string_equal(f.sym, "LJava/lang/String;hashCode (compiled)");
+	assert_int_equal(f.offset, 0x1f);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000001060ULL, &f), 0);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f00000020ffULL, &f), 1);
+	assert_string_equal(f.sym, "with_prefix");
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000003000ULL, &f), 0);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000004000ULL, &f), 0);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000005000ULL, &f), 0);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4242, 0x7f0000006004ULL, &f), 1);
+	assert_string_equal(f.sym, "foo(int)");
+	/* No map for this pid, asked twice. */
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4243, 0x7f0000001010ULL, &f), 0);
+	assert_int_equal(symbolizer__resolve_perfmap(s, 4243, 0x7f0000001010ULL, &f), 0);
+	assert_null(f.sym);
+	symbolizer__free(s);
+}
+
+/* The outside-input parsers on garbage: no crash, no leak, bounded results. */
+static void test_parsers_garbage(void **state)
+{
+	static const char *samples[] = {
+		"", "\n\n\n", "ffff", "ffff T", "ffff T \n", "ffff T x [", "ffff T x [m",
+		"0 T _text\n0 T a\n0 t b\n", "1 2", "1 2 ", "1 2 n", "\t\t\t", "0x", "0x 0x x",
+		"ffffffffffffffffff 1 n", "\0\0\0 1 2 nul",
+	};
+	uint64_t rnd = 0x9e3779b97f4a7c15ULL;
+	char buf[4096];
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		struct ksyms *k = ksyms__parse(samples[i], strlen(samples[i]));
+		struct perfmap *m = perfmap__parse(samples[i], strlen(samples[i]));
+
+		assert_non_null(k);
+		assert_non_null(m);
+		ksyms__find(k, 0);
+		ksyms__find(k, UINT64_MAX);
+		perfmap__find(m, 1);
+		ksyms__free(k);
+		perfmap__free(m);
+	}
+	/* All-zero addresses (kptr_restrict) resolve nothing. */
+	{
+		struct ksyms *k = ksyms__parse(samples[7], strlen(samples[7]));
+
+		assert_int_equal(ksyms__nr(k), 0);
+		ksyms__free(k);
+	}
+	for (i = 0; i < 2000; i++) {
+		size_t len = (rnd >> 7) % sizeof(buf);
+		struct ksyms *k;
+		struct perfmap *m;
+
+		for (j = 0; j < len; j++) {
+			rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* Mostly the alphabet of the formats, to reach deep into the parsers. */
+			buf[j] = "0123456789abcdefxX TtWw[]\n\t_\r"[(rnd >> 33) % 30];
+			if (!((rnd >> 20) & 63))
+				buf[j] = (char)(rnd >> 40);
+		}
+		k = ksyms__parse(buf, len);
+		m = perfmap__parse(buf, len);
+		assert_non_null(k);
+		assert_non_null(m);
+		for (j = 0; j < 16; j++) {
+			const struct sym_entry *e = ksyms__find(k, rnd ^ (j << 8));
+
+			if (e)
+				assert_true(strlen(e->name) < len + 1);
+			e = perfmap__find(m, (rnd >> 3) ^ j);
+			if (e)
+				assert_true(strlen(e->name) < len + 1);
+		}
+		ksyms__free(k);
+		perfmap__free(m);
+	}
+}
+
+/* ELF garbage: truncated and corrupted copies of a real binary. */
+static void test_elf_garbage(void **state)
+{
+	struct symbolizer *s = new_sym(true, true, true, NULL);
+	struct sym_frame f[4];
+	char name[64];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		struct sym_dso *d;
+		uint64_t ip;
+
+		snprintf(name, sizeof(name), "bad%d", i);
+		if (i < 6)
+			sh("cd %s && head -c %d pie > %s", tmpdir, 64 + i * 997, name);
+		else
+			sh("cd %s && cp pie %s && printf '\\377\\377\\377\\377\\377\\377\\377\\377' | "
+			   "dd of=%s bs=1 seek=%d conv=notrunc status=none",
+			   tmpdir, name, name, 32 + (i - 6) * 8);
+		d = symbolizer__dso(s, tpath(name), NULL, 0);
+		assert_non_null(d);
+		for (ip = 0x1000; ip < 0x3000; ip += 0x40)
+			assert_true(symbolizer__resolve(s, d, 0x1000, 0x1000, ip, f, 4) >= 0);
+	}
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_shared_lib_dynsym),
+		cmocka_unit_test(test_stripped_build_id_debug),
+		cmocka_unit_test(test_missing_file_by_build_id),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_build_id_mismatch),
+		cmocka_unit_test(test_read_build_id),
+		cmocka_unit_test(test_srcline),
+		cmocka_unit_test(test_inlines),
+		cmocka_unit_test(test_cxx_demangle),
+		cmocka_unit_test(test_demangle_rust_and_more),
+		cmocka_unit_test(test_kallsyms_fixture),
+		cmocka_unit_test(test_kallsyms_real),
+		cmocka_unit_test(test_perfmap),
+		cmocka_unit_test(test_parsers_garbage),
+		cmocka_unit_test(test_elf_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
