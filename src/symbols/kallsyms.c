@@ -129,7 +129,8 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 	} else {
 		*p = '\0'; /* end is the line's terminator slot */
 	}
-	if (strcmp(name, "_text") == 0 && !mod)
+	/* `_text` is the relocation anchor; `_stext` stands in on kernels without it. */
+	if (!mod && (strcmp(name, "_text") == 0 || (!k->text && strcmp(name, "_stext") == 0)))
 		k->text = addr;
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
