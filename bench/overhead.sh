@@ -1,0 +1,66 @@
+#!/bin/bash
+# Overhead of `offcpu record` on a context-switch-bound benchmark:
+#   taskset -c 0 perf bench sched pipe -l LOOPS
+# (two processes ping-ponging on one CPU: every message is two context
+# switches, the worst case for a sched_switch program). The benchmark runs
+# alone and under the recorder, alternating, PAIRS pairs per row; a row's
+# figure is the median of the pairs' ratios of the benchmark's own reported
+# time. Prints a markdown table.
+#
+#   bench/overhead.sh [ROW...]      rows: default no-cpu user-stacks perf
+#   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000)
+set -u
+cd "$(dirname "$0")/.."
+OFFCPU=${OFFCPU:-$PWD/build/offcpu}
+PAIRS=${PAIRS:-5}
+LOOPS=${LOOPS:-40000}
+OUT=$(mktemp -d /tmp/offcpu-bench.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+
+[ "$(id -u)" = 0 ] || { echo "overhead.sh: needs root (offcpu record loads BPF)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "overhead.sh: needs Linux perf" >&2; exit 1; }
+[ -x "$OFFCPU" ] || { echo "overhead.sh: $OFFCPU not built" >&2; exit 1; }
+
+BENCH=(taskset -c 0 perf bench sched pipe -l "$LOOPS")
+
+# One run of the benchmark, optionally under a recorder (its argv before
+# the benchmark's); prints the benchmark's own "Total time" in seconds.
+run() {
+	local out
+	out=$("$@" "${BENCH[@]}" 2>"$OUT/err") || { cat "$OUT/err" >&2; return 1; }
+	echo "$out" | awk '/Total time:/ {print $3; found=1} END {exit !found}'
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+
+row() { # label, recorder argv...
+	local label=$1 i a r ratios=() alone=() under=()
+	shift
+	for i in $(seq "$PAIRS"); do
+		a=$(run env) || return 1
+		r=$(run "$@") || return 1
+		rm -f "$OUT"/x "$OUT"/x.old
+		alone+=("$a"); under+=("$r")
+		ratios+=("$(awk -v a="$a" -v r="$r" 'BEGIN {printf "%.4f", r / a}')")
+	done
+	printf '| %s | %.3f | %.3f | %.2f× |\n' "$label" \
+		"$(printf '%s\n' "${alone[@]}" | median)" "$(printf '%s\n' "${under[@]}" | median)" \
+		"$(printf '%s\n' "${ratios[@]}" | median)"
+}
+
+rows=("$@")
+[ ${#rows[@]} -gt 0 ] || rows=(default no-cpu user-stacks perf)
+run env >/dev/null || exit 1 # warm-up
+echo "\`${BENCH[*]}\`, $PAIRS alternating pairs, $(nproc) CPUs, $(uname -r)"
+echo
+echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of pairs) |"
+echo "|---|---|---|---|"
+for r in "${rows[@]}"; do
+	case $r in
+	default) row "offcpu record (defaults: user+kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
+	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
+	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
+	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;
+	*) echo "overhead.sh: unknown row $r" >&2; exit 2 ;;
+	esac
+done

@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Checks of recorded perf.data files, read back with Linux perf itself.
+
+The record tests call this with a subcommand; it runs `perf report` /
+`perf script`, compares what they print with the reference measured by the
+workload or the test, prints each figure as a '# ' line and exits non-zero
+with a 'FAIL: ' line when a check does not hold.
+
+Only perf's own output is parsed here: if perf cannot read a file, that is
+a failure of the file, not of this script.
+"""
+import json
+import re
+import subprocess
+import sys
+
+PERF = "perf"
+failures = []
+
+
+def measure(msg):
+    print("# " + msg, flush=True)
+
+
+def check(ok, msg):
+    """Records a failed check (all checks run, the exit status sums them)."""
+    if not ok:
+        failures.append(msg)
+        print("FAIL: " + msg, flush=True)
+    return ok
+
+
+def finish():
+    sys.exit(1 if failures else 0)
+
+
+def run_perf(args):
+    p = subprocess.run([PERF] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, errors="replace")
+    if p.returncode != 0:
+        print("perf %s failed (exit %d):\n%s" % (" ".join(args), p.returncode, p.stderr[-3000:]))
+        sys.exit(1)
+    return p.stdout, p.stderr
+
+
+# ---------------------------------------------------------------- perf script
+
+HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?P<time>\d+\.\d+):\s+"
+                    r"(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]+)(?::[^\s:]*)?:\s*(?P<rest>.*)$")
+FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s*$")
+
+
+class Sample:
+    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames")
+
+    def __str__(self):
+        return "%s %d/%d %.9f %s %s [%s]" % (self.comm, self.pid, self.tid, self.time / 1e9,
+                                            self.period, self.event, " <- ".join(self.frames[:8]))
+
+
+def to_ns(text):
+    sec, frac = text.split(".")
+    return int(sec) * 1000000000 + int((frac + "000000000")[:9])
+
+
+def script_samples(path, extra=()):
+    """Every sample of `perf script`, with its callchain (innermost first),
+    in the order perf prints them. Returns (samples, perf's stderr)."""
+    out, err = run_perf(["script", "-i", path, "--ns", "-F", "comm,pid,tid,time,event,period,ip,sym"]
+                        + list(extra))
+    samples, cur = [], None
+    for line in out.splitlines():
+        if not line.strip():
+            cur = None
+            continue
+        if line[0] in " \t" and cur is not None:
+            m = FRAME.match(line)
+            if m:
+                cur.frames.append(m.group("sym"))
+            continue
+        m = HEADER.match(line)
+        if not m:
+            continue
+        cur = Sample()
+        cur.comm = m.group("comm").strip()
+        cur.pid, cur.tid = int(m.group("pid")), int(m.group("tid"))
+        cur.time = to_ns(m.group("time"))
+        cur.period = int(m.group("period") or 0)
+        cur.event = m.group("event")
+        cur.frames = []
+        rest = m.group("rest").split()
+        if len(rest) >= 2:  # no callchain: "ip sym" on the header line
+            cur.frames.append(" ".join(rest[1:]))
+        samples.append(cur)
+    return samples, err
+
+
+def task_events(path):
+    """{tid: exit time ns} from PERF_RECORD_EXIT side-band records."""
+    out, _ = run_perf(["script", "-i", path, "--ns", "--show-task-events", "-F", "comm,pid,tid,time"])
+    exits = {}
+    for line in out.splitlines():
+        m = re.search(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)", line)
+        if m:
+            exits[int(m.group(3))] = to_ns(m.group(1))
+    return exits
+
+
+# ---------------------------------------------------------------- perf report
+
+def report_periods(path):
+    """{event: {comm: total period}} from `perf report --sort comm`."""
+    out, _ = run_perf(["report", "-i", path, "--stdio", "--no-children", "--sort", "comm",
+                       "-F", "period,comm", "-g", "none"])
+    res, ev = {}, None
+    for line in out.splitlines():
+        m = re.match(r"# Samples: \S+ of event '([^']*)'", line)
+        if m:
+            ev = m.group(1).split(":")[0]
+            res[ev] = {}
+            continue
+        m = re.match(r"^\s+(\d+)\s+(.*?)\s*$", line)
+        if m and ev is not None:
+            res[ev][m.group(2)] = res[ev].get(m.group(2), 0) + int(m.group(1))
+    return res
+
+
+# ---------------------------------------------------------------- subcommands
+
+def cmd_sleep(path, expect_ns):
+    """`sleep N` recorded: offcpu-time for comm sleep totals N s +- 2 %,
+    and perf script shows the sample with a libc symbol."""
+    expect_ns = int(expect_ns)
+    per = report_periods(path)
+    measure("perf report events: %s" % ", ".join("%s (%d comms)" % (e, len(c)) for e, c in per.items()))
+    got = per.get("offcpu-time", {}).get("sleep", 0)
+    measure("offcpu-time for comm sleep: %.1f ms (sleep of %.1f ms, %+.2f %%)"
+            % (got / 1e6, expect_ns / 1e6, 100.0 * (got - expect_ns) / expect_ns))
+    check(abs(got - expect_ns) <= 0.02 * expect_ns,
+          "offcpu-time of comm sleep is %d ns, not %d ns +- 2 %%" % (got, expect_ns))
+    samples, _ = script_samples(path)
+    off = [s for s in samples if s.event == "offcpu-time" and s.comm == "sleep"]
+    check(off, "perf script prints no offcpu-time sample for comm sleep")
+    libc_syms = libc_symbols()
+    with_libc = [s for s in off if any(f.split("+")[0] in libc_syms for f in s.frames)]
+    if off:
+        longest = max(off, key=lambda s: s.period)
+        measure("longest sleep sample: %s" % longest)
+    check(with_libc, "no offcpu-time sample of sleep has a libc symbol in its callchain")
+    finish()
+
+
+def libc_symbols():
+    """Names defined in the libc that sleep uses (perf prints the symbol
+    without the DSO with -F sym, so the name is looked up in libc)."""
+    import glob
+    names = set()
+    for lib in glob.glob("/lib/*-linux-gnu/libc.so.6") + glob.glob("/usr/lib/*-linux-gnu/libc.so.6"):
+        p = subprocess.run(["nm", "-D", "--defined-only", lib], stdout=subprocess.PIPE,
+                           universal_newlines=True)
+        for line in p.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                names.add(parts[2].split("@")[0])
+    return names
+
+
+def innermost_wl(frames):
+    """The innermost workload function of a callchain: the first wl_* frame,
+    the wl_call_* wrappers around libc excluded."""
+    for f in frames:
+        name = f.split("+")[0]
+        if name.startswith("wl_") and not name.startswith("wl_call_"):
+            return name
+    return None
+
+
+def cmd_waitmix(path, json_path, thresh_ms):
+    """The waitmix workload recorded: per function, per thread, spin."""
+    wl = json.load(open(json_path))
+    thresh = float(thresh_ms) * 1e6
+    samples, err = script_samples(path)
+    exits = task_events(path)
+    off = [s for s in samples if s.event == "offcpu-time"]
+    cpu = [s for s in samples if s.event != "offcpu-time"]
+    measure("thresh %s ms: %d offcpu-time samples, %d cpu samples (%s)"
+            % (thresh_ms, len(off), len(cpu), ",".join(sorted({s.event for s in cpu}))))
+    check(off, "no offcpu-time samples")
+    by_func = {}
+    for s in off:
+        by_func.setdefault(innermost_wl(s.frames), []).append(s)
+    threads = wl["threads"]
+
+    # Each function: its time on its own thread. The recorder's interval runs
+    # from switch-out to switch-in, so it holds the sleep itself (wall -
+    # on-CPU - run-queue wait, as schedstat accounts it) plus the wait for a
+    # CPU after the wake-up, which schedstat counts as run-queue wait: the
+    # recorded value must lie in [sleep - 3 %, sleep + rq-wait + 3 %].
+    for t in threads:
+        if t["role"] == "spin":
+            continue
+        got = by_func.get(t["func"], [])
+        total = sum(s.period for s in got)
+        sleep, rq = t["func_offcpu_ns"], t["func_rq_ns"]
+        lo, hi = sleep * 0.97, (sleep + rq) * 1.03
+        tids = sorted({s.tid for s in got})
+        measure("%-11s %-18s tid %-6d recorded %8.2f ms in %3d samples; asleep %8.2f ms, "
+                "+rq %5.2f ms, designed %6.1f ms (%+.2f %% of asleep)"
+                % (t["role"], t["func"], t["tid"], total / 1e6, len(got), sleep / 1e6, rq / 1e6,
+                   t["design_ns"] / 1e6, 100.0 * (total - sleep) / sleep if sleep else 0))
+        check(got, "%s: no offcpu-time sample with %s in its stack" % (t["role"], t["func"]))
+        check(tids == [t["tid"]], "%s: samples of %s on tids %s, expected only tid %d (pid %d)"
+              % (t["role"], t["func"], tids, t["tid"], t["pid"]))
+        check(lo <= total <= hi, "%s: %s recorded %d ns, outside [%d, %d] (asleep %d, rq %d)"
+              % (t["role"], t["func"], total, lo, hi, sleep, rq))
+        # Direct path: every call longer than the threshold is one sample.
+        per_call = t["func_offcpu_ns"] / max(t["calls"], 1)
+        if per_call >= 1.5 * thresh:
+            direct = [s for s in got if s.period >= thresh]
+            check(len(direct) == t["calls"], "%s: %d samples >= threshold, expected one per call (%d)"
+                  % (t["role"], len(direct), t["calls"]))
+
+    # Every thread: all of its off-CPU time, whatever the stack.
+    for t in threads:
+        got = [s for s in off if s.tid == t["tid"]]
+        total = sum(s.period for s in got)
+        sleep, rq = t["offcpu_ns"], t["rq_ns"]
+        # 2 %, with a floor of 0.2 ms for threads that hardly sleep (spin)
+        lo = min(sleep * 0.98, sleep - 200000)
+        hi = max((sleep + rq) * 1.02, sleep + rq + 200000)
+        measure("thread %-6d %-11s recorded S+D %8.2f ms; schedstat wall-oncpu-rq %8.2f ms, rq %5.2f ms"
+                % (t["tid"], t["role"], total / 1e6, sleep / 1e6, rq / 1e6))
+        check(lo <= total <= hi, "thread %d (%s): recorded %d ns, outside [%d, %d]"
+              % (t["tid"], t["role"], total, lo, hi))
+        # Real timestamps inside the thread's life: not before it started,
+        # not after its exit (EXIT record), or its measured end if none.
+        end = exits.get(t["tid"])
+        check(end is not None, "thread %d (%s): no PERF_RECORD_EXIT" % (t["tid"], t["role"]))
+        end = end if end is not None else t["end_ns"]
+        bad = [s for s in got if not (t["start_ns"] <= s.time <= end)]
+        check(not bad, "thread %d (%s): %d samples outside its life [%d, %d], e.g. %s"
+              % (t["tid"], t["role"], len(bad), t["start_ns"], end, bad[0] if bad else ""))
+
+    # Spin: cpu-clock samples with wl_spin in the stack, on the spin thread.
+    for t in threads:
+        if t["role"] != "spin":
+            continue
+        got = [s for s in cpu if any(f.split("+")[0] == "wl_spin" for f in s.frames)]
+        total = sum(s.period for s in got)
+        ref = t["func_oncpu_ns"]
+        measure("spin        wl_spin            tid %-6d cpu samples %8.2f ms in %3d samples; "
+                "thread CPU time in wl_spin %8.2f ms (%+.2f %%)"
+                % (t["tid"], total / 1e6, len(got), ref / 1e6, 100.0 * (total - ref) / ref))
+        check(abs(total - ref) <= 0.10 * ref, "spin: cpu samples %d ns, not %d ns +- 10 %%" % (total, ref))
+        tids = sorted({s.tid for s in got})
+        check(tids == [t["tid"]], "spin: wl_spin samples on tids %s, expected %d" % (tids, t["tid"]))
+    finish()
+
+
+def cmd_order(path, t_before, t_after):
+    """Samples in time order, inside the recording window, off-CPU samples
+    interleaved with cpu-clock ones."""
+    lo, hi = int(t_before), int(t_after)
+    samples, err = script_samples(path)
+    times = [s.time for s in samples]
+    back = [(i, a, b) for i, (a, b) in enumerate(zip(times, times[1:])) if b < a]
+    outside = [s for s in samples if not lo <= s.time <= hi]
+    off = [i for i, s in enumerate(samples) if s.event == "offcpu-time"]
+    cpu = [i for i, s in enumerate(samples) if s.event != "offcpu-time"]
+    between = [i for i in off if cpu and cpu[0] < i < cpu[-1]]
+    measure("%d samples (%d offcpu-time, %d cpu), %d between cpu samples, %d out of order, "
+            "%d outside the window of %.3f s" % (len(samples), len(off), len(cpu), len(between),
+                                                 len(back), len(outside), (hi - lo) / 1e9))
+    ooo = [l for l in err.splitlines() if "out of order" in l.lower()]
+    for l in ooo:
+        measure("perf: " + l.strip())
+    check(off and cpu, "need both offcpu-time and cpu samples")
+    check(between, "no offcpu-time sample between two cpu samples")
+    check(not back, "timestamps decrease, first at sample %s: %s -> %s"
+          % (back[0][0] if back else "", samples[back[0][0]] if back else "",
+             samples[back[0][0] + 1] if back else ""))
+    check(not outside, "%d samples outside the recording window [%d, %d], e.g. %s"
+          % (len(outside), lo, hi, outside[0] if outside else ""))
+    check(not ooo, "perf reports out-of-order events")
+    finish()
+
+
+def cmd_comm(path, comm):
+    """Samples of one comm, per event (system-wide recordings)."""
+    samples, _ = script_samples(path)
+    counts = {}
+    for s in samples:
+        if s.comm == comm:
+            counts.setdefault(s.event, [0, 0])
+            counts[s.event][0] += 1
+            counts[s.event][1] += s.period
+    allc = {}
+    for s in samples:
+        allc[s.event] = allc.get(s.event, 0) + 1
+    measure("all samples: %s" % ", ".join("%s %d" % kv for kv in sorted(allc.items())))
+    measure("comm %s: %s" % (comm, ", ".join("%s %d samples, %.1f ms" % (e, c, p / 1e6)
+                                             for e, (c, p) in sorted(counts.items())) or "none"))
+    check("offcpu-time" in counts, "no offcpu-time sample for comm %s" % comm)
+    check(any(e != "offcpu-time" for e in counts), "no cpu sample for comm %s" % comm)
+    finish()
+
+
+def cmd_readable(path):
+    """perf report and perf script read the file; prints what it holds."""
+    per = report_periods(path)
+    samples, _ = script_samples(path)
+    measure("%d samples; %s" % (len(samples), ", ".join(
+        "%s %.1f ms" % (e, sum(c.values()) / 1e6) for e, c in sorted(per.items()))))
+    check(samples, "perf script prints no sample")
+    finish()
+
+
+if __name__ == "__main__":
+    cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
+            "readable": cmd_readable}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
+    cmds[sys.argv[1]](*sys.argv[2:])

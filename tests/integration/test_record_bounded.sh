@@ -1,0 +1,76 @@
+#!/bin/bash
+# issue 2, check 5: a 60 s system-wide recording while two threads ping-pong
+# over pipes (perf bench sched pipe, about 10^5 context switches per second
+# here): offcpu's resident memory and its BPF maps stay bounded. RSS is
+# read at 10 s and just before the end, peak RSS (VmHWM) at the end; the BPF
+# maps are those whose fds offcpu holds (/proc/PID/fdinfo: memlock, and the
+# entries of hash maps counted with bpftool). The bound: RSS grows by at
+# most $RSS_GROWTH_MB between 10 s and 60 s, map memory does not grow.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+require_bpf
+require_perf
+require_offcpu
+DURATION=${DURATION:-60}
+RSS_GROWTH_MB=${RSS_GROWTH_MB:-8}
+
+cd "$TESTDIR"
+# The load runs for the whole recording and is stopped after it.
+perf bench sched pipe -l 2000000000 >/dev/null 2>&1 &
+load=$!
+trap 'kill $load 2>/dev/null; rm -rf "$TESTDIR"' EXIT
+ctx0=$(awk '/^ctxt/ {print $2}' /proc/stat)
+"$OFFCPU" record -a -d "$DURATION" -o long.data 2>record.err &
+rpid=$!
+wait_recording "$rpid" || { cat record.err; fail "record did not start"; }
+start=$(mono_ns)
+
+# Memory of record's BPF maps: "total_memlock entries(hash maps) nmaps".
+maps() {
+	local f id mem total=0 n=0 entries=0
+	for f in /proc/"$rpid"/fdinfo/*; do
+		grep -qs '^map_type:' "$f" || continue
+		id=$(awk '/^map_id:/ {print $2}' "$f")
+		mem=$(awk '/^memlock:/ {print $2}' "$f")
+		total=$((total + mem)); n=$((n + 1))
+		if grep -qE '^map_type:\s+(1|5|9|10)$' "$f"; then # (percpu/lru) hash
+			entries=$((entries + $(bpftool map dump id "$id" -j 2>/dev/null |
+				"$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null || echo 0)))
+		fi
+	done
+	echo "$total $entries $n"
+}
+rss() { awk '/^VmRSS:/ {print $2}' /proc/"$rpid"/status; }
+at() { # sleeps until $1 seconds after start
+	"$PY" -c 'import sys, time
+left = int(sys.argv[2]) + int(sys.argv[1]) * 10**9 - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+time.sleep(max(left, 0) / 1e9)' "$1" "$start"
+}
+
+at 10
+rss10=$(rss); read -r mem10 ent10 n10 <<<"$(maps)"
+at $((DURATION - 3))
+rssend=$(rss); read -r memend entend nend <<<"$(maps)"
+hwm=$(awk '/^VmHWM:/ {print $2}' /proc/"$rpid"/status)
+wait "$rpid"
+rc=$?
+ctx1=$(awk '/^ctxt/ {print $2}' /proc/stat)
+kill "$load" 2>/dev/null
+sed 's/^/  record: /' record.err
+[ "$rc" = 0 ] || fail "record -a -d $DURATION exited $rc"
+[ -n "$rss10" ] && [ -n "$rssend" ] || fail "could not read record's RSS"
+
+measure "context switches: $(( (ctx1 - ctx0) / DURATION )) per second over ${DURATION} s"
+measure "offcpu RSS: ${rss10} kB at 10 s, ${rssend} kB at $((DURATION - 3)) s, peak ${hwm} kB"
+measure "BPF maps: $n10 maps, ${mem10} B memlock, ${ent10} hash entries at 10 s; ${memend} B, ${entend} entries at $((DURATION - 3)) s"
+measure "file: $(stat -c %s long.data) bytes"
+while IFS= read -r l; do measure "record: $l"; done < <(grep -iE 'drop|lost|captured' record.err)
+
+[ "$n10" -gt 0 ] || fail "no BPF map fds found in /proc/$rpid/fdinfo"
+[ $((rssend - rss10)) -le $((RSS_GROWTH_MB * 1024)) ] ||
+	fail "RSS grew by $((rssend - rss10)) kB between 10 s and the end (bound ${RSS_GROWTH_MB} MB)"
+[ "$memend" -le "$mem10" ] || fail "BPF map memory grew from $mem10 to $memend bytes"
+perf report -i long.data --stdio --sort comm >report.out 2>report.err ||
+	{ cat report.err; fail "perf report cannot read the 60 s file"; }
+measure "perf report: $(grep -m1 'Total Lost' report.out | sed 's/^# //')"
+exit 0

@@ -1,0 +1,31 @@
+#!/bin/bash
+# issue 2, check 4: `offcpu record -a` while `perf bench sched messaging`
+# runs (400 processes passing messages over pipes): the file holds off-CPU
+# and CPU samples of comm sched-messaging, and record prints its drop
+# counters at the end (each stated; non-zero ones are reported here).
+# Record is stopped with SIGINT, as a user would with Ctrl-C.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+require_bpf
+require_perf
+require_offcpu
+
+cd "$TESTDIR"
+"$OFFCPU" record -a -o sys.data 2>record.err &
+rpid=$!
+wait_recording "$rpid" || { cat record.err; fail "record -a did not start"; }
+perf bench sched messaging -l 200 >bench.out 2>&1 || fail "perf bench sched messaging failed"
+measure "perf bench sched messaging -l 200: $(grep -i 'total time' bench.out | sed 's/^ *//')"
+kill -INT "$rpid"
+wait "$rpid"
+rc=$?
+sed 's/^/  record: /' record.err
+[ "$rc" = 0 ] || fail "record -a ended by SIGINT exited $rc (expected 0)"
+
+# Drop counters: every line of record's summary that names drops or losses.
+drops=$(grep -iE 'drop|lost' record.err)
+[ -n "$drops" ] || fail "record printed no drop counters on stderr"
+while IFS= read -r l; do measure "record: $l"; done <<<"$drops"
+lost=$(perf report -i sys.data --stdio 2>/dev/null | grep -m1 'Total Lost Samples')
+measure "perf report: ${lost#\# }"
+CHECK comm sys.data sched-messaging

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * waitmix: threads that wait a known time in named functions, and one that
+ * burns a known CPU time. The reference workload of the record tests and of
+ * `make demo`.
+ *
+ *   nanosleep   wl_nanosleep_loop  100 short sleeps (4 ms each)
+ *   pipe-read   wl_pipe_read       blocking read; the writer writes after a delay
+ *   pipe-write  wl_pipe_write      the writer's sleep before each write
+ *   mutex-wait  wl_mutex_wait      pthread_mutex_lock on a mutex held by...
+ *   mutex-hold  wl_mutex_hold      ...this thread, which sleeps while holding it
+ *   fsync       wl_fsync           fsync of freshly written data (D state)
+ *   vfork-wait  wl_vfork_wait      parent of a CLONE_VFORK child, in D state until
+ *                                  the child (wl_vfork_child, asleep) exits
+ *   spin        wl_spin            on-CPU only
+ *   child-sleep wl_child_sleep     (with --child) sleeps in a forked process
+ *
+ * Every thread measures itself, from its first to its last instruction:
+ * CLOCK_MONOTONIC wall time, CLOCK_THREAD_CPUTIME_ID on-CPU time and the
+ * run-queue wait from /proc/self/task/TID/schedstat, so that
+ * wall - oncpu - rqwait is what the kernel accounts as asleep (S + D). The
+ * same three are measured around each blocking call in the named function:
+ * the disk time of fsync is not fixed, so measured values are the reference,
+ * designed values are printed beside them.
+ *
+ * With --json FILE (or $WAITMIX_JSON) a summary is written there after all
+ * threads have ended; without -q a table goes to stdout.
+ *
+ * Frame pointers: Debian's libc has none, and a frame-pointer walk from
+ * inside it skips its immediate caller. Each named function therefore calls
+ * libc through a one-line wl_call_* helper, which is the frame that gets
+ * skipped; the named function stays in the stack.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MS 1000000LL
+
+struct wl_thread {
+	const char *role;
+	const char *func;
+	pid_t pid, tid;
+	int calls;
+	int64_t design_ns;           /* designed time in func (off-CPU, or CPU for spin) */
+	int64_t f_wall, f_cpu, f_rq; /* summed around the calls in func */
+	int64_t t0, t1, cpu0, cpu1, rq0, rq1; /* whole thread */
+	int schedfd;
+};
+
+static struct {
+	double scale;
+	const char *json;
+	const char *dir;
+	int fsync_kb;
+	int fsyncs;
+	int child;
+	int quiet;
+} opt = { .scale = 1.0, .dir = ".", .fsync_kb = 64, .fsyncs = 100 };
+
+static int64_t scaled(int64_t ns)
+{
+	return (int64_t)(ns * opt.scale);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Run-queue wait of the calling thread so far (schedstat field 2), ns. */
+static int64_t rq_ns(struct wl_thread *t)
+{
+	char buf[128];
+	long long oncpu, rq;
+	ssize_t n = pread(t->schedfd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld", &oncpu, &rq) != 2)
+		return 0;
+	return rq;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "waitmix: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* Start of a thread's window: everything it does from here is measured. */
+static void thread_begin(struct wl_thread *t, const char *comm)
+{
+	char path[64];
+
+	t->t0 = mono_ns();
+	t->cpu0 = cpu_ns();
+	t->pid = getpid();
+	t->tid = gettid();
+	prctl(PR_SET_NAME, comm);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", t->tid);
+	t->schedfd = open(path, O_RDONLY | O_CLOEXEC);
+	t->rq0 = rq_ns(t);
+}
+
+static void thread_end(struct wl_thread *t)
+{
+	t->rq1 = rq_ns(t);
+	t->cpu1 = cpu_ns();
+	t->t1 = mono_ns();
+	close(t->schedfd);
+}
+
+struct span {
+	int64_t wall, cpu, rq;
+};
+
+static void span_begin(struct wl_thread *t, struct span *s)
+{
+	s->rq = rq_ns(t);
+	s->cpu = cpu_ns();
+	s->wall = mono_ns();
+}
+
+static void span_end(struct wl_thread *t, struct span *s)
+{
+	t->f_wall += mono_ns() - s->wall;
+	t->f_cpu += cpu_ns() - s->cpu;
+	t->f_rq += rq_ns(t) - s->rq;
+	t->calls++;
+}
+
+/* The libc calls, one frame below the named functions (see the top). */
+void wl_call_nanosleep(int64_t ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+ssize_t wl_call_read(int fd, void *buf, size_t n)
+{
+	return read(fd, buf, n);
+}
+
+ssize_t wl_call_write(int fd, const void *buf, size_t n)
+{
+	return write(fd, buf, n);
+}
+
+int wl_call_mutex_lock(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+int wl_call_fsync(int fd)
+{
+	return fsync(fd);
+}
+
+/* ---- nanosleep ---------------------------------------------------------- */
+
+#define NSLEEPS 100
+#define SLEEP_NS (4 * MS)
+
+void wl_nanosleep_loop(struct wl_thread *t)
+{
+	struct span s;
+
+	for (int i = 0; i < NSLEEPS; i++) {
+		span_begin(t, &s);
+		wl_call_nanosleep(scaled(SLEEP_NS));
+		span_end(t, &s);
+	}
+}
+
+static void *nanosleep_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-nanosleep");
+	t->design_ns = NSLEEPS * scaled(SLEEP_NS);
+	wl_nanosleep_loop(t);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- pipe --------------------------------------------------------------- */
+
+#define NPIPE 5
+#define PIPE_DELAY_NS (80 * MS)
+
+static int pipefd[2];
+
+void wl_pipe_read(struct wl_thread *t)
+{
+	struct span s;
+	char c;
+
+	for (int i = 0; i < NPIPE; i++) {
+		span_begin(t, &s);
+		if (wl_call_read(pipefd[0], &c, 1) != 1)
+			die("pipe read");
+		span_end(t, &s);
+	}
+}
+
+void wl_pipe_write(struct wl_thread *t)
+{
+	struct span s;
+
+	for (int i = 0; i < NPIPE; i++) {
+		span_begin(t, &s);
+		wl_call_nanosleep(scaled(PIPE_DELAY_NS));
+		span_end(t, &s);
+		if (wl_call_write(pipefd[1], "x", 1) != 1)
+			die("pipe write");
+	}
+}
+
+static void *pipe_read_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-piperead");
+	t->design_ns = NPIPE * scaled(PIPE_DELAY_NS);
+	wl_pipe_read(t);
+	thread_end(t);
+	return NULL;
+}
+
+static void *pipe_write_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-pipewrite");
+	t->design_ns = NPIPE * scaled(PIPE_DELAY_NS);
+	wl_pipe_write(t);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- mutex -------------------------------------------------------------- */
+
+#define HOLD_NS (600 * MS)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static sem_t held;
+
+void wl_mutex_hold(struct wl_thread *t)
+{
+	struct span s;
+
+	pthread_mutex_lock(&lock);
+	sem_post(&held);
+	span_begin(t, &s);
+	wl_call_nanosleep(scaled(HOLD_NS));
+	span_end(t, &s);
+	pthread_mutex_unlock(&lock);
+}
+
+void wl_mutex_wait(struct wl_thread *t)
+{
+	struct span s;
+
+	span_begin(t, &s);
+	wl_call_mutex_lock(&lock);
+	span_end(t, &s);
+	pthread_mutex_unlock(&lock);
+}
+
+static void *mutex_hold_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-mutexhold");
+	t->design_ns = scaled(HOLD_NS);
+	wl_mutex_hold(t);
+	thread_end(t);
+	return NULL;
+}
+
+static void *mutex_wait_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-mutexwait");
+	t->design_ns = scaled(HOLD_NS);
+	while (sem_wait(&held) && errno == EINTR)
+		;
+	wl_mutex_wait(t);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- fsync -------------------------------------------------------------- */
+
+
+/* Dirties the page cache; kept out of wl_fsync so that any throttling
+ * sleep in write() is not counted as fsync time. */
+void wl_fsync_fill(int fd, const char *buf, size_t len, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (wl_call_write(fd, buf, len) != (ssize_t)len)
+			die("write");
+}
+
+void wl_fsync(struct wl_thread *t, int fd)
+{
+	struct span s;
+
+	span_begin(t, &s);
+	if (wl_call_fsync(fd))
+		die("fsync");
+	span_end(t, &s);
+}
+
+static void *fsync_main(void *arg)
+{
+	struct wl_thread *t = arg;
+	size_t len = 1024;
+	char path[4096], *buf;
+	int fd;
+
+	thread_begin(t, "wm-fsync");
+	t->design_ns = 0; /* disk time: measured only */
+	snprintf(path, sizeof(path), "%s/waitmix-fsync.%d", opt.dir, t->tid);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(path);
+	unlink(path);
+	buf = malloc(len);
+	if (!buf)
+		die("malloc");
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)(i * 131 + 7);
+	for (int r = 0; r < opt.fsyncs; r++) {
+		wl_fsync_fill(fd, buf, len, opt.fsync_kb);
+		wl_fsync(t, fd);
+	}
+	free(buf);
+	close(fd);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- vfork: a D-state wait of designed length ----------------------------
+ * The parent of a CLONE_VFORK child waits killable (TASK_UNINTERRUPTIBLE |
+ * TASK_WAKEKILL, shown as D) until the child exits. The child has its own
+ * stack, so its sleep is in wl_vfork_child and not under wl_vfork_wait. */
+
+#define VFORK_NS (300 * MS)
+
+void wl_vfork_child(int64_t ns);
+
+static int vfork_child_main(void *arg)
+{
+	wl_vfork_child(*(int64_t *)arg);
+	_exit(0);
+}
+
+void wl_vfork_child(int64_t ns)
+{
+	wl_call_nanosleep(ns);
+}
+
+pid_t wl_call_clone_vfork(void *stack_top, int64_t *ns)
+{
+	return clone(vfork_child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, ns);
+}
+
+void wl_vfork_wait(struct wl_thread *t, void *stack_top)
+{
+	struct span s;
+	int64_t ns = scaled(VFORK_NS);
+	pid_t pid;
+
+	span_begin(t, &s);
+	pid = wl_call_clone_vfork(stack_top, &ns);
+	span_end(t, &s);
+	if (pid < 0)
+		die("clone");
+	waitpid(pid, NULL, 0);
+}
+
+static void *vfork_main(void *arg)
+{
+	struct wl_thread *t = arg;
+	size_t len = 256 * 1024;
+	char *stack = malloc(len);
+
+	thread_begin(t, "wm-vfork");
+	t->design_ns = scaled(VFORK_NS);
+	if (!stack)
+		die("malloc");
+	wl_vfork_wait(t, stack + len);
+	free(stack);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- spin --------------------------------------------------------------- */
+
+#define SPIN_NS (500 * MS)
+
+void wl_spin(struct wl_thread *t)
+{
+	struct span s;
+	int64_t start = cpu_ns(), target = scaled(SPIN_NS);
+	uint64_t x = 1;
+
+	span_begin(t, &s);
+	/*
+	 * The arithmetic is in this function itself: gcc drops the frame of
+	 * leaf functions here, and a sample in a frameless leaf loses its
+	 * caller. ~0.5 ms between clock reads keeps the samples out of the
+	 * clock_gettime path.
+	 */
+	while (cpu_ns() - start < target) {
+		for (int i = 0; i < 200000; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+r"(x));
+	}
+	span_end(t, &s);
+}
+
+static void *spin_main(void *arg)
+{
+	struct wl_thread *t = arg;
+
+	thread_begin(t, "wm-spin");
+	/* Lowest priority: a waiter that wakes on this CPU preempts the
+	 * spinner at once, so run-queue waits stay small beside sleeps. */
+	setpriority(PRIO_PROCESS, t->tid, 19);
+	t->design_ns = scaled(SPIN_NS);
+	wl_spin(t);
+	thread_end(t);
+	return NULL;
+}
+
+/* ---- child process ------------------------------------------------------ */
+
+#define NCHILD 5
+#define CHILD_NS (50 * MS)
+
+void wl_child_sleep(struct wl_thread *t)
+{
+	struct span s;
+
+	for (int i = 0; i < NCHILD; i++) {
+		span_begin(t, &s);
+		wl_call_nanosleep(scaled(CHILD_NS));
+		span_end(t, &s);
+	}
+}
+
+/* Forks a process that sleeps in wl_child_sleep and sends its measurement
+ * back over a pipe (the struct is plain data; role/func are static strings
+ * at the same address in the child). */
+static pid_t child_start(int *rfd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		struct wl_thread t = { .role = "child-sleep", .func = "wl_child_sleep" };
+
+		close(p[0]);
+		thread_begin(&t, "wm-child");
+		t.design_ns = NCHILD * scaled(CHILD_NS);
+		wl_child_sleep(&t);
+		thread_end(&t);
+		if (write(p[1], &t, sizeof(t)) != (ssize_t)sizeof(t))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	*rfd = p[0];
+	return pid;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void write_json(FILE *f, struct wl_thread *th, int n, int64_t t0, int64_t t1)
+{
+	fprintf(f, "{\n  \"pid\": %d,\n  \"scale\": %g,\n  \"start_ns\": %lld,\n"
+		   "  \"end_ns\": %lld,\n  \"threads\": [\n",
+		getpid(), opt.scale, (long long)t0, (long long)t1);
+	for (int i = 0; i < n; i++) {
+		struct wl_thread *t = &th[i];
+		int64_t wall = t->t1 - t->t0, oncpu = t->cpu1 - t->cpu0, rq = t->rq1 - t->rq0;
+
+		fprintf(f, "    {\"role\": \"%s\", \"func\": \"%s\", \"pid\": %d, \"tid\": %d, "
+			   "\"calls\": %d, \"design_ns\": %lld,\n"
+			   "     \"func_wall_ns\": %lld, \"func_oncpu_ns\": %lld, \"func_rq_ns\": %lld, "
+			   "\"func_offcpu_ns\": %lld,\n"
+			   "     \"start_ns\": %lld, \"end_ns\": %lld, \"wall_ns\": %lld, "
+			   "\"oncpu_ns\": %lld, \"rq_ns\": %lld, \"offcpu_ns\": %lld}%s\n",
+			t->role, t->func, t->pid, t->tid, t->calls, (long long)t->design_ns,
+			(long long)t->f_wall, (long long)t->f_cpu, (long long)t->f_rq,
+			(long long)(t->f_wall - t->f_cpu - t->f_rq),
+			(long long)t->t0, (long long)t->t1, (long long)wall, (long long)oncpu,
+			(long long)rq, (long long)(wall - oncpu - rq), i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+}
+
+static void print_table(struct wl_thread *th, int n)
+{
+	printf("%-12s %7s %-18s %10s %10s %10s %10s %10s\n", "role", "tid", "function",
+	       "func ms", "design ms", "wall ms", "oncpu ms", "asleep ms");
+	for (int i = 0; i < n; i++) {
+		struct wl_thread *t = &th[i];
+		int64_t wall = t->t1 - t->t0, oncpu = t->cpu1 - t->cpu0, rq = t->rq1 - t->rq0;
+		/* for spin the function's time is CPU time, else off-CPU time */
+		int64_t f = !strcmp(t->role, "spin") ? t->f_cpu : t->f_wall - t->f_cpu - t->f_rq;
+
+		printf("%-12s %7d %-18s %10.1f %10.1f %10.1f %10.1f %10.1f\n", t->role, t->tid,
+		       t->func, f / 1e6, t->design_ns / 1e6, wall / 1e6, oncpu / 1e6,
+		       (wall - oncpu - rq) / 1e6);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: waitmix [-s SCALE] [-j JSON] [-d DIR] [-f N] [-k KB] [--child] [-q]\n"
+		"  -s, --scale F     multiply every designed duration by F (default 1)\n"
+		"  -j, --json FILE   write the measured summary there (or $WAITMIX_JSON)\n"
+		"  -d, --dir DIR     directory of the fsync file, on a real disk (default .)\n"
+		"  -f, --fsyncs N    number of fsyncs (default 100)\n"
+		"  -k, --fsync-kb N  KiB written before each fsync (default 64)\n"
+		"  -c, --child       also fork a process that sleeps in wl_child_sleep\n"
+		"  -q, --quiet       no table on stdout\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "scale", required_argument, NULL, 's' }, { "json", required_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' },   { "fsync-kb", required_argument, NULL, 'k' },
+		{ "fsyncs", required_argument, NULL, 'f' },
+		{ "child", no_argument, NULL, 'c' },       { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+	};
+	static void *(*const mains[])(void *) = {
+		nanosleep_main, pipe_read_main, pipe_write_main, mutex_hold_main,
+		mutex_wait_main, fsync_main, vfork_main, spin_main,
+	};
+	static const char *const roles[][2] = {
+		{ "nanosleep", "wl_nanosleep_loop" }, { "pipe-read", "wl_pipe_read" },
+		{ "pipe-write", "wl_pipe_write" },    { "mutex-hold", "wl_mutex_hold" },
+		{ "mutex-wait", "wl_mutex_wait" },    { "fsync", "wl_fsync" },
+		{ "vfork-wait", "wl_vfork_wait" },    { "spin", "wl_spin" },
+	};
+	enum { NT = sizeof(mains) / sizeof(mains[0]) };
+	struct wl_thread th[NT + 1];
+	pthread_t pt[NT];
+	int64_t t0 = mono_ns(), t1;
+	int c, n = NT, rfd = -1;
+	pid_t child = 0;
+
+	opt.json = getenv("WAITMIX_JSON");
+	while ((c = getopt_long(argc, argv, "s:j:d:k:f:cqh", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': opt.scale = atof(optarg); break;
+		case 'j': opt.json = optarg; break;
+		case 'd': opt.dir = optarg; break;
+		case 'k': opt.fsync_kb = atoi(optarg); break;
+		case 'f': opt.fsyncs = atoi(optarg); break;
+		case 'c': opt.child = 1; break;
+		case 'q': opt.quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !(opt.scale > 0) || opt.fsync_kb < 0 || opt.fsyncs < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) || sem_init(&held, 0, 0))
+		die("setup");
+	memset(th, 0, sizeof(th));
+	if (opt.child)
+		child = child_start(&rfd);
+	/* The holder starts first so that the waiter finds the mutex held. */
+	for (int i = 0; i < NT; i++) {
+		th[i].role = roles[i][0];
+		th[i].func = roles[i][1];
+		if (pthread_create(&pt[i], NULL, mains[i], &th[i]))
+			die("pthread_create");
+	}
+	for (int i = 0; i < NT; i++)
+		pthread_join(pt[i], NULL);
+	if (child) {
+		int st;
+
+		if (read(rfd, &th[n], sizeof(th[n])) == (ssize_t)sizeof(th[n]))
+			n++;
+		waitpid(child, &st, 0);
+		close(rfd);
+	}
+	t1 = mono_ns();
+	if (opt.json) {
+		FILE *f = fopen(opt.json, "w");
+
+		if (!f)
+			die(opt.json);
+		write_json(f, th, n, t0, t1);
+		if (fclose(f))
+			die(opt.json);
+	}
+	if (!opt.quiet)
+		print_table(th, n);
+	return 0;
+}
