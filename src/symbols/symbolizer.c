@@ -309,9 +309,51 @@ static void line__call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct sym_frame *
 		f->line = (unsigned int)line;
 }
 
+#define SCOPE_MAX_DEPTH 64
+
+/*
+ * The chain of subprogram and inlined-subroutine DIEs holding pc, outermost
+ * first, by descending only into DIEs whose ranges hold pc (and into
+ * namespaces and classes, which have none). Cheaper than dwarf_getscopes(),
+ * which also searches each abstract origin; depth-bounded for bad input.
+ */
+static int scopes__walk(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, int n, int max, int level)
+{
+	Dwarf_Die child;
+	int tag, m;
+
+	if (level > SCOPE_MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return n;
+	do {
+		tag = dwarf_tag(&child);
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			if (tag != DW_TAG_lexical_block && n < max)
+				chain[n++] = child;
+			return scopes__walk(&child, pc, chain, n, max, level + 1);
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			m = scopes__walk(&child, pc, chain, n, max, level + 1);
+			if (m > n)
+				return m;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
 /*
  * Frames for addr from DWARF: inlined functions innermost first, then
- * out (the real function, already named from the symbol table). The
+ * the real function (named by the caller from the symbol table). The
  * innermost frame's line is the line table's; each outer frame's line is
  * the call site of the frame inside it. Returns the number of frames.
  */
@@ -319,8 +361,8 @@ static int dwarf__frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 			 struct sym_frame *out, int max)
 {
 	Dwarf *dw = sym_dso__dwarf(d);
-	Dwarf_Die cudie, *scopes = NULL;
-	int n = 0, nscopes, i;
+	Dwarf_Die cudie, chain[SYM_MAX_INLINE + 1];
+	int nchain, first, i, n = 0;
 
 	if (!dw || !cu__find(dw, addr, &cudie))
 		return 1;
@@ -328,37 +370,29 @@ static int dwarf__frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 		line__at(&cudie, addr, &out[0]);
 		return 1;
 	}
-	nscopes = dwarf_getscopes(&cudie, addr, &scopes);
-	for (i = 0; i < nscopes && n < max - 1; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+	nchain = scopes__walk(&cudie, addr, chain, 0, SYM_MAX_INLINE + 1, 0);
+	/* chain[first..] are the inlined scopes, outermost first. */
+	for (first = nchain; first > 0 && dwarf_tag(&chain[first - 1]) == DW_TAG_inlined_subroutine; first--)
+		;
+	for (i = nchain - 1; i >= first && n < max - 1; i--) {
 		Dwarf_Addr low;
 
-		if (tag == DW_TAG_subprogram)
-			break;
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
 		memset(&out[n], 0, sizeof(out[n]));
-		out[n].sym = symbolizer__name(s, die__name(&scopes[i]));
+		out[n].sym = symbolizer__name(s, die__name(&chain[i]));
 		out[n].inlined = true;
-		if (dwarf_entrypc(&scopes[i], &low) == 0 && low <= addr)
+		if (dwarf_entrypc(&chain[i], &low) == 0 && low <= addr)
 			out[n].offset = addr - low;
 		if (n == 0)
 			line__at(&cudie, addr, &out[n]);
 		else
-			line__call_site(&cudie, &scopes[i - 1], &out[n]);
+			line__call_site(&cudie, &chain[i + 1], &out[n]);
 		n++;
 	}
 	/* The real function's line: the call site of the outermost inlined scope. */
-	if (n) {
-		for (i = nscopes - 1; i >= 0; i--)
-			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
-				break;
-		/* scopes are innermost first: the last inlined one found walking out */
-		line__call_site(&cudie, &scopes[i], &out[n]);
-	} else {
+	if (n)
+		line__call_site(&cudie, &chain[first], &out[n]);
+	else
 		line__at(&cudie, addr, &out[0]);
-	}
-	free(scopes);
 	return n + 1;
 }
 
