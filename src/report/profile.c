@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Distinct-stack table: one hash lookup per sample, no per-sample memory. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/htab.h"
+#include "report/profile.h"
+
+struct profile {
+	int nr_events;
+	unsigned int keep;
+	struct profile_event *events;
+	struct pstack *stacks;
+	size_t nr_stacks, cap_stacks;
+	uint32_t *frames;
+	size_t nr_frames, cap_frames;
+	struct htab ht;
+};
+
+struct stack_key {
+	const struct profile *p;
+	const struct pstack *k;
+	const uint32_t *frames;
+};
+
+static bool stack_eq(const void *ctx, uint32_t idx)
+{
+	const struct stack_key *key = ctx;
+	const struct pstack *a = &key->p->stacks[idx], *b = key->k;
+
+	return a->event == b->event && a->comm == b->comm && a->pid == b->pid &&
+	       a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state &&
+	       a->nr == b->nr &&
+	       !memcmp(key->p->frames + a->frames_off, key->frames, a->nr * sizeof(uint32_t));
+}
+
+struct profile *profile__new(int nr_events, unsigned int keep)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->nr_events = nr_events;
+	p->keep = keep;
+	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
+	if (!p->events) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	free(p->events);
+	free(p->stacks);
+	free(p->frames);
+	htab__free(&p->ht);
+	free(p);
+}
+
+int profile__add(struct profile *p, const struct rsample *rs)
+{
+	struct pstack k = { 0 }, *e;
+	struct stack_key key = { p, &k, rs->frames };
+	uint64_t h;
+	size_t slot;
+	uint32_t idx;
+
+	if (rs->event < 0 || rs->event >= p->nr_events)
+		return 0;
+	k.event = rs->event;
+	k.comm = rs->comm;
+	k.pid = (p->keep & (PROFILE_KEEP_PID | PROFILE_KEEP_TID)) ? rs->s->pid : 0;
+	k.tid = (p->keep & PROFILE_KEEP_TID) ? rs->s->tid : 0;
+	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
+	k.state = rs->state;
+	k.nr = rs->nr;
+	h = htab__hash_bytes(rs->frames, rs->nr * sizeof(uint32_t),
+			     htab__mix(((uint64_t)k.event << 32 | k.comm) ^ htab__mix(k.pid ^ ((uint64_t)k.tid << 32))) ^
+				     htab__mix(k.cgroup + (uint8_t)k.state));
+	idx = htab__find(&p->ht, h, stack_eq, &key, &slot);
+	if (idx == HTAB_EMPTY) {
+		uint32_t off = p->nr_frames;
+
+		if (htab__reserve(&p->ht))
+			return -ENOMEM;
+		while (p->nr_frames + rs->nr > p->cap_frames) {
+			size_t nc = p->cap_frames ? p->cap_frames * 2 : 1024;
+			uint32_t *f = realloc(p->frames, nc * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			p->frames = f;
+			p->cap_frames = nc;
+		}
+		if (rs->nr)
+			memcpy(p->frames + off, rs->frames, rs->nr * sizeof(uint32_t));
+		p->nr_frames += rs->nr;
+		e = vec__push((void **)&p->stacks, &p->nr_stacks, &p->cap_stacks, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*e = k;
+		e->frames_off = off;
+		htab__find(&p->ht, h, stack_eq, &key, &slot);
+		htab__put(&p->ht, slot, h, p->nr_stacks - 1);
+	} else {
+		e = &p->stacks[idx];
+	}
+	e->samples++;
+	e->period += rs->s->period;
+	e->count += rs->count;
+	p->events[k.event].samples++;
+	p->events[k.event].period += rs->s->period;
+	return 0;
+}
+
+size_t profile__nr_stacks(const struct profile *p)
+{
+	return p->nr_stacks;
+}
+
+const struct pstack *profile__stack(const struct profile *p, size_t i)
+{
+	return i < p->nr_stacks ? &p->stacks[i] : NULL;
+}
+
+const uint32_t *profile__frames(const struct profile *p, const struct pstack *st)
+{
+	return p->frames + st->frames_off;
+}
+
+const struct profile_event *profile__event(const struct profile *p, int event)
+{
+	return event >= 0 && event < p->nr_events ? &p->events[event] : NULL;
+}
+
+int profile__nr_events(const struct profile *p)
+{
+	return p->nr_events;
+}

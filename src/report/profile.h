@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Profile: the samples of a file folded into distinct stacks. A stack is
+ * (event, comm, pid, tid, state, cgroup, frames) — the fields a report can
+ * sort or filter on — with its summed sample count and period. pid, tid
+ * and cgroup are kept only when the caller asks (profile__new's keep
+ * flags), so that a report by symbol keeps few stacks.
+ *
+ * Every output (stdio report, folded, call graphs, later flame graphs and
+ * pprof) starts from here.
+ */
+#ifndef OFFCPU_REPORT_PROFILE_H
+#define OFFCPU_REPORT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/session.h"
+
+#define PROFILE_KEEP_PID    0x1
+#define PROFILE_KEEP_TID    0x2
+#define PROFILE_KEEP_CGROUP 0x4
+
+struct profile;
+
+struct pstack {
+	uint32_t event;
+	uint32_t comm;
+	uint32_t pid, tid;
+	uint64_t cgroup;
+	char state;
+	uint32_t nr;          /* frames, leaf first */
+	uint32_t frames_off;  /* into profile__frames() */
+	uint64_t samples;
+	uint64_t period;
+	uint64_t count;       /* off-CPU intervals (offcpu-time), else samples */
+};
+
+struct profile_event {
+	uint64_t samples;
+	uint64_t period;
+};
+
+struct profile *profile__new(int nr_events, unsigned int keep);
+void profile__free(struct profile *p);
+
+/* Fold one resolved sample in. */
+int profile__add(struct profile *p, const struct rsample *rs);
+
+size_t profile__nr_stacks(const struct profile *p);
+const struct pstack *profile__stack(const struct profile *p, size_t i);
+const uint32_t *profile__frames(const struct profile *p, const struct pstack *st);
+const struct profile_event *profile__event(const struct profile *p, int event);
+int profile__nr_events(const struct profile *p);
+
+#endif

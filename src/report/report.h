@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Options and outputs of `offcpu report` and `offcpu script`. */
+#ifndef OFFCPU_REPORT_REPORT_H
+#define OFFCPU_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/profile.h"
+#include "report/session.h"
+
+enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_CGROUP, SK_MAX };
+
+enum graph_mode { GRAPH_DEFAULT, GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
+
+struct id_list {
+	uint64_t *v;
+	size_t n;
+};
+
+struct report_opts {
+	const char *input;
+	int children;            /* -1 default (on), 0 off, 1 on */
+	enum sort_key sort[SK_MAX];
+	int nr_sort;
+	double percent_limit;
+	enum graph_mode graph;
+	double graph_min;        /* hide call-graph branches below this % */
+	bool srcline, inlines;
+	bool folded;
+	bool no_symbols;
+	const char *event;       /* only this event (name, before any ':') */
+	struct id_list pids, tids, cpus;
+	char **comms;
+	size_t nr_comms;
+	uint64_t time_start, time_end; /* ns; end 0 = open */
+};
+
+/* true when the sample passes --pid/--tid/--comm/--cpu/--time/--event */
+bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs);
+/* true when the event passes --event */
+bool report__event_match(const struct report_opts *o, const struct perf_evattr *a);
+
+/* "1.23 s", "45.6 ms", "789 us", "12 ns" */
+void report__fmt_ns(char *buf, size_t len, uint64_t ns);
+
+int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
+			const struct report_opts *o);
+int folded__print(FILE *f, const struct session *s, const struct profile *p,
+		  const struct report_opts *o);
+int script__run(FILE *f, struct session *s, const struct report_opts *o);
+
+#endif

@@ -1,0 +1,869 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Process model and symbol resolution for a perf.data file. Records arrive
+ * in time order from the reader; COMM/FORK/EXIT/MMAP/MMAP2 keep threads and
+ * per-process maps current, so each sample resolves against the maps that
+ * existed when it was taken. Memory grows with threads, maps, distinct
+ * addresses and frames — never with the number of samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "report/htab.h"
+#include "report/session.h"
+#include "symbols/symbolizer.h"
+
+#define DSO_KERNEL (UINT32_MAX - 1)
+#define DSO_UNKNOWN (UINT32_MAX - 2)
+#define MAX_FRAMES 512
+#define MAX_INLINE 16
+
+struct strpool {
+	char **strs;
+	size_t n, cap;
+	struct htab ht;
+};
+
+struct dso_ent {
+	const char *name;
+	const char *short_name;
+	struct sym_dso *sd;
+	bool looked_up;
+	bool anon;         /* no file behind it: try perf-PID.map */
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t dso;
+};
+
+struct proc {
+	uint32_t pid;
+	struct map *maps; /* sorted by start, non-overlapping */
+	size_t n, cap;
+};
+
+struct thread {
+	uint32_t tid, pid;
+	uint32_t comm;
+};
+
+struct addr_ent {
+	uint32_t dso;
+	uint64_t addr;     /* map-relative for files, absolute for kernel/unknown */
+	uint32_t first, n; /* into session.res */
+};
+
+struct res {
+	uint32_t frame;
+	uint64_t off;
+};
+
+struct session {
+	struct perf_reader *reader;
+	struct symbolizer *sym;
+	struct session_opts opts;
+	struct strpool strs;
+	struct dso_ent *dsos;
+	size_t nr_dsos, cap_dsos;
+	struct htab dso_ht;
+	struct proc *procs;
+	size_t nr_procs, cap_procs;
+	struct htab proc_ht;
+	struct thread *threads;
+	size_t nr_threads, cap_threads;
+	struct htab thread_ht;
+	const char **comms;
+	size_t nr_comms, cap_comms;
+	struct htab comm_ht;
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	struct htab frame_ht;
+	struct addr_ent *addrs;
+	size_t nr_addrs, cap_addrs;
+	struct htab addr_ht;
+	struct res *res;
+	size_t nr_res, cap_res;
+	uint64_t kernel_text;
+	bool kernel_text_set;
+	/* per-sample scratch */
+	uint32_t sframes[MAX_FRAMES];
+	uint64_t saddrs[MAX_FRAMES], soffs[MAX_FRAMES];
+	session_sample_cb cb;
+	void *cb_ctx;
+	struct session_stats stats;
+	char err[256];
+};
+
+/* ---- string interning ---- */
+
+struct str_key {
+	const struct strpool *p;
+	const char *s;
+};
+
+static bool str_eq(const void *ctx, uint32_t idx)
+{
+	const struct str_key *k = ctx;
+	return !strcmp(k->p->strs[idx], k->s);
+}
+
+/* A stable copy of s, shared by every equal string; NULL on ENOMEM. */
+static const char *strpool__intern(struct strpool *p, const char *s)
+{
+	struct str_key k = { p, s };
+	uint64_t h = htab__hash_bytes(s, strlen(s), 1);
+	size_t slot;
+	uint32_t idx = htab__find(&p->ht, h, str_eq, &k, &slot);
+	char **e;
+
+	if (idx != HTAB_EMPTY)
+		return p->strs[idx];
+	if (htab__reserve(&p->ht))
+		return NULL;
+	htab__find(&p->ht, h, str_eq, &k, &slot);
+	e = vec__push((void **)&p->strs, &p->n, &p->cap, sizeof(char *));
+	if (!e)
+		return NULL;
+	*e = strdup(s);
+	if (!*e) {
+		p->n--;
+		return NULL;
+	}
+	htab__put(&p->ht, slot, h, p->n - 1);
+	return *e;
+}
+
+static void strpool__free(struct strpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->strs[i]);
+	free(p->strs);
+	htab__free(&p->ht);
+}
+
+/* ---- comms ---- */
+
+struct ptr_key {
+	const void *const *arr;
+	const void *ptr;
+};
+
+static bool ptr_eq(const void *ctx, uint32_t idx)
+{
+	const struct ptr_key *k = ctx;
+	return k->arr[idx] == k->ptr;
+}
+
+static int comm_id(struct session *s, const char *name, uint32_t *id)
+{
+	const char *in = strpool__intern(&s->strs, name);
+	struct ptr_key k = { (const void *const *)s->comms, in };
+	uint64_t h;
+	size_t slot;
+	uint32_t idx;
+	const char **e;
+
+	if (!in)
+		return -ENOMEM;
+	h = htab__mix((uintptr_t)in);
+	idx = htab__find(&s->comm_ht, h, ptr_eq, &k, &slot);
+	if (idx != HTAB_EMPTY) {
+		*id = idx;
+		return 0;
+	}
+	if (htab__reserve(&s->comm_ht))
+		return -ENOMEM;
+	e = vec__push((void **)&s->comms, &s->nr_comms, &s->cap_comms, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = in;
+	k.arr = (const void *const *)s->comms;
+	htab__find(&s->comm_ht, h, ptr_eq, &k, &slot);
+	htab__put(&s->comm_ht, slot, h, s->nr_comms - 1);
+	*id = s->nr_comms - 1;
+	return 0;
+}
+
+/* ---- threads and processes ---- */
+
+struct u32_key {
+	const void *arr;
+	size_t stride;
+	uint32_t v;
+};
+
+static bool u32_eq(const void *ctx, uint32_t idx)
+{
+	const struct u32_key *k = ctx;
+	uint32_t v;
+
+	memcpy(&v, (const char *)k->arr + idx * k->stride, 4);
+	return v == k->v;
+}
+
+static struct thread *thread_find(struct session *s, uint32_t tid)
+{
+	struct u32_key k = { s->threads, sizeof(struct thread), tid };
+	size_t slot;
+	uint32_t idx = htab__find(&s->thread_ht, htab__mix(tid), u32_eq, &k, &slot);
+
+	return idx == HTAB_EMPTY ? NULL : &s->threads[idx];
+}
+
+/* The thread tid, created with perf's default comm (":tid", "swapper"). */
+static struct thread *thread_get(struct session *s, uint32_t tid, uint32_t pid)
+{
+	struct thread *t = thread_find(s, tid);
+	struct u32_key k;
+	uint64_t h = htab__mix(tid);
+	size_t slot;
+	char name[32];
+
+	if (t)
+		return t;
+	if (htab__reserve(&s->thread_ht))
+		return NULL;
+	t = vec__push((void **)&s->threads, &s->nr_threads, &s->cap_threads, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->pid = pid;
+	if (tid == 0)
+		snprintf(name, sizeof(name), "swapper");
+	else
+		snprintf(name, sizeof(name), ":%u", tid);
+	if (comm_id(s, name, &t->comm)) {
+		s->nr_threads--;
+		return NULL;
+	}
+	k = (struct u32_key){ s->threads, sizeof(struct thread), tid };
+	htab__find(&s->thread_ht, h, u32_eq, &k, &slot);
+	htab__put(&s->thread_ht, slot, h, s->nr_threads - 1);
+	return t;
+}
+
+static struct proc *proc_get(struct session *s, uint32_t pid, bool create)
+{
+	struct u32_key k = { s->procs, sizeof(struct proc), pid };
+	uint64_t h = htab__mix(pid ^ 0x5555);
+	size_t slot;
+	uint32_t idx = htab__find(&s->proc_ht, h, u32_eq, &k, &slot);
+	struct proc *p;
+
+	if (idx != HTAB_EMPTY)
+		return &s->procs[idx];
+	if (!create || htab__reserve(&s->proc_ht))
+		return NULL;
+	p = vec__push((void **)&s->procs, &s->nr_procs, &s->cap_procs, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	k.arr = s->procs;
+	htab__find(&s->proc_ht, h, u32_eq, &k, &slot);
+	htab__put(&s->proc_ht, slot, h, s->nr_procs - 1);
+	return p;
+}
+
+/* First map whose end is above addr (binary search). */
+static size_t maps_lower(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct map *proc_find_map(const struct proc *p, uint64_t addr)
+{
+	size_t i;
+
+	if (!p || !p->n)
+		return NULL;
+	i = maps_lower(p, addr);
+	if (i < p->n && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
+/*
+ * Insert a mapping; whatever it overlaps is cut away (a new mmap over an
+ * old range replaces it, as in the kernel).
+ */
+static int proc_add_map(struct proc *p, const struct map *m)
+{
+	struct map *out;
+	size_t n = 0, cap = p->n + 3;
+
+	out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++) {
+		struct map o = p->maps[i];
+
+		if (o.end <= m->start || o.start >= m->end) {
+			if (o.start >= m->end && (n == 0 || out[n - 1].start < m->start))
+				out[n++] = *m;
+			out[n++] = o;
+			continue;
+		}
+		if (o.start < m->start) {
+			struct map left = o;
+			left.end = m->start;
+			out[n++] = left;
+		}
+		if (n == 0 || out[n - 1].start < m->start)
+			out[n++] = *m;
+		if (o.end > m->end) {
+			struct map right = o;
+			right.pgoff += m->end - o.start;
+			right.start = m->end;
+			out[n++] = right;
+		}
+	}
+	if (n == 0 || out[n - 1].start < m->start)
+		out[n++] = *m;
+	free(p->maps);
+	p->maps = out;
+	p->n = n;
+	p->cap = cap;
+	return 0;
+}
+
+static int proc_clone_maps(struct proc *dst, const struct proc *src)
+{
+	struct map *m = NULL;
+
+	if (src && src->n) {
+		m = malloc(src->n * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		memcpy(m, src->maps, src->n * sizeof(*m));
+	}
+	free(dst->maps);
+	dst->maps = m;
+	dst->n = dst->cap = src ? src->n : 0;
+	return 0;
+}
+
+/* ---- DSOs ---- */
+
+struct dso_key {
+	const struct session *s;
+	const char *name; /* interned */
+};
+
+static bool dso_eq(const void *ctx, uint32_t idx)
+{
+	const struct dso_key *k = ctx;
+	return k->s->dsos[idx].name == k->name;
+}
+
+/* The DSO of a mapped file name, created on first sight. */
+static int dso_get(struct session *s, const char *name, uint32_t *id)
+{
+	const char *in = strpool__intern(&s->strs, name);
+	struct dso_key k = { s, in };
+	struct dso_ent *d;
+	uint64_t h;
+	size_t slot;
+	uint32_t idx;
+	const char *slash;
+
+	if (!in)
+		return -ENOMEM;
+	h = htab__mix((uintptr_t)in);
+	idx = htab__find(&s->dso_ht, h, dso_eq, &k, &slot);
+	if (idx != HTAB_EMPTY) {
+		*id = idx;
+		return 0;
+	}
+	if (htab__reserve(&s->dso_ht))
+		return -ENOMEM;
+	d = vec__push((void **)&s->dsos, &s->nr_dsos, &s->cap_dsos, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->name = in;
+	slash = strrchr(in, '/');
+	d->short_name = slash && slash[1] ? slash + 1 : in;
+	d->anon = in[0] != '/' || !strncmp(in, "/memfd:", 7) || !strncmp(in, "//anon", 6);
+	htab__find(&s->dso_ht, h, dso_eq, &k, &slot);
+	htab__put(&s->dso_ht, slot, h, s->nr_dsos - 1);
+	*id = s->nr_dsos - 1;
+	return 0;
+}
+
+/* ---- frames ---- */
+
+struct frame_key {
+	const struct session *s;
+	const struct frame *f;
+};
+
+static bool frame_eq(const void *ctx, uint32_t idx)
+{
+	const struct frame_key *k = ctx;
+	const struct frame *a = &k->s->frames[idx], *b = k->f;
+
+	return a->sym == b->sym && a->dso == b->dso && a->addr == b->addr &&
+	       a->srcfile == b->srcfile && a->line == b->line && a->kernel == b->kernel &&
+	       a->inlined == b->inlined;
+}
+
+/* Intern a frame whose strings are already interned. */
+static int frame_intern(struct session *s, const struct frame *f, uint32_t *id)
+{
+	struct frame_key k = { s, f };
+	uint64_t h = htab__mix((uintptr_t)f->sym ^ htab__mix((uintptr_t)f->dso) ^
+			       htab__mix(f->addr + f->line * 31 + f->kernel * 7 + f->inlined) ^
+			       (uintptr_t)f->srcfile);
+	size_t slot;
+	uint32_t idx = htab__find(&s->frame_ht, h, frame_eq, &k, &slot);
+	struct frame *e;
+
+	if (idx != HTAB_EMPTY) {
+		*id = idx;
+		return 0;
+	}
+	if (htab__reserve(&s->frame_ht))
+		return -ENOMEM;
+	e = vec__push((void **)&s->frames, &s->nr_frames, &s->cap_frames, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = *f;
+	htab__find(&s->frame_ht, h, frame_eq, &k, &slot);
+	htab__put(&s->frame_ht, slot, h, s->nr_frames - 1);
+	*id = s->nr_frames - 1;
+	return 0;
+}
+
+/* Add one resolved frame to the result pool. */
+static int res_add(struct session *s, const char *sym, const char *dso, const char *dso_short,
+		   uint64_t addr, uint64_t off, const struct sym_frame *sf, bool kernel)
+{
+	struct frame f = { 0 };
+	struct res *r;
+	uint32_t id;
+	int err;
+
+	f.dso = dso;
+	f.dso_short = dso_short;
+	f.kernel = kernel;
+	if (sym) {
+		f.sym = strpool__intern(&s->strs, sym);
+		if (!f.sym)
+			return -ENOMEM;
+	} else {
+		f.addr = addr;
+	}
+	if (sf && sf->srcfile) {
+		f.srcfile = strpool__intern(&s->strs, sf->srcfile);
+		f.line = sf->line;
+	}
+	if (sf)
+		f.inlined = sf->inlined;
+	err = frame_intern(s, &f, &id);
+	if (err)
+		return err;
+	r = vec__push((void **)&s->res, &s->nr_res, &s->cap_res, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->frame = id;
+	r->off = off;
+	return 0;
+}
+
+struct addr_key {
+	const struct session *s;
+	uint32_t dso;
+	uint64_t addr;
+};
+
+static bool addr_eq(const void *ctx, uint32_t idx)
+{
+	const struct addr_key *k = ctx;
+	const struct addr_ent *a = &k->s->addrs[idx];
+
+	return a->addr == k->addr && a->dso == k->dso;
+}
+
+/*
+ * Symbolize one address (first sight only) and return its cache entry.
+ * dso is DSO_KERNEL, DSO_UNKNOWN or a dso index with map m.
+ */
+static const struct addr_ent *resolve(struct session *s, uint32_t dso, const struct map *m,
+				      uint64_t key_addr, uint64_t ip, uint32_t pid)
+{
+	struct addr_key k = { s, dso, key_addr };
+	uint64_t h = htab__mix(key_addr ^ htab__mix(dso));
+	size_t slot;
+	uint32_t idx = htab__find(&s->addr_ht, h, addr_eq, &k, &slot);
+	struct addr_ent *a;
+	uint32_t first = s->nr_res;
+	int n = 0, err = 0;
+
+	if (idx != HTAB_EMPTY)
+		return &s->addrs[idx];
+
+	if (dso == DSO_KERNEL) {
+		struct sym_frame sf = { 0 };
+		const char *module = NULL;
+		int ok = s->opts.no_symbols ? 0 : symbolizer__resolve_kernel(s->sym, ip, &sf, &module);
+		const char *mod = strpool__intern(&s->strs, module ? module : "[kernel.kallsyms]");
+
+		if (!mod)
+			return NULL;
+		if (ok > 0 && sf.sym)
+			err = res_add(s, sf.sym, mod, mod, ip, sf.offset, &sf, true);
+		else
+			err = res_add(s, NULL, mod, mod, ip, 0, NULL, true);
+		n = 1;
+	} else if (dso == DSO_UNKNOWN) {
+		const char *u = strpool__intern(&s->strs, "[unknown]");
+
+		if (!u)
+			return NULL;
+		err = res_add(s, NULL, u, u, ip, 0, NULL, false);
+		n = 1;
+	} else {
+		struct dso_ent *d = &s->dsos[dso];
+		struct sym_frame sf[MAX_INLINE];
+		int got = 0;
+
+		memset(sf, 0, sizeof(sf));
+		if (!s->opts.no_symbols) {
+			if (d->anon) {
+				got = symbolizer__resolve_perfmap(s->sym, pid, ip, &sf[0]) > 0 && sf[0].sym;
+			} else {
+				if (!d->looked_up) {
+					size_t bsz = 0;
+					const uint8_t *bid = perf_reader__build_id(s->reader, d->name, &bsz);
+
+					d->sd = symbolizer__dso(s->sym, d->name, bid, bsz);
+					d->looked_up = true;
+					if (d->sd && sym_dso__warning(d->sd))
+						fprintf(stderr, "offcpu: warning: %s\n", sym_dso__warning(d->sd));
+				}
+				if (d->sd) {
+					got = symbolizer__resolve(s->sym, d->sd, m->start, m->pgoff, ip, sf,
+								  s->opts.inlines ? MAX_INLINE : 1);
+					if (got < 0)
+						got = 0;
+				}
+			}
+		}
+		for (int i = 0; i < got && !err; i++)
+			if (sf[i].sym)
+				err = res_add(s, sf[i].sym, d->name, d->short_name, key_addr,
+					      sf[i].offset, &sf[i], false), n++;
+		if (!n && !err) {
+			err = res_add(s, NULL, d->name, d->short_name, key_addr, 0, NULL, false);
+			n = 1;
+		}
+	}
+	if (err || htab__reserve(&s->addr_ht))
+		return NULL;
+	a = vec__push((void **)&s->addrs, &s->nr_addrs, &s->cap_addrs, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->dso = dso;
+	a->addr = key_addr;
+	a->first = first;
+	a->n = n;
+	htab__find(&s->addr_ht, h, addr_eq, &k, &slot);
+	htab__put(&s->addr_ht, slot, h, s->nr_addrs - 1);
+	return a;
+}
+
+static bool is_kernel_addr(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ULL;
+}
+
+/* Append the frames of one address to the sample scratch; -E2BIG when full. */
+static int push_addr(struct session *s, struct rsample *rs, const struct proc *p,
+		     uint64_t ip, bool kernel)
+{
+	const struct addr_ent *a;
+	const struct map *m = NULL;
+	uint64_t shown = ip;
+
+	if (kernel || is_kernel_addr(ip)) {
+		a = resolve(s, DSO_KERNEL, NULL, ip, ip, rs->s->pid);
+	} else {
+		m = proc_find_map(p, ip);
+		if (m) {
+			shown = ip - m->start + m->pgoff;
+			a = resolve(s, m->dso, m, shown, ip, rs->s->pid);
+		} else {
+			a = resolve(s, DSO_UNKNOWN, NULL, ip, ip, rs->s->pid);
+		}
+	}
+	if (!a)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->n; i++) {
+		if (rs->nr >= MAX_FRAMES)
+			return -E2BIG;
+		s->sframes[rs->nr] = s->res[a->first + i].frame;
+		s->saddrs[rs->nr] = shown;
+		s->soffs[rs->nr] = s->res[a->first + i].off;
+		rs->nr++;
+	}
+	return 0;
+}
+
+static int on_sample(struct session *s, const struct perf_rec *rec)
+{
+	const struct perf_sample *ps = &rec->sample;
+	struct rsample rs = { 0 };
+	struct thread *t = thread_get(s, ps->tid, ps->pid);
+	const struct proc *p = proc_get(s, ps->pid, false);
+	bool kernel;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	s->stats.nr_samples++;
+	rs.s = ps;
+	rs.event = ps->evattr->idx;
+	rs.comm = t->comm;
+	rs.count = 1;
+	if (ps->evattr->is_offcpu && ps->raw_size >= 4) {
+		const uint8_t *raw = ps->raw;
+		uint32_t v;
+
+		memcpy(&v, raw, 4);
+		rs.state = (char)v;
+		if (ps->raw_size >= 8)
+			memcpy(&rs.flags, raw + 4, 4);
+		if (ps->raw_size >= 16)
+			memcpy(&rs.count, raw + 8, 8);
+		if (ps->raw_size >= 24)
+			memcpy(&rs.cgroup, raw + 16, 8);
+	}
+	kernel = ps->cpumode == PERF_RECORD_MISC_KERNEL || ps->cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+	if (ps->nr_callchain) {
+		bool first = true;
+
+		for (uint64_t i = 0; i < ps->nr_callchain && !err; i++) {
+			uint64_t ip = perf_sample__ip(ps, i);
+
+			if (ip >= PERF_CTX_MAX) {
+				kernel = ip == PERF_CTX_KERNEL || ip == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				continue;
+			}
+			/* the sample ip leads the chain unless the chain lacks it */
+			if (first && (ps->evattr->attr.sample_type & PERF_SAMPLE_IP) && ip != ps->ip) {
+				bool k0 = ps->cpumode == PERF_RECORD_MISC_KERNEL;
+				err = push_addr(s, &rs, p, ps->ip, k0);
+			}
+			first = false;
+			if (!err)
+				err = push_addr(s, &rs, p, ip, kernel);
+		}
+	} else if (ps->evattr->attr.sample_type & PERF_SAMPLE_IP) {
+		err = push_addr(s, &rs, p, ps->ip, kernel);
+	}
+	if (err == -E2BIG)
+		err = 0; /* deeper than we keep: the outermost frames are dropped */
+	if (err)
+		return err;
+	rs.frames = s->sframes;
+	rs.addrs = s->saddrs;
+	rs.offs = s->soffs;
+	return s->cb(s->cb_ctx, &rs);
+}
+
+static int on_record(void *ctx, const struct perf_rec *rec)
+{
+	struct session *s = ctx;
+	struct thread *t;
+	struct proc *p;
+	uint32_t id;
+	int err;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, rec);
+	case PERF_RECORD_COMM:
+		t = thread_get(s, rec->comm.tid, rec->comm.pid);
+		if (!t)
+			return -ENOMEM;
+		t->pid = rec->comm.pid;
+		err = comm_id(s, rec->comm.comm, &t->comm);
+		if (err)
+			return err;
+		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			p = proc_get(s, rec->comm.pid, false);
+			if (p)
+				p->n = 0; /* exec: the old image is gone */
+		}
+		return 0;
+	case PERF_RECORD_FORK: {
+		struct thread *parent = thread_find(s, rec->fork.ptid);
+		uint32_t pcomm = parent ? parent->comm : UINT32_MAX;
+
+		t = thread_get(s, rec->fork.tid, rec->fork.pid);
+		if (!t)
+			return -ENOMEM;
+		t->pid = rec->fork.pid;
+		if (pcomm != UINT32_MAX)
+			t->comm = pcomm;
+		if (rec->fork.pid != rec->fork.ppid) {
+			struct proc *pp = proc_get(s, rec->fork.ppid, false);
+			size_t ppi = pp ? (size_t)(pp - s->procs) : 0;
+
+			p = proc_get(s, rec->fork.pid, true); /* may move s->procs */
+			if (!p)
+				return -ENOMEM;
+			return proc_clone_maps(p, pp ? &s->procs[ppi] : NULL);
+		}
+		return 0;
+	}
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct map m;
+		uint16_t mode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+		if (rec->mmap.pid == UINT32_MAX || mode == PERF_RECORD_MISC_KERNEL) {
+			if (!strncmp(rec->mmap.filename, "[kernel.kallsyms]", 17) && !s->kernel_text_set) {
+				s->kernel_text = rec->mmap.pgoff;
+				s->kernel_text_set = true;
+				symbolizer__set_kernel_text(s->sym, s->kernel_text);
+			}
+			return 0;
+		}
+		if (rec->type == PERF_RECORD_MMAP2 && !(rec->mmap.prot & PROT_EXEC))
+			return 0;
+		if (rec->type == PERF_RECORD_MMAP && (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
+			return 0;
+		if (!rec->mmap.len || rec->mmap.start + rec->mmap.len < rec->mmap.start)
+			return 0;
+		err = dso_get(s, rec->mmap.filename, &id);
+		if (err)
+			return err;
+		p = proc_get(s, rec->mmap.pid, true);
+		if (!p)
+			return -ENOMEM;
+		m.start = rec->mmap.start;
+		m.end = rec->mmap.start + rec->mmap.len;
+		m.pgoff = rec->mmap.pgoff;
+		m.dso = id;
+		return proc_add_map(p, &m);
+	}
+	}
+	return 0;
+}
+
+struct session *session__new(const char *path, const struct session_opts *opts,
+			     char *errbuf, size_t errlen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct symbolizer_opts so = { 0 };
+
+	if (!s) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	if (opts)
+		s->opts = *opts;
+	s->reader = perf_reader__open(path, errbuf, errlen);
+	if (!s->reader)
+		goto cleanup;
+	so.srcline = s->opts.srcline;
+	so.inlines = s->opts.inlines;
+	so.demangle = true;
+	so.kallsyms = s->opts.kallsyms;
+	s->sym = symbolizer__new(&so);
+	if (!s->sym) {
+		snprintf(errbuf, errlen, "cannot create the symbolizer");
+		goto cleanup;
+	}
+	return s;
+cleanup:
+	session__free(s);
+	return NULL;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	symbolizer__free(s->sym);
+	perf_reader__free(s->reader);
+	strpool__free(&s->strs);
+	for (size_t i = 0; i < s->nr_procs; i++)
+		free(s->procs[i].maps);
+	free(s->procs);
+	free(s->threads);
+	free(s->dsos);
+	free(s->comms);
+	free(s->frames);
+	free(s->addrs);
+	free(s->res);
+	htab__free(&s->dso_ht);
+	htab__free(&s->proc_ht);
+	htab__free(&s->thread_ht);
+	htab__free(&s->comm_ht);
+	htab__free(&s->frame_ht);
+	htab__free(&s->addr_ht);
+	free(s);
+}
+
+int session__run(struct session *s, session_sample_cb cb, void *ctx)
+{
+	int err;
+
+	s->cb = cb;
+	s->cb_ctx = ctx;
+	err = perf_reader__process(s->reader, on_record, s);
+	if (err) {
+		if (perf_reader__error(s->reader)[0])
+			snprintf(s->err, sizeof(s->err), "%s", perf_reader__error(s->reader));
+		else
+			snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
+	}
+	s->stats.lost = perf_reader__lost(s->reader);
+	return err;
+}
+
+const char *session__error(const struct session *s)
+{
+	return s->err;
+}
+
+const struct perf_reader *session__reader(const struct session *s)
+{
+	return s->reader;
+}
+
+const struct frame *session__frame(const struct session *s, uint32_t id)
+{
+	return id < s->nr_frames ? &s->frames[id] : NULL;
+}
+
+uint32_t session__nr_frames(const struct session *s)
+{
+	return s->nr_frames;
+}
+
+const char *session__comm(const struct session *s, uint32_t id)
+{
+	return id < s->nr_comms ? s->comms[id] : "[unknown]";
+}
+
+void session__stats(const struct session *s, struct session_stats *st)
+{
+	*st = s->stats;
+}
