@@ -1,10 +1,243 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* `offcpu record`: options into a record_opts, then a session. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "commands.h"
+#include "record/record.h"
+
+static const char usage_text[] =
+	"usage: offcpu record [options] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"Record where threads wait (off-CPU time, event offcpu-time) and where they\n"
+	"run (cpu-clock samples) into a perf.data file that Linux perf reads.\n"
+	"\n"
+	"Targets (default with no COMMAND: the whole machine):\n"
+	"  -p, --pid PID[,PID...]     processes (all their threads)\n"
+	"  -t, --tid TID[,TID...]     threads\n"
+	"  -a, --all-cpus             the whole machine\n"
+	"  -C, --cpu LIST             only these CPUs (e.g. 0,2-3)\n"
+	"  -G, --cgroup PATH          only tasks in this cgroup v2 (and below)\n"
+	"  COMMAND                    run it and record it and its children\n"
+	"\n"
+	"Recording:\n"
+	"  -o, --output FILE          output file (default perf.data; an existing one\n"
+	"                             becomes FILE.old)\n"
+	"  -d, --duration SECS        stop after SECS seconds\n"
+	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
+	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
+	"      --no-cpu               off-CPU only, no CPU samples\n"
+	"      --off-cpu-thresh MS    waits of MS or more are written one by one, shorter\n"
+	"                             ones summed in the kernel (default 500)\n"
+	"      --off-cpu-states S|D|SD  sleep states that count as off-CPU (default SD)\n"
+	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
+	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
+	"      --kernel-threads       include kernel threads\n"
+	"  -q, --quiet                no status line or summary\n"
+	"  -h, --help                 this text\n";
+
+enum {
+	OPT_NO_CPU = 256,
+	OPT_THRESH,
+	OPT_STATES,
+	OPT_FLUSH,
+	OPT_STACKS,
+	OPT_KTHREADS,
+};
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_THRESH },
+	{ "off-cpu-states", required_argument, NULL, OPT_STATES },
+	{ "flush-interval", required_argument, NULL, OPT_FLUSH },
+	{ "stacks", required_argument, NULL, OPT_STACKS },
+	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
+		usage_text);
+	return 2;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end ? -EINVAL : 0;
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
+static int parse_states(const char *s, uint32_t *mask)
+{
+	*mask = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s == 'S' || *s == 's')
+			*mask |= OFFCPU_STATE_S;
+		else if (*s == 'D' || *s == 'd')
+			*mask |= OFFCPU_STATE_D;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_stacks(const char *s, bool *user, bool *kernel)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*user = *kernel = false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "user"))
+			*user = true;
+		else if (!strcmp(tok, "kernel"))
+			*kernel = true;
+		else
+			return -EINVAL;
+	}
+	return *user || *kernel ? 0 : -EINVAL;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "offcpu record: not implemented yet\n");
-	return 1;
+	struct record_opts o = {
+		.output = "perf.data",
+		.freq = 999,
+		.event = "cpu-clock",
+		.thresh_ns = 500000000ULL,
+		.state_mask = OFFCPU_STATE_S | OFFCPU_STATE_D,
+		.flush_ms = 1000,
+		.ustack = true,
+		.kstack = true,
+		.orig_argc = argc,
+		.orig_argv = argv,
+	};
+	unsigned long long u;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return bad("-o", optarg, "empty path");
+			o.output = optarg;
+			break;
+		case 'p':
+			if (int_list__parse(&o.pids, optarg, false))
+				return bad("-p", optarg, "expected PID[,PID...]");
+			break;
+		case 't':
+			if (int_list__parse(&o.tids, optarg, false))
+				return bad("-t", optarg, "expected TID[,TID...]");
+			break;
+		case 'a':
+			o.all_cpus = true;
+			break;
+		case 'C':
+			if (int_list__parse(&o.cpus, optarg, true))
+				return bad("-C", optarg, "expected a CPU list such as 0,2-3");
+			break;
+		case 'G':
+			o.cgroup = optarg;
+			break;
+		case 'd':
+			if (parse_double(optarg, &o.duration) || o.duration <= 0)
+				return bad("-d", optarg, "expected seconds > 0");
+			break;
+		case 'F':
+			if (parse_uint(optarg, 100000, &u) || !u)
+				return bad("-F", optarg, "expected a frequency in Hz (1-100000)");
+			o.freq = u;
+			break;
+		case 'e':
+			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "task-clock") &&
+			    strcmp(optarg, "cycles"))
+				return bad("-e", optarg, "cpu-clock, task-clock or cycles");
+			o.event = optarg;
+			break;
+		case OPT_NO_CPU:
+			o.no_cpu = true;
+			break;
+		case OPT_THRESH:
+			if (parse_uint(optarg, 3600000, &u))
+				return bad("--off-cpu-thresh", optarg, "expected milliseconds");
+			o.thresh_ns = u * 1000000ULL;
+			break;
+		case OPT_STATES:
+			if (parse_states(optarg, &o.state_mask))
+				return bad("--off-cpu-states", optarg, "expected S, D or SD");
+			break;
+		case OPT_FLUSH:
+			if (parse_uint(optarg, 3600000, &u) || u < 10)
+				return bad("--flush-interval", optarg, "expected milliseconds >= 10");
+			o.flush_ms = u;
+			break;
+		case OPT_STACKS:
+			if (parse_stacks(optarg, &o.ustack, &o.kstack))
+				return bad("--stacks", optarg, "expected user, kernel or user,kernel");
+			break;
+		case OPT_KTHREADS:
+			o.kernel_threads = true;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (o.argv && (o.pids.n || o.tids.n || o.all_cpus)) {
+		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
+			usage_text);
+		ret = 2;
+		goto out;
+	}
+	if (!o.argv && !o.pids.n && !o.tids.n)
+		o.all_cpus = true; /* as perf: no target means the whole machine */
+	ret = record__run(&o);
+out:
+	int_list__free(&o.pids);
+	int_list__free(&o.tids);
+	int_list__free(&o.cpus);
+	return ret;
 }

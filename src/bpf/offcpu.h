@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Types shared by offcpu.bpf.c and user space. Names are prefixed: vmlinux.h
+ * already defines short ones such as `struct key` and `struct stack`.
+ */
+#ifndef OFFCPU_BPF_H
+#define OFFCPU_BPF_H
+
+#define OFFCPU_MAX_STACK 127 /* frames per stack, perf's default maximum */
+
+/* Task states as the scheduler passes them in prev_state. */
+#define OFFCPU_STATE_S 0x1 /* TASK_INTERRUPTIBLE */
+#define OFFCPU_STATE_D 0x2 /* TASK_UNINTERRUPTIBLE */
+
+/* Every place the BPF side can lose data; counted in the `drops` map. */
+enum offcpu_drop {
+	OFFCPU_DROP_RINGBUF = 0,  /* ring buffer full: a direct sample lost */
+	OFFCPU_DROP_SUM_FULL,     /* sum map full: a short interval lost */
+	OFFCPU_DROP_USTACK,       /* user stack could not be read (kept, empty) */
+	OFFCPU_DROP_KSTACK,       /* kernel stack could not be read (kept, empty) */
+	OFFCPU_DROP_TASK_STORAGE, /* no task storage: interval not measured */
+	OFFCPU_DROP_EXITS_FULL,   /* exit map full: summed sample timed at drain */
+	OFFCPU_DROP__NR,
+};
+
+/*
+ * One off-CPU sample: the ring buffer record of a direct sample, the value
+ * of a sum-map entry, and the per-task scratch in task storage all share
+ * this layout, so that emitting or summing is a single copy. Stack frames:
+ * ulen user frames, then klen kernel frames, innermost first.
+ */
+struct offcpu_sample {
+	__u64 time;       /* switch-in time (direct) or 0 (summed) */
+	__u64 period;     /* ns off CPU (summed: total) */
+	__u64 count;      /* intervals in this sample */
+	__u64 cgroup;     /* cgroup v2 id at switch-out */
+	__u64 start_time; /* task->start_time: tells reused tids apart */
+	__u32 pid;        /* thread group id */
+	__u32 tid;
+	__u32 state;      /* OFFCPU_STATE_* */
+	__u32 cpu;        /* CPU of the switch-in */
+	__u32 ulen;
+	__u32 klen;
+	__u64 stack[2 * OFFCPU_MAX_STACK];
+};
+
+#define OFFCPU_SAMPLE_HDR_SIZE ((unsigned long)&((struct offcpu_sample *)0)->stack)
+
+/* Key of the in-kernel sums of short intervals. */
+struct offcpu_sum_key {
+	__u32 pid;
+	__u32 tid;
+	__u64 start_time;
+	__u64 uhash; /* hash of the user frames */
+	__u64 khash; /* hash of the kernel frames */
+	__u64 cgroup;
+	__u32 state;
+	__u32 pad;
+};
+
+/* Key of the exit map: a task that exited while it had sums pending. */
+struct offcpu_exit_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 start_time;
+};
+
+#endif

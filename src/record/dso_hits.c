@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Which DSOs the samples hit, for the BUILD_ID feature: a build id lets a
+ * reader check that the file it symbolizes is the one that ran. The process
+ * model here is the least that answers "which file is this address in":
+ * executable mappings per process, from MMAP/MMAP2, FORK and exec.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perfdata/perf_format.h"
+#include "record/record.h"
+#include "symbols/build_id.h"
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+
+struct hmap {
+	uint64_t start, end;
+	uint32_t dso;
+};
+
+struct hproc {
+	uint32_t pid; /* 0: empty slot */
+	struct hmap *maps;
+	size_t nr, cap;
+	bool sorted;
+};
+
+struct hdso {
+	char *name;
+	bool hit;
+};
+
+struct dso_hits {
+	struct hproc *procs; /* open addressing on pid */
+	size_t nprocs, cap;
+	struct hdso *dsos;
+	size_t ndsos, capdsos;
+	bool kernel_hit;
+};
+
+struct dso_hits *dso_hits__new(void)
+{
+	struct dso_hits *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->cap = 1024;
+	h->procs = calloc(h->cap, sizeof(*h->procs));
+	if (!h->procs) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void dso_hits__free(struct dso_hits *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->cap; i++)
+		free(h->procs[i].maps);
+	for (size_t i = 0; i < h->ndsos; i++)
+		free(h->dsos[i].name);
+	free(h->procs);
+	free(h->dsos);
+	free(h);
+}
+
+static struct hproc *proc_slot(struct dso_hits *h, uint32_t pid, bool create);
+
+static int grow(struct dso_hits *h)
+{
+	struct hproc *old = h->procs;
+	size_t ocap = h->cap;
+
+	h->procs = calloc(ocap * 2, sizeof(*h->procs));
+	if (!h->procs) {
+		h->procs = old;
+		return -ENOMEM;
+	}
+	h->cap = ocap * 2;
+	h->nprocs = 0;
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].pid)
+			continue;
+		struct hproc *p = proc_slot(h, old[i].pid, true);
+
+		*p = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static struct hproc *proc_slot(struct dso_hits *h, uint32_t pid, bool create)
+{
+	size_t i;
+
+	if (!pid || pid == (uint32_t)-1)
+		return NULL;
+	if (create && (h->nprocs + 1) * 2 > h->cap && grow(h))
+		return NULL;
+	for (i = (pid * 2654435761u) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (h->procs[i].pid == pid)
+			return &h->procs[i];
+		if (!h->procs[i].pid)
+			break;
+	}
+	if (!create)
+		return NULL;
+	h->procs[i].pid = pid;
+	h->nprocs++;
+	return &h->procs[i];
+}
+
+static int dso_index(struct dso_hits *h, const char *name)
+{
+	/* few DSOs per run: a linear scan from the end finds recent ones first */
+	for (size_t i = h->ndsos; i-- > 0;)
+		if (!strcmp(h->dsos[i].name, name))
+			return i;
+	if (h->ndsos == h->capdsos) {
+		size_t ncap = h->capdsos ? h->capdsos * 2 : 64;
+		struct hdso *nd = realloc(h->dsos, ncap * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		h->dsos = nd;
+		h->capdsos = ncap;
+	}
+	h->dsos[h->ndsos].name = strdup(name);
+	if (!h->dsos[h->ndsos].name)
+		return -ENOMEM;
+	h->dsos[h->ndsos].hit = false;
+	return h->ndsos++;
+}
+
+static void add_map(struct dso_hits *h, uint32_t pid, uint64_t start, uint64_t len,
+		    const char *name)
+{
+	struct hproc *p;
+	int d;
+
+	if (name[0] != '/')
+		return; /* [vdso], //anon, [heap]...: no file, no build id */
+	p = proc_slot(h, pid, true);
+	d = dso_index(h, name);
+	if (!p || d < 0)
+		return;
+	if (p->nr == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 16;
+		struct hmap *nm = realloc(p->maps, ncap * sizeof(*nm));
+
+		if (!nm)
+			return;
+		p->maps = nm;
+		p->cap = ncap;
+	}
+	p->maps[p->nr++] = (struct hmap){ start, start + len, d };
+	p->sorted = false;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct hmap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The latest map that covers ip wins: later mmaps replace earlier ones. */
+static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
+{
+	size_t lo = 0, hi;
+
+	if (!p->sorted) {
+		qsort(p->maps, p->nr, sizeof(*p->maps), map_cmp);
+		p->sorted = true;
+	}
+	hi = p->nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (ip < p->maps[i].end) {
+			h->dsos[p->maps[i].dso].hit = true;
+			return;
+		}
+		if (lo - i > 8)
+			break;
+	}
+}
+
+static void on_fork(struct dso_hits *h, uint32_t pid, uint32_t ppid)
+{
+	struct hproc *parent, *child;
+
+	if (pid == ppid)
+		return; /* a thread shares its process's maps */
+	parent = proc_slot(h, ppid, false);
+	child = proc_slot(h, pid, true);
+	if (!child)
+		return;
+	parent = proc_slot(h, ppid, false); /* the table may have grown */
+	child->nr = 0;
+	if (!parent || !parent->nr)
+		return;
+	struct hmap *nm = realloc(child->maps, parent->nr * sizeof(*nm));
+
+	if (!nm)
+		return;
+	memcpy(nm, parent->maps, parent->nr * sizeof(*nm));
+	child->maps = nm;
+	child->nr = child->cap = parent->nr;
+	child->sorted = false;
+}
+
+void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
+{
+	const struct perf_event_header *eh = rec;
+	const uint8_t *b = (const uint8_t *)(eh + 1);
+	const uint8_t *end = (const uint8_t *)rec + len;
+	uint32_t pid, pid2;
+	uint64_t a, l;
+
+	switch (eh->type) {
+	case PERF_RECORD_MMAP2:
+		if (len < sizeof(*eh) + 64)
+			return;
+		memcpy(&pid, b, 4);
+		memcpy(&a, b + 8, 8);
+		memcpy(&l, b + 16, 8);
+		{
+			uint32_t prot;
+
+			memcpy(&prot, b + 56, 4);
+			if (prot & 4 /* PROT_EXEC */)
+				add_map(h, pid, a, l, (const char *)b + 64);
+		}
+		return;
+	case PERF_RECORD_MMAP:
+		if (len < sizeof(*eh) + 32 || (eh->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+						      PERF_RECORD_MISC_KERNEL)
+			return;
+		memcpy(&pid, b, 4);
+		memcpy(&a, b + 8, 8);
+		memcpy(&l, b + 16, 8);
+		add_map(h, pid, a, l, (const char *)b + 32);
+		return;
+	case PERF_RECORD_FORK:
+		if (len < sizeof(*eh) + 8)
+			return;
+		memcpy(&pid, b, 4);
+		memcpy(&pid2, b + 4, 4);
+		on_fork(h, pid, pid2);
+		return;
+	case PERF_RECORD_COMM:
+		if (len < sizeof(*eh) + 8 || !(eh->misc & PERF_RECORD_MISC_COMM_EXEC))
+			return;
+		memcpy(&pid, b, 4);
+		{
+			struct hproc *p = proc_slot(h, pid, false);
+
+			if (p)
+				p->nr = 0; /* exec: a new address space */
+		}
+		return;
+	case PERF_RECORD_SAMPLE:
+		break;
+	default:
+		return;
+	}
+	/* Samples: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, our two layouts */
+	if (sample_type != (cpu_sample_type()) && sample_type != offcpu_sample_type())
+		return;
+	if (b + 56 > end)
+		return;
+	memcpy(&pid, b + 16, 4);
+	memcpy(&l, b + 48, 8); /* callchain nr */
+	b += 56;
+	{
+		struct hproc *p = proc_slot(h, pid, false);
+		bool user = false;
+
+		for (uint64_t i = 0; i < l && b + 8 <= end; i++, b += 8) {
+			memcpy(&a, b, 8);
+			if (a >= PERF_CTX_MAX) {
+				user = a == PERF_CTX_USER;
+				if (a == PERF_CTX_KERNEL)
+					h->kernel_hit = true;
+				continue;
+			}
+			if (user && p)
+				hit_user(h, p, a);
+		}
+	}
+}
+
+/* One BUILD_ID table entry: header, pid, id[20], size, pad[3], name. */
+static int put_entry(uint8_t **buf, size_t *len, size_t *cap, uint16_t misc, const uint8_t *id,
+		     size_t idlen, const char *name)
+{
+	size_t nlen = strlen(name) + 1, plen = (nlen + 63) / 64 * 64;
+	size_t sz = 8 + 4 + 20 + 4 + plen;
+	struct perf_event_header h = {
+		.type = 0, /* perf writes 0 here */
+		.misc = misc | (1 << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */,
+		.size = sz,
+	};
+	int32_t pid = -1;
+	uint8_t *p;
+
+	if (*len + sz > *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		uint8_t *nb;
+
+		while (ncap < *len + sz)
+			ncap *= 2;
+		nb = realloc(*buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	p = *buf + *len;
+	memset(p, 0, sz);
+	memcpy(p, &h, 8);
+	memcpy(p + 8, &pid, 4);
+	memcpy(p + 12, id, idlen > 20 ? 20 : idlen);
+	p[32] = idlen > 20 ? 20 : idlen;
+	memcpy(p + 36, name, nlen);
+	*len += sz;
+	return 0;
+}
+
+/* The kernel's build id from /sys/kernel/notes (ELF notes). */
+static int kernel_build_id(uint8_t *id, size_t max)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	while (n > 0 && off + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t desc;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc = off + 12 + ((namesz + 3) & ~3u);
+		if (desc + descsz > (size_t)n || namesz > 256 || descsz > 256)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4)) {
+			size_t l = descsz < max ? descsz : max;
+
+			memcpy(id, buf + desc, l);
+			return l;
+		}
+		off = desc + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
+int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
+{
+	uint8_t *buf = NULL, id[64];
+	size_t l = 0, cap = 0;
+	int n, err = 0;
+
+	if (h->kernel_hit) {
+		n = kernel_build_id(id, sizeof(id));
+		if (n > 0)
+			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_KERNEL, id, n,
+					"[kernel.kallsyms]");
+	}
+	for (size_t i = 0; !err && i < h->ndsos; i++) {
+		if (!h->dsos[i].hit)
+			continue;
+		n = sym_read_build_id(h->dsos[i].name, id, sizeof(id));
+		if (n > 0)
+			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_USER, id, n, h->dsos[i].name);
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = l;
+	return 0;
+}

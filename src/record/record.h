@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `offcpu record`: the parts of a recording session and how they meet.
+ *
+ *   targets.c     who is recorded: pid/tid/cpu lists, the command
+ *   offcpu_bpf.c  the sched_switch BPF program: load, filters, ring buffer,
+ *                 drain of the in-kernel sums, drop counters
+ *   cpu_events.c  per-CPU perf events: cpu-clock samples and side-band
+ *   synth.c       records synthesized from /proc; host facts for features
+ *   merge.c       records from every source, written in time order
+ *   dso_hits.c    which DSOs samples hit, for the BUILD_ID feature
+ *   session.c     the loop that ties them together
+ */
+#ifndef OFFCPU_RECORD_H
+#define OFFCPU_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#include "bpf/offcpu.h"
+
+struct perf_writer;
+
+struct int_list {
+	int *v;
+	size_t n;
+};
+
+struct record_opts {
+	const char *output;
+	struct int_list pids;
+	struct int_list tids;
+	struct int_list cpus; /* empty: all online CPUs */
+	const char *cgroup;
+	bool all_cpus;
+	double duration;      /* seconds; 0 = until the command exits or a signal */
+	unsigned int freq;
+	const char *event;    /* cpu-clock, task-clock, cycles */
+	bool no_cpu;
+	uint64_t thresh_ns;
+	uint32_t state_mask;
+	unsigned int flush_ms;
+	bool ustack;
+	bool kstack;
+	bool kernel_threads;
+	bool quiet;
+	char **argv;          /* the command, or NULL */
+	int orig_argc;
+	char **orig_argv;     /* offcpu's own command line, for CMDLINE */
+};
+
+/* Sample ids of our events in the file. */
+/* Sample id of offcpu-time: far above the kernel's sequential event ids. */
+#define OFFCPU_ID_OFFCPU 0x4f46464350550001ULL
+
+/* ---- targets.c ---- */
+int int_list__parse(struct int_list *l, const char *s, bool ranges);
+void int_list__free(struct int_list *l);
+int online_cpus(struct int_list *l);
+int possible_cpus(void);
+bool pid_exists(int pid);
+
+/*
+ * The command, forked but held before exec until workload__start(), so that
+ * recording is set up before it runs.
+ */
+struct workload {
+	pid_t pid;
+	int go_fd;  /* write end: a byte releases the child */
+	int err_fd; /* read end: errno from a failed exec, EOF on success */
+};
+int workload__prepare(struct workload *wl, char **argv);
+/* Release the child; returns 0 or the exec errno as a negative number. */
+int workload__start(struct workload *wl);
+
+/* ---- merge.c: a time-ordered queue of records ---- */
+struct merge;
+struct merge *merge__new(void);
+void merge__free(struct merge *m);
+int merge__add(struct merge *m, uint64_t time, const void *rec, size_t len);
+/*
+ * Write every queued record with time <= upto, oldest first, then a
+ * FINISHED_ROUND. Records older than one already written are still written
+ * (and counted in *late).
+ */
+int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
+		 int (*on_rec)(void *ctx, const void *rec, size_t len), void *ctx);
+size_t merge__bytes(const struct merge *m);
+uint64_t merge__late(const struct merge *m);
+
+/* ---- dso_hits.c: DSOs that samples hit (BUILD_ID feature) ---- */
+struct dso_hits;
+struct dso_hits *dso_hits__new(void);
+void dso_hits__free(struct dso_hits *h);
+/* Feed every record (side-band and samples) in file order. */
+void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
+/* Build the BUILD_ID feature section for the hit DSOs (and the kernel). */
+int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len);
+
+/* ---- synth.c ---- */
+/* The sample_id_all trailer every non-sample record carries. */
+struct sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+int synth__kernel_mmap(struct perf_writer *w, uint64_t id);
+int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
+int synth__all_processes(struct perf_writer *w, uint64_t id);
+int synth__features(struct perf_writer *w, const struct record_opts *o);
+
+/* ---- offcpu_bpf.c ---- */
+struct offcpu_bpf;
+int offcpu_bpf__new(const struct record_opts *o, struct offcpu_bpf **out);
+void offcpu_bpf__free(struct offcpu_bpf *b);
+int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid);
+int offcpu_bpf__attach(struct offcpu_bpf *b);
+int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b); /* -1: no filter needed */
+int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
+/* Read direct samples into the merge queue. */
+int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m);
+/* Drain the in-kernel sums into the merge queue, timed `now` or at exit. */
+int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now);
+/* Should the sums be drained before the interval is up (map filling)? */
+bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
+int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);
+uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
+const char *offcpu_drop_name(int i);
+/* Encode one off-CPU sample as a perf SAMPLE record into buf (size 4096+). */
+size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
+uint64_t offcpu_sample_type(void);
+void offcpu_event_attr(struct perf_event_attr *attr);
+
+/* ---- cpu_events.c ---- */
+struct cpu_events;
+int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out);
+void cpu_events__free(struct cpu_events *c);
+int cpu_events__enable(struct cpu_events *c);
+int cpu_events__disable(struct cpu_events *c);
+/* Events to register in the file: attr, name and kernel-assigned ids. */
+size_t cpu_events__nr_attrs(const struct cpu_events *c);
+const struct perf_event_attr *cpu_events__attr(const struct cpu_events *c, size_t i,
+					       const char **name, const uint64_t **ids,
+					       size_t *nr_ids);
+int cpu_events__poll(struct cpu_events *c, struct merge *m);
+int cpu_events__epoll_add(struct cpu_events *c, int epfd);
+uint64_t cpu_events__samples(const struct cpu_events *c);
+uint64_t cpu_events__lost(const struct cpu_events *c);
+uint64_t cpu_sample_type(void);
+
+/* ---- session.c ---- */
+int record__run(struct record_opts *o);
+
+uint64_t now_ns(void);
+
+#endif

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A recording session: checks, set-up in an order that fails early and
+ * leaves nothing behind, the loop that moves records from the kernel to the
+ * file in time order, and a clean finish on every way a recording ends
+ * (Ctrl-C, SIGTERM, -d, the command's exit).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "perfdata/perf_format.h"
+#include "perfdata/perf_writer.h"
+#include "record/record.h"
+
+#define MERGE_MAX_BYTES (64u << 20) /* drain early past this much queued */
+
+static int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (sig != SIGCHLD)
+		stop_signal = sig;
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* the pipe is full: a wakeup is pending anyway */
+	}
+	errno = saved;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct session {
+	struct record_opts *o;
+	struct perf_writer *w;
+	struct offcpu_bpf *bpf;
+	struct cpu_events *cpu;
+	struct merge *m;
+	struct dso_hits *hits;
+	struct workload wl;
+	bool have_child;
+	bool child_done;
+	int child_status;
+	uint64_t first_time, last_time;
+	uint64_t nr_written_samples;
+	bool status_line;
+};
+
+/* Every record on its way to the file: sample times and DSO hits. */
+static int on_record(void *ctx, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+	const struct perf_event_header *h = rec;
+
+	if (h->type == PERF_RECORD_SAMPLE && len >= sizeof(*h) + 32) {
+		uint64_t t;
+
+		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
+		if (!s->first_time || t < s->first_time)
+			s->first_time = t;
+		if (t > s->last_time)
+			s->last_time = t;
+		s->nr_written_samples++;
+	}
+	dso_hits__record(s->hits, rec, len, cpu_sample_type());
+	return 0;
+}
+
+static bool have_privileges(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f;
+
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	/* CAP_PERFMON 38, CAP_BPF 39 */
+	return (eff >> 38 & 1) && (eff >> 39 & 1);
+}
+
+static int preflight(const struct record_opts *o)
+{
+	const char *btf = getenv("OFFCPU_BTF");
+
+	if (!have_privileges()) {
+		fprintf(stderr, "offcpu record: permission denied: run as root or with CAP_BPF and CAP_PERFMON\n");
+		return -EPERM;
+	}
+	if (!btf)
+		btf = "/sys/kernel/btf/vmlinux";
+	if (access(btf, R_OK)) {
+		fprintf(stderr, "offcpu record: this kernel has no BTF (%s missing); CONFIG_DEBUG_INFO_BTF=y is required\n",
+			btf);
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < o->pids.n; i++)
+		if (!pid_exists(o->pids.v[i])) {
+			fprintf(stderr, "offcpu record: no such process: %d\n", o->pids.v[i]);
+			return -ESRCH;
+		}
+	for (size_t i = 0; i < o->tids.n; i++)
+		if (!pid_exists(o->tids.v[i])) {
+			fprintf(stderr, "offcpu record: no such thread: %d\n", o->tids.v[i]);
+			return -ESRCH;
+		}
+	return 0;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_WARN && getenv("OFFCPU_DEBUG"))
+		return vfprintf(stderr, fmt, args);
+	if (level == LIBBPF_DEBUG && getenv("OFFCPU_DEBUG"))
+		return vfprintf(stderr, fmt, args);
+	return 0;
+}
+
+static uint64_t total_drops(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
+{
+	uint64_t sum = 0;
+
+	offcpu_bpf__drops(s->bpf, drops);
+	for (int i = 0; i < OFFCPU_DROP__NR; i++)
+		if (i != OFFCPU_DROP_USTACK && i != OFFCPU_DROP_KSTACK)
+			sum += drops[i];
+	return sum + cpu_events__lost(s->cpu);
+}
+
+static void show_status(struct session *s, uint64_t start)
+{
+	uint64_t drops[OFFCPU_DROP__NR];
+	uint64_t samples = offcpu_bpf__samples(s->bpf) + cpu_events__samples(s->cpu);
+
+	fprintf(stderr, "\r[ offcpu record: %.1f s, %llu samples, %llu lost, %.2f MB ]\033[K",
+		(now_ns() - start) / 1e9, (unsigned long long)samples,
+		(unsigned long long)total_drops(s, drops),
+		perf_writer__data_size(s->w) / 1048576.0);
+}
+
+/* Move everything the kernel has into the queue, drain sums, write. */
+static int round_trip(struct session *s, bool drain, bool final)
+{
+	uint64_t t;
+	int err;
+
+	err = cpu_events__poll(s->cpu, s->m);
+	if (!err)
+		err = offcpu_bpf__poll(s->bpf, s->m);
+	if (err || !drain)
+		return err;
+	t = now_ns();
+	err = offcpu_bpf__drain(s->bpf, s->m, t);
+	if (!err && final)
+		err = offcpu_bpf__drain(s->bpf, s->m, t); /* the other map too */
+	if (!err)
+		err = cpu_events__poll(s->cpu, s->m);
+	if (!err)
+		err = offcpu_bpf__poll(s->bpf, s->m);
+	if (!err)
+		err = merge__flush(s->m, final ? UINT64_MAX : t, s->w, on_record, s);
+	return err;
+}
+
+static void reap_child(struct session *s, bool block)
+{
+	int status;
+	pid_t r;
+
+	if (!s->have_child || s->child_done)
+		return;
+	do
+		r = waitpid(s->wl.pid, &status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == s->wl.pid) {
+		s->child_done = true;
+		s->child_status = status;
+	}
+}
+
+static int exit_code(struct session *s)
+{
+	if (!s->have_child)
+		return 0;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return 1;
+}
+
+static int put_counter(uint8_t **b, size_t *len, size_t *cap, uint32_t *nr, const char *name,
+		       uint64_t v)
+{
+	uint32_t nl = (strlen(name) + 1 + 7) / 8 * 8;
+	size_t need = 4 + nl + 8;
+
+	if (*len + need > *cap) {
+		size_t ncap = (*cap + need) * 2;
+		uint8_t *nb = realloc(*b, ncap);
+
+		if (!nb)
+			return -ENOMEM;
+		*b = nb;
+		*cap = ncap;
+	}
+	memcpy(*b + *len, &nl, 4);
+	memset(*b + *len + 4, 0, nl);
+	memcpy(*b + *len + 4, name, strlen(name));
+	memcpy(*b + *len + 4 + nl, &v, 8);
+	*len += need;
+	(*nr)++;
+	return 0;
+}
+
+/* The offcpu section: drop counters and recording facts, by name. */
+static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
+{
+	static const char *const keys[OFFCPU_DROP__NR] = {
+		"drop.ringbuf_full", "drop.sum_full",	  "drop.ustack_failed",
+		"drop.kstack_failed", "drop.task_storage", "drop.exits_full",
+	};
+	uint8_t *b = malloc(4);
+	size_t len = 4, cap = 4;
+	uint32_t nr = 0;
+	int err = b ? 0 : -ENOMEM;
+
+	for (int i = 0; !err && i < OFFCPU_DROP__NR; i++)
+		err = put_counter(&b, &len, &cap, &nr, keys[i], drops[i]);
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "drop.perf_lost", cpu_events__lost(s->cpu));
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "records.out_of_order", merge__late(s->m));
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "offcpu.thresh_ns", s->o->thresh_ns);
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "offcpu.flush_ms", s->o->flush_ms);
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "offcpu.state_mask", s->o->state_mask);
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "samples.offcpu", offcpu_bpf__samples(s->bpf));
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "samples.cpu", cpu_events__samples(s->cpu));
+	if (!err) {
+		memcpy(b, &nr, 4);
+		err = perf_writer__set_feature(s->w, PERF_FEAT_OFFCPU, b, len);
+	}
+	free(b);
+	return err;
+}
+
+/* Lost data as LOST records too, so that perf report warns about it. */
+static int write_lost(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
+{
+	uint64_t n = drops[OFFCPU_DROP_RINGBUF] + drops[OFFCPU_DROP_SUM_FULL] +
+		     drops[OFFCPU_DROP_TASK_STORAGE];
+	struct {
+		struct perf_event_header h;
+		uint64_t id, lost;
+		struct sample_id sid;
+	} rec = {
+		.h = { .type = PERF_RECORD_LOST, .size = sizeof(rec) },
+		.id = OFFCPU_ID_OFFCPU,
+		.lost = n,
+		.sid = { .time = s->last_time, .id = OFFCPU_ID_OFFCPU },
+	};
+	int err;
+
+	if (!n)
+		return 0;
+	err = perf_writer__write(s->w, &rec, sizeof(rec));
+	return err ? err : perf_writer__finished_round(s->w);
+}
+
+static int finish_file(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
+{
+	uint64_t times[2] = { s->first_time, s->last_time };
+	uint8_t *bid = NULL;
+	size_t bidlen = 0;
+	int err;
+
+	total_drops(s, drops);
+	err = write_lost(s, drops);
+	if (!err)
+		err = perf_writer__set_feature(s->w, PERF_FEAT_SAMPLE_TIME, times, sizeof(times));
+	if (!err)
+		err = write_offcpu_feature(s, drops);
+	if (!err && !dso_hits__build_id_feature(s->hits, &bid, &bidlen) && bidlen)
+		err = perf_writer__set_feature(s->w, PERF_FEAT_BUILD_ID, bid, bidlen);
+	free(bid);
+	if (!err)
+		err = perf_writer__finish(s->w);
+	return err;
+}
+
+static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
+{
+	uint64_t lost = cpu_events__lost(s->cpu);
+	bool any = lost != 0;
+
+	if (s->status_line)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "[ offcpu record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
+		perf_writer__data_size(s->w) / 1048576.0, s->o->output,
+		(unsigned long long)s->nr_written_samples);
+	for (int i = 0; i < OFFCPU_DROP__NR; i++)
+		any |= drops[i] != 0;
+	if (!any) {
+		fprintf(stderr, "[ offcpu record: nothing lost ]\n");
+		return;
+	}
+	fprintf(stderr, "[ offcpu record: lost:");
+	for (int i = 0; i < OFFCPU_DROP__NR; i++)
+		if (drops[i])
+			fprintf(stderr, " %s %llu;", offcpu_drop_name(i), (unsigned long long)drops[i]);
+	if (lost)
+		fprintf(stderr, " cpu samples (perf ring full) %llu;", (unsigned long long)lost);
+	fprintf(stderr, " ]\n");
+}
+
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return 0;
+}
+
+/* The loop: wake on data, signals or the clock; stop on any end condition. */
+static int run_loop(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t start = now_ns(), last_drain = start, last_status = 0;
+	uint64_t end = s->o->duration > 0 ? start + (uint64_t)(s->o->duration * 1e9) : 0;
+	int epfd, err = 0;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -errno;
+	ev.data.u64 = 0;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, sig_pipe[0], &ev);
+	epoll_ctl(epfd, EPOLL_CTL_ADD, offcpu_bpf__ringbuf_fd(s->bpf), &ev);
+	cpu_events__epoll_add(s->cpu, epfd);
+
+	while (!err) {
+		struct epoll_event evs[16];
+		uint64_t now;
+		char buf[64];
+		int timeout = 100;
+
+		if (end) {
+			now = now_ns();
+			if (now >= end)
+				break;
+			if ((end - now) / 1000000 < (uint64_t)timeout)
+				timeout = (end - now) / 1000000 + 1;
+		}
+		if (epoll_wait(epfd, evs, 16, timeout) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+			;
+		reap_child(s, false);
+		if (stop_signal || s->child_done)
+			break;
+		now = now_ns();
+		bool drain = now - last_drain >= s->o->flush_ms * 1000000ULL ||
+			     offcpu_bpf__needs_drain(s->bpf) || merge__bytes(s->m) > MERGE_MAX_BYTES;
+		err = round_trip(s, drain, false);
+		if (drain)
+			last_drain = now;
+		if (s->status_line && now - last_status >= 1000000000ULL) {
+			show_status(s, start);
+			last_status = now;
+		}
+	}
+	close(epfd);
+	return err;
+}
+
+int record__run(struct record_opts *o)
+{
+	struct session sess = { .o = o }, *s = &sess;
+	struct perf_event_attr oattr;
+	uint64_t drops[OFFCPU_DROP__NR] = { 0 };
+	uint64_t oid = OFFCPU_ID_OFFCPU;
+	const uint64_t *ids;
+	size_t nr_ids;
+	const char *name;
+	const struct perf_event_attr *cattr;
+	bool started = false;
+	int err;
+
+	err = preflight(o);
+	if (err)
+		return 1;
+	libbpf_set_print(libbpf_quiet);
+	err = perf_writer__new(o->output, &s->w);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		return 1;
+	}
+	s->m = merge__new();
+	s->hits = dso_hits__new();
+	if (!s->m || !s->hits || setup_signals()) {
+		err = -ENOMEM;
+		fprintf(stderr, "offcpu record: out of memory\n");
+		goto cleanup;
+	}
+	if (o->argv) {
+		err = workload__prepare(&s->wl, o->argv);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot start '%s': %s\n", o->argv[0],
+				strerror(-err));
+			goto cleanup;
+		}
+		s->have_child = true;
+	}
+	err = offcpu_bpf__new(o, &s->bpf);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
+			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
+		goto cleanup;
+	}
+	if (s->have_child && (err = offcpu_bpf__add_tgid(s->bpf, s->wl.pid)))
+		goto cleanup;
+	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(s->bpf), &s->cpu);
+	if (err)
+		goto cleanup;
+
+	cattr = cpu_events__attr(s->cpu, 0, &name, &ids, &nr_ids);
+	offcpu_event_attr(&oattr);
+	err = perf_writer__add_event(s->w, cattr, name, ids, nr_ids);
+	if (!err)
+		err = perf_writer__add_event(s->w, &oattr, OFFCPU_EVENT_NAME, &oid, 1);
+	if (!err)
+		err = perf_writer__begin(s->w);
+	if (!err)
+		err = synth__kernel_mmap(s->w, oid);
+	for (size_t i = 0; !err && i < o->pids.n; i++)
+		err = synth__process(s->w, o->pids.v[i], oid, true);
+	for (size_t i = 0; !err && i < o->tids.n; i++)
+		err = synth__process(s->w, o->tids.v[i], oid, true);
+	if (!err && o->all_cpus)
+		err = synth__all_processes(s->w, oid);
+	if (!err)
+		err = synth__features(s->w, o);
+	if (!err)
+		err = perf_writer__finished_round(s->w);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		goto cleanup;
+	}
+	err = offcpu_bpf__attach(s->bpf);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = cpu_events__enable(s->cpu);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (s->have_child) {
+		err = workload__start(&s->wl);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot execute '%s': %s\n", o->argv[0],
+				strerror(-err));
+			reap_child(s, true);
+			s->have_child = false;
+			perf_writer__abort(s->w);
+			err = 127;
+			goto out;
+		}
+	}
+	started = true;
+	s->status_line = !o->quiet && isatty(STDERR_FILENO);
+
+	err = run_loop(s);
+	if (s->have_child && !s->child_done) {
+		/* we were told to stop: so is the command, as perf does */
+		kill(s->wl.pid, SIGTERM);
+		reap_child(s, true);
+	}
+	cpu_events__disable(s->cpu);
+	if (!err)
+		err = round_trip(s, true, true);
+	if (!err)
+		err = finish_file(s, drops);
+	if (err) {
+		fprintf(stderr, "\noffcpu record: writing %s failed: %s; what was written stays readable\n",
+			o->output, strerror(-err));
+		err = 1;
+		goto out;
+	}
+	if (!o->quiet)
+		print_summary(s, drops);
+	err = exit_code(s);
+	goto out;
+
+cleanup:
+	if (!started) {
+		if (s->have_child) {
+			kill(s->wl.pid, SIGKILL);
+			reap_child(s, true);
+		}
+		perf_writer__abort(s->w);
+	}
+	err = 1;
+out:
+	cpu_events__free(s->cpu);
+	offcpu_bpf__free(s->bpf);
+	merge__free(s->m);
+	dso_hits__free(s->hits);
+	perf_writer__free(s->w);
+	return err;
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Records synthesized from /proc for what existed before recording began
+ * (COMM per thread, MMAP2 per executable mapping), the kernel's MMAP, and
+ * the host facts that go in feature sections.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfdata/perf_format.h"
+#include "perfdata/perf_writer.h"
+#include "record/record.h"
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+
+/* Append the sample_id_all trailer (time 0: before every sample). */
+static size_t put_trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id)
+{
+	struct sample_id s = { .pid = pid, .tid = tid, .id = id };
+
+	memcpy(p, &s, sizeof(s));
+	return sizeof(s);
+}
+
+static int write_comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
+		      uint64_t id)
+{
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	size_t n = sizeof(*h), clen = strnlen(comm, 15);
+
+	memcpy(buf + n, &pid, 4);
+	memcpy(buf + n + 4, &tid, 4);
+	n += 8;
+	memset(buf + n, 0, ALIGN8(clen + 1));
+	memcpy(buf + n, comm, clen);
+	n += ALIGN8(clen + 1);
+	n += put_trailer(buf + n, pid, tid, id);
+	h->type = PERF_RECORD_COMM;
+	h->misc = 0;
+	h->size = n;
+	return perf_writer__write(w, buf, n);
+}
+
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+};
+
+static int write_mmap2(struct perf_writer *w, const struct mmap2_body *b, const char *file,
+		       uint64_t id)
+{
+	uint8_t buf[4096 + 256];
+	struct perf_event_header *h = (void *)buf;
+	size_t n = sizeof(*h), flen = strnlen(file, 4095);
+
+	memcpy(buf + n, b, sizeof(*b));
+	n += sizeof(*b);
+	memset(buf + n, 0, ALIGN8(flen + 1));
+	memcpy(buf + n, file, flen);
+	n += ALIGN8(flen + 1);
+	n += put_trailer(buf + n, b->pid, b->tid, id);
+	h->type = PERF_RECORD_MMAP2;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = n;
+	return perf_writer__write(w, buf, n);
+}
+
+static uint64_t kallsyms_addr(const char *sym)
+{
+	char line[512];
+	uint64_t addr = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 && !strcmp(name, sym)) {
+			addr = a;
+			break;
+		}
+	}
+	fclose(f);
+	return addr;
+}
+
+/*
+ * The kernel's map: perf resolves kernel addresses through an MMAP with
+ * misc KERNEL, pid -1, filename "[kernel.kallsyms]_text" and pgoff = the
+ * address of _text, which tells it how kallsyms is relocated.
+ */
+int synth__kernel_mmap(struct perf_writer *w, uint64_t id)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	uint8_t buf[256];
+	struct perf_event_header *h = (void *)buf;
+	uint64_t text = kallsyms_addr("_text");
+	uint32_t pid = (uint32_t)-1, tid = 0;
+	uint64_t len;
+	size_t n = sizeof(*h);
+
+	if (!text)
+		return 0; /* kallsyms hidden: perf shows raw addresses */
+	len = ~0ULL - text;
+	memcpy(buf + n, &pid, 4);
+	memcpy(buf + n + 4, &tid, 4);
+	memcpy(buf + n + 8, &text, 8);
+	memcpy(buf + n + 16, &len, 8);
+	memcpy(buf + n + 24, &text, 8);
+	n += 32;
+	memset(buf + n, 0, ALIGN8(sizeof(name)));
+	memcpy(buf + n, name, sizeof(name));
+	n += ALIGN8(sizeof(name));
+	n += put_trailer(buf + n, pid, tid, id);
+	h->type = PERF_RECORD_MMAP;
+	h->misc = PERF_RECORD_MISC_KERNEL;
+	h->size = n;
+	return perf_writer__write(w, buf, n);
+}
+
+static int read_comm(int pid, int tid, char *comm, size_t size)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(comm, size, f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	return 0;
+}
+
+/* Executable mappings of /proc/PID/maps as MMAP2 records. */
+static int synth_maps(struct perf_writer *w, int pid, uint64_t id)
+{
+	char path[64], line[4096 + 256];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* exited meanwhile */
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int pos = 0;
+		struct mmap2_body b;
+		char *file;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+			   &min, &ino, &pos) < 7 ||
+		    perms[2] != 'x')
+			continue;
+		file = line + pos;
+		file[strcspn(file, "\n")] = 0;
+		if (!*file)
+			file = "//anon";
+		memset(&b, 0, sizeof(b));
+		b.pid = pid;
+		b.tid = pid;
+		b.addr = start;
+		b.len = end - start;
+		b.pgoff = off;
+		b.maj = maj;
+		b.min = min;
+		b.ino = ino;
+		b.prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
+			 (perms[1] == 'w' ? PROT_WRITE : 0);
+		b.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		err = write_mmap2(w, &b, file, id);
+	}
+	fclose(f);
+	return err;
+}
+
+int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
+{
+	char path[64], comm[64];
+	struct dirent *d;
+	DIR *dir;
+	int err = 0;
+
+	if (read_comm(pid, pid, comm, sizeof(comm)))
+		return 0; /* gone */
+	err = write_comm(w, pid, pid, comm, id);
+	if (!err && threads) {
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		dir = opendir(path);
+		while (!err && dir && (d = readdir(dir))) {
+			int tid = atoi(d->d_name);
+
+			if (tid <= 0 || tid == pid || read_comm(pid, tid, comm, sizeof(comm)))
+				continue;
+			err = write_comm(w, pid, tid, comm, id);
+		}
+		if (dir)
+			closedir(dir);
+	}
+	if (!err)
+		err = synth_maps(w, pid, id);
+	return err;
+}
+
+int synth__all_processes(struct perf_writer *w, uint64_t id)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *d;
+	int err = 0;
+
+	if (!dir)
+		return -errno;
+	while (!err && (d = readdir(dir))) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		err = synth__process(w, atoi(d->d_name), id, true);
+	}
+	closedir(dir);
+	return err;
+}
+
+static int feature_u32_pair(struct perf_writer *w, unsigned int feat, uint32_t a, uint32_t b)
+{
+	uint32_t v[2] = { a, b };
+
+	return perf_writer__set_feature(w, feat, v, sizeof(v));
+}
+
+/* Host facts perf and users expect in the header. */
+int synth__features(struct perf_writer *w, const struct record_opts *o)
+{
+	struct utsname u;
+	struct timespec res, mono, real;
+	char exe[4096];
+	const char **args;
+	uint64_t v;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int err;
+
+	if (uname(&u))
+		return -errno;
+	err = perf_writer__set_feature_string(w, PERF_FEAT_HOSTNAME, u.nodename);
+	if (!err)
+		err = perf_writer__set_feature_string(w, PERF_FEAT_OSRELEASE, u.release);
+	if (!err)
+		err = perf_writer__set_feature_string(w, PERF_FEAT_VERSION, "offcpu 0.1");
+	if (!err)
+		err = perf_writer__set_feature_string(w, PERF_FEAT_ARCH, u.machine);
+	if (!err)
+		err = feature_u32_pair(w, PERF_FEAT_NRCPUS, possible_cpus(), online);
+	if (err)
+		return err;
+	v = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 1024;
+	err = perf_writer__set_feature(w, PERF_FEAT_TOTAL_MEM, &v, sizeof(v));
+	if (err)
+		return err;
+
+	/* CMDLINE: the binary's full path, then the arguments */
+	args = calloc(o->orig_argc + 1, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	args[0] = n > 0 ? exe : o->orig_argv[0];
+	for (int i = 1; i < o->orig_argc; i++)
+		args[i] = o->orig_argv[i];
+	err = perf_writer__set_feature_strings(w, PERF_FEAT_CMDLINE, args, o->orig_argc);
+	free(args);
+	if (err)
+		return err;
+
+	/* CLOCKID: the resolution of the clock samples are timed with */
+	clock_getres(CLOCK_MONOTONIC, &res);
+	v = res.tv_sec * 1000000000ULL + res.tv_nsec;
+	err = perf_writer__set_feature(w, PERF_FEAT_CLOCKID, &v, sizeof(v));
+	if (err)
+		return err;
+	/* CLOCK_DATA: one pair of readings relating the clock to wall time */
+	{
+		struct {
+			uint32_t version, clockid;
+			uint64_t wall_ns, clock_ns;
+		} cd = { .version = 1, .clockid = CLOCK_MONOTONIC };
+
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		cd.wall_ns = real.tv_sec * 1000000000ULL + real.tv_nsec;
+		cd.clock_ns = mono.tv_sec * 1000000000ULL + mono.tv_nsec;
+		err = perf_writer__set_feature(w, PERF_FEAT_CLOCK_DATA, &cd, sizeof(cd));
+	}
+	return err;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Who is recorded: number lists, CPUs, processes, and the command. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/record.h"
+
+static int list_push(struct int_list *l, int v)
+{
+	int *nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	l->v = nv;
+	l->v[l->n++] = v;
+	return 0;
+}
+
+/*
+ * Parse "1,2,5" (or, with ranges, "0-3,6") into l. Appends, so that an
+ * option given twice adds up. -EINVAL on anything that is not a list of
+ * non-negative numbers.
+ */
+int int_list__parse(struct int_list *l, const char *s, bool ranges)
+{
+	const char *p = s;
+
+	if (!*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long a, b;
+
+		errno = 0;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		a = strtol(p, &end, 10);
+		if (errno || a < 0 || a > INT_MAX)
+			return -EINVAL;
+		b = a;
+		if (ranges && *end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			b = strtol(p, &end, 10);
+			if (errno || b < a || b > INT_MAX || b - a > 65536)
+				return -EINVAL;
+		}
+		for (long v = a; v <= b; v++)
+			if (list_push(l, (int)v))
+				return -ENOMEM;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+void int_list__free(struct int_list *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int read_cpu_list(const char *path, struct int_list *l)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	err = int_list__parse(l, buf, true);
+	return err;
+}
+
+int online_cpus(struct int_list *l)
+{
+	return read_cpu_list("/sys/devices/system/cpu/online", l);
+}
+
+int possible_cpus(void)
+{
+	struct int_list l = { 0 };
+	int n = -1;
+
+	if (!read_cpu_list("/sys/devices/system/cpu/possible", &l) && l.n)
+		n = l.v[l.n - 1] + 1;
+	int_list__free(&l);
+	return n > 0 ? n : (int)sysconf(_SC_NPROCESSORS_CONF);
+}
+
+bool pid_exists(int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Fork the command and hold it before exec. The child waits for a byte on
+ * a pipe; if exec fails it writes errno on a close-on-exec pipe, so the
+ * parent learns of it (EOF means exec succeeded).
+ */
+int workload__prepare(struct workload *wl, char **argv)
+{
+	int go[2], er[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(er, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(er[0]);
+		close(er[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(er[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(er[1], &e, sizeof(e)) != sizeof(e)) {
+			/* nothing more we can do */
+		}
+		_exit(127);
+	}
+	close(go[0]);
+	close(er[1]);
+	wl->pid = pid;
+	wl->go_fd = go[1];
+	wl->err_fd = er[0];
+	return 0;
+}
+
+int workload__start(struct workload *wl)
+{
+	char c = 1;
+	int e = 0;
+	ssize_t n;
+
+	if (write(wl->go_fd, &c, 1) != 1)
+		return -errno;
+	close(wl->go_fd);
+	wl->go_fd = -1;
+	do
+		n = read(wl->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(wl->err_fd);
+	wl->err_fd = -1;
+	return n == sizeof(e) ? -e : 0;
+}
