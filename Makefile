@@ -64,7 +64,7 @@ $(BUILD)/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(BUILD)/vmlinux.h
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_skel > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h)
 	$(Q)mkdir -p $(dir $@)
