@@ -578,8 +578,13 @@ static struct attr_priv *record_attr(struct perf_reader *r, const uint8_t *rec, 
 	if (pos < 8 || pos + 8 > size)
 		return NULL;
 	id = rd64(rec + pos);
+	/* synthesized records carry id 0: they belong to the first attr, as in perf */
+	if (!id)
+		return &r->attrs[0];
 	idx = id_lookup(r, id);
-	return idx < 0 ? NULL : &r->attrs[idx];
+	if (idx < 0)
+		return type == PERF_RECORD_SAMPLE ? NULL : &r->attrs[0];
+	return &r->attrs[idx];
 }
 
 /* Parse a sample's fields up to RAW; errors name the record's offset. */

@@ -168,36 +168,19 @@ static int walk(struct rep *r, bool graphs, bool caller)
 				e->children += st->period;
 				e->children_samples += st->samples;
 			} else if (e->cg) {
-				/* caller: from this frame down to the leaf; callee: up to the root */
-				uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, i + 1, 0, st->samples, st->period)
+				/*
+				 * As perf: the leaf's own entry shows the whole chain; a caller's
+				 * entry shows from it down to the leaf (caller order) or up to
+				 * the root (callee order).
+				 */
+				uint32_t m = i == 0 ? st->nr : i + 1;
+				uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, m, 0, st->samples, st->period)
 						    : callgraph__add(e->cg, CG_ROOT, fr + i, st->nr - i, 0, st->samples, st->period);
 				if (n == CG_NONE)
 					return -ENOMEM;
 			}
 		}
 	}
-	return 0;
-}
-
-static int cmp_children(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->children != y->children)
-		return x->children > y->children ? -1 : 1;
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	return 0;
-}
-
-static int cmp_self(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	if (x->children != y->children)
-		return x->children > y->children ? -1 : 1;
 	return 0;
 }
 
@@ -253,6 +236,33 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 	default:
 		return "";
 	}
+}
+
+static int cmp_keys(const struct entry *x, const struct entry *y, const struct rep *r)
+{
+	char bx[1024], by[1024];
+
+	for (int k = 0; k < r->o->nr_sort; k++) {
+		int c = strcmp(col(r, x, r->o->sort[k], bx, sizeof(bx)),
+			       col(r, y, r->o->sort[k], by, sizeof(by)));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* perf's output order: the shown value, then the other, then the keys' text. */
+static int cmp_entries(const void *a, const void *b, void *ctx)
+{
+	const struct entry *x = a, *y = b;
+	const struct rep *r = ctx;
+	uint64_t vx = r->children ? x->children : x->self, vy = r->children ? y->children : y->self;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return cmp_keys(x, y, r);
 }
 
 static const char *const col_titles[SK_MAX] = {
@@ -320,15 +330,20 @@ static void print_graph(const struct rep *r, const struct callgraph *cg)
 	char *prefix;
 	size_t cap = 16384;
 
-	if (top == CG_NONE)
+	if (top == CG_NONE || pct(callgraph__value(cg, CG_ROOT, 0)->total, r->total) < r->o->graph_min)
 		return;
 	prefix = malloc(cap);
 	if (!prefix)
 		return;
 	memset(prefix, ' ', 15);
-	graph_name(r, callgraph__node(cg, top)->frame, name, sizeof(name));
-	fprintf(r->f, "            |\n            ---%s\n", name);
-	print_chain(r, cg, top, prefix, 15, cap);
+	if (callgraph__node(cg, top)->next_sibling == CG_NONE) {
+		graph_name(r, callgraph__node(cg, top)->frame, name, sizeof(name));
+		fprintf(r->f, "            |\n            ---%s\n", name);
+		print_chain(r, cg, top, prefix, 15, cap);
+	} else {
+		/* several outermost frames: branch right from the entry */
+		print_chain(r, cg, CG_ROOT, prefix, 12, cap);
+	}
 	fputc('\n', r->f);
 	free(prefix);
 }
@@ -352,7 +367,7 @@ static int print_event(struct rep *r, int ev)
 	err = walk(r, false, caller);
 	if (err)
 		return err;
-	qsort(r->ents, r->n, sizeof(*r->ents), r->children ? cmp_children : cmp_self);
+	qsort_r(r->ents, r->n, sizeof(*r->ents), cmp_entries, r);
 	htab__free(&r->ht); /* sorted: rebuild the index */
 	for (size_t i = 0; i < r->n; i++) {
 		struct ekey e = { r, &r->ents[i] };
