@@ -52,11 +52,16 @@ FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s*$")
 
 
 class Sample:
-    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames")
+    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames", "ips")
 
     def __str__(self):
         return "%s %d/%d %.9f %s %s [%s]" % (self.comm, self.pid, self.tid, self.time / 1e9,
                                             self.period, self.event, " <- ".join(self.frames[:8]))
+
+
+def fname(frame):
+    """A frame's function name, without +offset or @symbol-version."""
+    return frame.split("+")[0].split("@")[0]
 
 
 def to_ns(text):
@@ -78,6 +83,7 @@ def script_samples(path, extra=()):
             m = FRAME.match(line)
             if m:
                 cur.frames.append(m.group("sym"))
+                cur.ips.append(int(m.group("ip"), 16))
             continue
         m = HEADER.match(line)
         if not m:
@@ -88,10 +94,11 @@ def script_samples(path, extra=()):
         cur.time = to_ns(m.group("time"))
         cur.period = int(m.group("period") or 0)
         cur.event = m.group("event")
-        cur.frames = []
+        cur.frames, cur.ips = [], []
         rest = m.group("rest").split()
         if len(rest) >= 2:  # no callchain: "ip sym" on the header line
             cur.frames.append(" ".join(rest[1:]))
+            cur.ips.append(int(rest[0], 16))
         samples.append(cur)
     return samples, err
 
@@ -115,7 +122,7 @@ def report_periods(path):
                        "-F", "period,comm", "-g", "none"])
     res, ev = {}, None
     for line in out.splitlines():
-        m = re.match(r"# Samples: \S+ of event '([^']*)'", line)
+        m = re.match(r"# Samples: \S+\s+of event '([^']*)'", line)
         if m:
             ev = m.group(1).split(":")[0]
             res[ev] = {}
@@ -143,7 +150,7 @@ def cmd_sleep(path, expect_ns):
     off = [s for s in samples if s.event == "offcpu-time" and s.comm == "sleep"]
     check(off, "perf script prints no offcpu-time sample for comm sleep")
     libc_syms = libc_symbols()
-    with_libc = [s for s in off if any(f.split("+")[0] in libc_syms for f in s.frames)]
+    with_libc = [s for s in off if any(fname(f) in libc_syms for f in s.frames)]
     if off:
         longest = max(off, key=lambda s: s.period)
         measure("longest sleep sample: %s" % longest)
@@ -170,7 +177,7 @@ def innermost_wl(frames):
     """The innermost workload function of a callchain: the first wl_* frame,
     the wl_call_* wrappers around libc excluded."""
     for f in frames:
-        name = f.split("+")[0]
+        name = fname(f)
         if name.startswith("wl_") and not name.startswith("wl_call_"):
             return name
     return None
@@ -246,7 +253,7 @@ def cmd_waitmix(path, json_path, thresh_ms):
     for t in threads:
         if t["role"] != "spin":
             continue
-        got = [s for s in cpu if any(f.split("+")[0] == "wl_spin" for f in s.frames)]
+        got = [s for s in cpu if any(fname(f) == "wl_spin" for f in s.frames)]
         total = sum(s.period for s in got)
         ref = t["func_oncpu_ns"]
         measure("spin        wl_spin            tid %-6d cpu samples %8.2f ms in %3d samples; "
@@ -316,9 +323,84 @@ def cmd_readable(path):
     finish()
 
 
+def is_kernel(ip):
+    return ip >= 0xffff800000000000
+
+
+def cmd_select(path, *conds):
+    """Asserts conditions on every sample of a file, for the filter tests:
+      tids=A,B / pids=A,B / comms=A,B   every sample is of these
+      some-tids=FILE          some sample of a tid listed in FILE
+      off-not-tids=FILE / off-some-tids=FILE   the same, offcpu-time samples only
+      no-event=E / has-event=E
+      no-func=F,G / has-func=F,G   innermost workload function (offcpu-time)
+      no-kernel-frames / no-user-frames   (offcpu-time callchains)
+    """
+    samples, _ = script_samples(path)
+    off = [s for s in samples if s.event == "offcpu-time"]
+    evs = {}
+    for s in samples:
+        evs[s.event] = evs.get(s.event, 0) + 1
+    funcs = {}
+    for s in off:
+        f = innermost_wl(s.frames)
+        funcs[f] = funcs.get(f, 0) + s.period
+    measure("%d samples: %s; off-CPU by function: %s" % (
+        len(samples), ", ".join("%s %d" % kv for kv in sorted(evs.items())),
+        ", ".join("%s %.1f ms" % (k, v / 1e6) for k, v in sorted(funcs.items(), key=lambda kv: -kv[1]) if k)
+        or "none"))
+    check(samples, "no samples")
+
+    def ids(v):
+        return {int(x) for x in v.split(",") if x}
+
+    def file_ids(v):
+        return {int(x) for x in open(v).read().split()}
+    for c in conds:
+        k, _, v = c.partition("=")
+        if k == "tids":
+            other = sorted({s.tid for s in samples} - ids(v))
+            check(not other, "samples of tids %s, only %s wanted" % (other[:10], v))
+        elif k == "pids":
+            other = sorted({s.pid for s in samples} - ids(v))
+            check(not other, "samples of pids %s, only %s wanted" % (other[:10], v))
+        elif k == "off-not-tids":
+            bad = [s for s in off if s.tid in file_ids(v)]
+            check(not bad, "%d offcpu-time samples of excluded tids, e.g. %s" % (len(bad), bad[0] if bad else ""))
+        elif k in ("some-tids", "off-some-tids"):
+            good = [s for s in (off if k == "off-some-tids" else samples) if s.tid in file_ids(v)]
+            measure("%d samples of the tids in %s (%s)" % (len(good), v, ",".join(
+                sorted({s.comm for s in good})[:8])))
+            check(good, "no sample of the tids in %s" % v)
+        elif k == "comms":
+            other = sorted({s.comm for s in samples} - set(v.split(",")))
+            check(not other, "samples of comms %s, only %s wanted" % (other[:10], v))
+        elif k == "no-event":
+            check(v not in evs, "%d samples of event %s" % (evs.get(v, 0), v))
+        elif k == "has-event":
+            check(v in evs, "no sample of event %s" % v)
+        elif k == "no-func":
+            for f in v.split(","):
+                check(f not in funcs, "offcpu-time in %s: %d ns" % (f, funcs.get(f, 0)))
+        elif k == "has-func":
+            for f in v.split(","):
+                check(funcs.get(f, 0) > 0, "no offcpu-time in %s" % f)
+        elif k == "no-kernel-frames":
+            bad = [s for s in off if any(is_kernel(ip) for ip in s.ips)]
+            check(not bad, "%d offcpu-time samples with kernel frames, e.g. %s" % (len(bad), bad[0] if bad else ""))
+            check(any(s.ips for s in off), "no offcpu-time sample has frames")
+        elif k == "no-user-frames":
+            bad = [s for s in off if any(not is_kernel(ip) for ip in s.ips)]
+            check(not bad, "%d offcpu-time samples with user frames, e.g. %s" % (len(bad), bad[0] if bad else ""))
+            check(any(s.ips for s in off), "no offcpu-time sample has frames")
+        else:
+            sys.exit("select: unknown condition " + c)
+    finish()
+
+
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
-            "readable": cmd_readable}
+            "readable": cmd_readable, "select": cmd_select}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -15,14 +15,14 @@ require_workload() { # name
 # CLOCK_MONOTONIC in ns, the clock of every record in the file.
 mono_ns() { "$PY" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 
-# A directory on a real disk (fsync does nothing on tmpfs), removed at exit.
+# Sets DISK to a directory on a real disk (fsync does nothing on tmpfs),
+# removed at exit. Not in a subshell: it may set the EXIT trap.
 disk_dir() {
-	local d=$TESTDIR
-	if [ "$(stat -f -c %T "$d")" = tmpfs ]; then
-		d=$(mktemp -d /var/tmp/offcpu-test.XXXXXX)
-		trap 'rm -rf "$TESTDIR" "'"$d"'"' EXIT
+	DISK=$TESTDIR
+	if [ "$(stat -f -c %T "$TESTDIR")" = tmpfs ]; then
+		DISK=$(mktemp -d /var/tmp/offcpu-test.XXXXXX)
+		trap 'rm -rf "$TESTDIR" "$DISK"' EXIT
 	fi
-	echo "$d"
 }
 
 # Runs offcpu record with the given arguments; its stderr is kept in

@@ -60,7 +60,7 @@ nopid=$((max - 1))
 while [ -e /proc/$nopid ]; do nopid=$((nopid - 1)); done
 expect_error "-p $nopid" nz 'no such process' p.data -- -o p.data -p "$nopid"
 expect_error "-p 1,$nopid" nz 'no such process' p.data -- -o p.data -p "1,$nopid"
-expect_error "-t $nopid" nz 'no such process' p.data -- -o p.data -t "$nopid"
+expect_error "-t $nopid" nz 'no such (process|thread)' p.data -- -o p.data -t "$nopid"
 
 # A command that cannot be executed: missing, and not executable.
 printf '#!/bin/sh\nexit 0\n' >noexec.sh

@@ -11,7 +11,7 @@ require_perf
 require_offcpu
 require_workload waitmix
 
-DISK=$(disk_dir)
+disk_dir
 t0=$(mono_ns)
 record -o "$TESTDIR/o.data" --off-cpu-thresh 100 -- "$WORKLOADS/waitmix" -q -d "$DISK" ||
 	fail "offcpu record -- waitmix exited $?"

@@ -17,7 +17,7 @@ require_perf
 require_offcpu
 require_workload waitmix
 
-DISK=$(disk_dir)
+disk_dir
 rc=0
 for thresh in 500 10; do
 	opts=()
