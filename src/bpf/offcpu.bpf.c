@@ -5,7 +5,9 @@
  *
  *   switch-out (prev is `current`): note time, state and both stacks in the
  *                                   task's own storage;
- *   switch-in  (next):              delta = now - switch-out; a long wait is
+ *   wakeup:                         note the time: the wait ends there, what
+ *                                   follows is waiting for a CPU;
+ *   switch-in  (next):              delta = wakeup - switch-out; a long wait is
  *                                   emitted at once on the ring buffer, a
  *                                   short one is added to an in-kernel sum
  *                                   that user space drains periodically.
@@ -44,6 +46,7 @@ __u64 calib_stack[OFFCPU_MAX_STACK];
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out time; 0 when not waiting */
+	__u64 ts_wake; /* wakeup time; 0 until woken */
 	__u32 summed;  /* has added to a sum map: note its exit */
 	__u32 pad;
 	struct offcpu_sample s;
@@ -206,6 +209,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		else
 			drop(OFFCPU_DROP_USTACK);
 	}
+	t->ts_wake = 0;
 	t->ts_out = now;
 }
 
@@ -249,7 +253,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t || !t->ts_out)
 		return;
-	delta = now - t->ts_out;
+	/* Off-CPU ends at the wakeup: from there on it waits for a CPU. */
+	delta = (t->ts_wake ? t->ts_wake : now) - t->ts_out;
 	t->ts_out = 0;
 
 	if (delta >= thresh_ns) {
@@ -289,10 +294,30 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u64 now = bpf_ktime_get_ns();
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 
-	if (!preempt && (state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
+	/*
+	 * The state, not `preempt`, decides: a task preempted after it set
+	 * S or D is not on the run queue's books (schedstat counts it as
+	 * asleep), and perf --off-cpu counts it too.
+	 */
+	if ((state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
 	    wanted(prev->tgid, prev->pid))
 		switch_out(ctx, prev, state, now);
 	switch_in(next, now);
+	return 0;
+}
+
+/*
+ * A waiting task is woken (queued on a run queue): its off-CPU interval
+ * ends here, as the kernel's own accounting (schedstat) has it; the time to
+ * its switch-in is run-queue delay.
+ */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+
+	if (t && t->ts_out && !t->ts_wake)
+		t->ts_wake = bpf_ktime_get_ns();
 	return 0;
 }
 

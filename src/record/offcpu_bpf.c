@@ -339,6 +339,10 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_switch = l;
+	l = bpf_program__attach(sk->progs.offcpu_wakeup);
+	if (!l)
+		return -errno;
+	sk->links.offcpu_wakeup = l;
 	l = bpf_program__attach(sk->progs.offcpu_exit);
 	if (!l)
 		return -errno;
