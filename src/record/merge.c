@@ -96,8 +96,8 @@ int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
 			m->late++;
 		else
 			m->last_written = m->ents[i].time;
-		if (on_rec)
-			on_rec(ctx, rec, m->ents[i].len);
+		if (on_rec && !on_rec(ctx, rec, m->ents[i].len))
+			continue;
 		err = perf_writer__write(w, rec, m->ents[i].len);
 		if (err)
 			return err;

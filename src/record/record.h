@@ -83,8 +83,9 @@ void merge__free(struct merge *m);
 int merge__add(struct merge *m, uint64_t time, const void *rec, size_t len);
 /*
  * Write every queued record with time <= upto, oldest first, then a
- * FINISHED_ROUND. Records older than one already written are still written
- * (and counted in *late).
+ * FINISHED_ROUND. on_rec (if any) sees each record first and returns false
+ * to leave it out. Records older than one already written are still
+ * written, and counted (merge__late).
  */
 int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
 		 int (*on_rec)(void *ctx, const void *rec, size_t len), void *ctx);

@@ -48,8 +48,15 @@ uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+struct tgid_set {
+	uint32_t *v; /* sorted */
+	size_t n, cap;
+};
+
 struct session {
 	struct record_opts *o;
+	struct tgid_set targets;
+	bool filter_sideband;
 	struct perf_writer *w;
 	struct offcpu_bpf *bpf;
 	struct cpu_events *cpu;
@@ -64,11 +71,82 @@ struct session {
 	bool status_line;
 };
 
-/* Every record on its way to the file: sample times and DSO hits. */
+static bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->v[mid] == pid)
+			return true;
+		if (t->v[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static int tgid_set__add(struct tgid_set *t, uint32_t pid)
+{
+	size_t i;
+
+	if (tgid_set__has(t, pid))
+		return 0;
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		uint32_t *nv = realloc(t->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->v = nv;
+		t->cap = ncap;
+	}
+	for (i = t->n; i > 0 && t->v[i - 1] > pid; i--)
+		t->v[i] = t->v[i - 1];
+	t->v[i] = pid;
+	t->n++;
+	return 0;
+}
+
+/*
+ * Side-band records come from the whole machine (the perf events are per
+ * CPU); with -p, -t or a command only the targets' are kept, the process
+ * tree followed through FORK records, which come in time order here.
+ */
+static bool keep_sideband(struct session *s, const struct perf_event_header *h, size_t len)
+{
+	uint32_t pid, ppid;
+
+	if (!s->filter_sideband || len < sizeof(*h) + 8)
+		return true;
+	memcpy(&pid, h + 1, 4);
+	switch (h->type) {
+	case PERF_RECORD_FORK:
+		memcpy(&ppid, (const uint8_t *)(h + 1) + 4, 4);
+		if (pid != ppid && tgid_set__has(&s->targets, ppid))
+			tgid_set__add(&s->targets, pid);
+		return tgid_set__has(&s->targets, pid);
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_EXIT:
+		return tgid_set__has(&s->targets, pid);
+	case PERF_RECORD_MMAP:
+		return pid == (uint32_t)-1 || tgid_set__has(&s->targets, pid);
+	default:
+		return true;
+	}
+}
+
+/* Every record on its way to the file: side-band filter, sample times, DSO hits. */
 static int on_record(void *ctx, const void *rec, size_t len)
 {
 	struct session *s = ctx;
 	const struct perf_event_header *h = rec;
+
+	if (h->type != PERF_RECORD_SAMPLE && !keep_sideband(s, h, len))
+		return 0;
 
 	if (h->type == PERF_RECORD_SAMPLE && len >= sizeof(*h) + 32) {
 		uint64_t t;
@@ -81,7 +159,25 @@ static int on_record(void *ctx, const void *rec, size_t len)
 		s->nr_written_samples++;
 	}
 	dso_hits__record(s->hits, rec, len, cpu_sample_type());
-	return 0;
+	return 1;
+}
+
+/* The process a thread belongs to (the tid itself when unknown). */
+static uint32_t tgid_of(int tid)
+{
+	char path[64], line[128];
+	unsigned int tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 static bool have_privileges(void)
@@ -448,6 +544,13 @@ int record__run(struct record_opts *o)
 		}
 		s->have_child = true;
 	}
+	s->filter_sideband = o->argv || o->pids.n || o->tids.n;
+	if (s->have_child)
+		tgid_set__add(&s->targets, s->wl.pid);
+	for (size_t i = 0; i < o->pids.n; i++)
+		tgid_set__add(&s->targets, o->pids.v[i]);
+	for (size_t i = 0; i < o->tids.n; i++)
+		tgid_set__add(&s->targets, tgid_of(o->tids.v[i]));
 	err = offcpu_bpf__new(o, &s->bpf);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
@@ -545,5 +648,6 @@ out:
 	merge__free(s->m);
 	dso_hits__free(s->hits);
 	perf_writer__free(s->w);
+	free(s->targets.v);
 	return err;
 }
