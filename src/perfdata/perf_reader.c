@@ -515,7 +515,11 @@ struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t err
 	}
 cleanup:
 	if (err) {
-		snprintf(errbuf, errlen, "%s", r->err);
+		/* every message names the file once */
+		if (!strncmp(r->err, path, strlen(path)))
+			snprintf(errbuf, errlen, "%s", r->err);
+		else
+			snprintf(errbuf, errlen, "%s: %s", path, r->err);
 		perf_reader__free(r);
 		return NULL;
 	}

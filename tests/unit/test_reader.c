@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perf.data reader on files built byte by byte (pd_builder.h): time order
+ * with FINISHED_ROUND semantics, attrs told apart by IDENTIFIER with
+ * different sample_types, EVENT_DESC names, the offcpu RAW payload and
+ * counters section, truncation, and the error paths.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "pd_builder.h"
+#include "perfdata/perf_reader.h"
+
+#define ST0 (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+#define ST1 (ST0 | PERF_SAMPLE_RAW)
+
+struct seen {
+	uint64_t times[32];
+	int types[32];
+	int n;
+	int raw_ok;
+	int names_ok;
+};
+
+static int collect(void *ctx, const struct perf_rec *rec)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 32) {
+		s->times[s->n] = rec->time;
+		s->types[s->n] = rec->type;
+		s->n++;
+	}
+	if (rec->type == PERF_RECORD_SAMPLE && rec->sample.evattr->is_offcpu) {
+		struct offcpu_raw raw;
+
+		assert_true(rec->sample.raw_size >= sizeof(raw));
+		memcpy(&raw, rec->sample.raw, sizeof(raw));
+		if (raw.state == 'D' && raw.count == 3 && raw.cgroup == 77 &&
+		    rec->sample.period == 1000 * rec->sample.time)
+			s->raw_ok++;
+		assert_int_equal(rec->sample.nr_callchain, 2);
+		assert_int_equal(perf_sample__ip(&rec->sample, 1), 0x401234);
+	}
+	if (rec->type == PERF_RECORD_COMM)
+		s->names_ok += !strcmp(rec->comm.comm, "worker");
+	return 0;
+}
+
+static void tmpname(char *buf, size_t len)
+{
+	snprintf(buf, len, "/tmp/offcpu-ut-reader-%d.data", getpid());
+}
+
+static void sample(struct pdb *b, int ai, uint64_t t)
+{
+	uint64_t ips[2] = { 0x401000 + t, 0x401234 };
+	struct offcpu_raw raw = { 'D', OFFCPU_RAW_AGGREGATED, 3, 77 };
+
+	pdb_sample(b, ai, 10, 11, t, 1000 * t, ips, 2, &raw, sizeof(raw));
+}
+
+static void build_two_attrs(const char *path)
+{
+	static const uint64_t st[2] = { ST0, ST1 };
+	static const char *const names[2] = { "cpu-clock", OFFCPU_EVENT_NAME };
+	struct pdb b;
+
+	pdb_init(&b, 2, st, names);
+	b.counter_name = "drop.ringbuf_full";
+	b.counter_value = 7;
+	pdb_comm(&b, 10, 11, "worker", 5);
+	sample(&b, 0, 30);
+	sample(&b, 1, 10);
+	pdb_round(&b);
+	sample(&b, 0, 20);
+	sample(&b, 1, 40);
+	pdb_round(&b);
+	sample(&b, 1, 25); /* older than what the last round flushed */
+	sample(&b, 0, 35);
+	pdb_finish(&b, path);
+}
+
+static void test_round_order_and_features(void **state)
+{
+	char path[64], err[256];
+	struct perf_reader *r;
+	struct seen s = { 0 };
+	static const uint64_t want[] = { 5, 10, 20, 30, 25, 35, 40 };
+	const char *name;
+	uint64_t val;
+
+	tmpname(path, sizeof(path));
+	build_two_attrs(path);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__nr_attrs(r), 2);
+	assert_string_equal(perf_reader__attr(r, 0)->name, "cpu-clock");
+	assert_string_equal(perf_reader__attr(r, 1)->name, OFFCPU_EVENT_NAME);
+	assert_true(perf_reader__attr(r, 1)->is_offcpu);
+	assert_true(perf_reader__attr(r, 1)->is_time);
+	assert_true(perf_reader__attr(r, 0)->is_time);
+	assert_false(perf_reader__attr(r, 0)->is_offcpu);
+	assert_int_equal(perf_reader__nr_offcpu_counters(r), 1);
+	assert_true(perf_reader__offcpu_counter(r, 0, &name, &val));
+	assert_string_equal(name, "drop.ringbuf_full");
+	assert_int_equal(val, 7);
+	assert_int_equal(perf_reader__process(r, collect, &s), 0);
+	assert_int_equal(s.n, 7);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(s.times[i], want[i]);
+	assert_int_equal(s.raw_ok, 3);
+	assert_int_equal(s.names_ok, 1);
+	assert_false(perf_reader__truncated(r));
+	perf_reader__free(r);
+	unlink(path);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+static void spit(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+/* Patch a built file, then expect open or process to fail with msg. */
+static void expect_fail(void (*patch)(uint8_t *buf, size_t *len), const char *msg, bool at_open)
+{
+	char path[64], err[256] = "";
+	struct perf_reader *r;
+	struct seen s = { 0 };
+	uint8_t *buf;
+	size_t len;
+
+	tmpname(path, sizeof(path));
+	build_two_attrs(path);
+	buf = slurp(path, &len);
+	patch(buf, &len);
+	spit(path, buf, len);
+	free(buf);
+	r = perf_reader__open(path, err, sizeof(err));
+	if (at_open) {
+		assert_null(r);
+		if (!strstr(err, msg))
+			fail_msg("error '%s' does not say '%s'", err, msg);
+	} else {
+		assert_non_null(r);
+		assert_true(perf_reader__process(r, collect, &s) < 0);
+		if (!strstr(perf_reader__error(r), msg))
+			fail_msg("error '%s' does not say '%s'", perf_reader__error(r), msg);
+		perf_reader__free(r);
+	}
+	unlink(path);
+}
+
+static uint64_t data_off(const uint8_t *buf)
+{
+	uint64_t v;
+	memcpy(&v, buf + 40, 8);
+	return v;
+}
+
+/* first sample record: after the COMM (its size is in its header) */
+static uint64_t first_sample(const uint8_t *buf)
+{
+	uint16_t size;
+	memcpy(&size, buf + data_off(buf) + 6, 2);
+	return data_off(buf) + size;
+}
+
+static void p_magic(uint8_t *b, size_t *l) { (void)l; memcpy(b, "PERFILE1", 8); }
+static void p_attr_size(uint8_t *b, size_t *l) { uint64_t v = 3; (void)l; memcpy(b + 16, &v, 8); }
+static void p_attrs_range(uint8_t *b, size_t *l) { uint64_t v = *l; memcpy(b + 24, &v, 8); }
+static void p_data_range(uint8_t *b, size_t *l) { uint64_t v = *l + 1; memcpy(b + 40, &v, 8); }
+static void p_size0(uint8_t *b, size_t *l) { uint16_t z = 0; (void)l; memcpy(b + first_sample(b) + 6, &z, 2); }
+static void p_past_end(uint8_t *b, size_t *l)
+{
+	uint16_t big = 0xfff8;
+	(void)l;
+	memcpy(b + first_sample(b) + 6, &big, 2);
+}
+static void p_callchain(uint8_t *b, size_t *l)
+{
+	uint64_t nr = 1000;
+	(void)l;
+	/* IDENTIFIER IP TID TIME CPU PERIOD, then the callchain length */
+	memcpy(b + first_sample(b) + 8 + 6 * 8, &nr, 8);
+}
+static void p_feature(uint8_t *b, size_t *l)
+{
+	uint64_t off, size, bad = *l;
+	memcpy(&off, b + 40, 8);
+	memcpy(&size, b + 48, 8);
+	memcpy(b + off + size, &bad, 8); /* EVENT_DESC offset at the end of the file */
+}
+
+static void test_errors(void **state)
+{
+	expect_fail(p_magic, "bad magic", true);
+	expect_fail(p_attr_size, "attr size 3", true);
+	expect_fail(p_attrs_range, "attr section", true);
+	expect_fail(p_feature, "out of range", true);
+	expect_fail(p_size0, "has size 0", false);
+	expect_fail(p_past_end, "runs past the end", false);
+	expect_fail(p_callchain, "callchain of 1000 entries", false);
+	(void)p_data_range;
+}
+
+/* data size 0 and a cut last record: whole records read, flag set */
+static void test_truncated(void **state)
+{
+	char path[64], err[256];
+	struct perf_reader *r;
+	struct seen s = { 0 };
+	uint8_t *buf;
+	size_t len;
+	uint64_t zero = 0, doff, dsize;
+
+	tmpname(path, sizeof(path));
+	build_two_attrs(path);
+	buf = slurp(path, &len);
+	doff = data_off(buf);
+	memcpy(&dsize, buf + 48, 8);
+	memcpy(buf + 48, &zero, 8);
+	for (int i = 0; i < 4; i++)
+		memcpy(buf + 72 + 8 * i, &zero, 8);
+	spit(path, buf, doff + dsize - 20); /* the last sample loses 20 bytes */
+	free(buf);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, collect, &s), 0);
+	assert_true(perf_reader__truncated(r));
+	assert_int_equal(s.n, 6);
+	/* names fall back to type/config when EVENT_DESC is gone */
+	assert_string_equal(perf_reader__attr(r, 0)->name, "cpu-clock");
+	assert_string_equal(perf_reader__attr(r, 1)->name, "bpf-output");
+	perf_reader__free(r);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_order_and_features),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_truncated),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Session -> profile -> call graph -> outputs on a file built byte by byte
+ * (no symbolizer: frames are map-relative addresses): process model
+ * (COMM, MMAP2), distinct-stack folding, call-graph totals and order, the
+ * stdio header and folded lines, and the filters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "pd_builder.h"
+#include "report/callgraph.h"
+#include "report/profile.h"
+#include "report/report.h"
+
+#define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+
+static char path[64];
+
+static void build(void)
+{
+	static const uint64_t st[1] = { ST };
+	static const char *const names[1] = { OFFCPU_EVENT_NAME };
+	struct offcpu_raw raw = { 'D', OFFCPU_RAW_DIRECT, 1, 0 };
+	uint64_t a[2] = { 0x401100, 0x401200 }, c[2] = { 0x401300, 0x401200 };
+	struct pdb b;
+
+	snprintf(path, sizeof(path), "/tmp/offcpu-ut-report-%d.data", getpid());
+	pdb_init(&b, 1, st, names);
+	pdb_comm(&b, 10, 10, "worker", 1);
+	pdb_mmap2(&b, 10, 0x400000, 0x10000, 0, "/nonexistent/app", 2);
+	pdb_sample(&b, 0, 10, 10, 1000000000, 100, a, 2, &raw, sizeof(raw));
+	pdb_sample(&b, 0, 10, 10, 2000000000, 50, a, 2, &raw, sizeof(raw));
+	pdb_sample(&b, 0, 10, 10, 3000000000, 25, c, 2, &raw, sizeof(raw));
+	pdb_finish(&b, path);
+}
+
+struct agg {
+	struct profile *p;
+	const struct report_opts *o;
+	const struct session *s;
+};
+
+static int add(void *ctx, const struct rsample *rs)
+{
+	struct agg *a = ctx;
+
+	if (a->o && !report__match(a->o, a->s, rs))
+		return 0;
+	assert_int_equal(rs->state, 'D');
+	return profile__add(a->p, rs);
+}
+
+static struct profile *load(struct session **sp, const struct report_opts *o)
+{
+	struct session_opts so = { .no_symbols = true };
+	char err[256];
+	struct session *s = session__new(path, &so, err, sizeof(err));
+	struct agg a;
+
+	assert_non_null(s);
+	a.p = profile__new(1, 0);
+	a.o = o;
+	a.s = s;
+	assert_int_equal(session__run(s, add, &a), 0);
+	*sp = s;
+	return a.p;
+}
+
+static void test_profile_and_callgraph(void **state)
+{
+	struct session *s;
+	struct profile *p;
+	struct callgraph *cg;
+	const struct cg_node *n;
+	const struct frame *f;
+
+	build();
+	p = load(&s, NULL);
+	assert_int_equal(profile__nr_stacks(p), 2);
+	assert_int_equal(profile__event(p, 0)->samples, 3);
+	assert_int_equal(profile__event(p, 0)->period, 175);
+	assert_int_equal(profile__stack(p, 0)->samples, 2);
+	assert_int_equal(profile__stack(p, 0)->period, 150);
+	assert_string_equal(session__comm(s, profile__stack(p, 0)->comm), "worker");
+	f = session__frame(s, profile__frames(p, profile__stack(p, 0))[0]);
+	assert_null(f->sym);
+	assert_int_equal(f->addr, 0x1100); /* map-relative */
+	assert_string_equal(f->dso_short, "app");
+
+	cg = callgraph__new(1);
+	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
+		const struct pstack *st = profile__stack(p, i);
+		callgraph__add_reversed(cg, CG_ROOT, profile__frames(p, st), st->nr, 0, st->samples, st->period);
+	}
+	assert_int_equal(callgraph__sort(cg, 0), 0);
+	assert_int_equal(callgraph__value(cg, CG_ROOT, 0)->total, 175);
+	n = callgraph__node(cg, callgraph__node(cg, CG_ROOT)->first_child);
+	assert_int_equal(session__frame(s, n->frame)->addr, 0x1200);
+	assert_int_equal(n->next_sibling, CG_NONE);
+	assert_int_equal(callgraph__value(cg, callgraph__node(cg, CG_ROOT)->first_child, 0)->self, 0);
+	/* largest child first: 0x1100 (150) before 0x1300 (25) */
+	assert_int_equal(session__frame(s, callgraph__node(cg, n->first_child)->frame)->addr, 0x1100);
+	assert_int_equal(callgraph__value(cg, n->first_child, 0)->self, 150);
+	assert_int_equal(callgraph__value(cg, n->first_child, 0)->self_samples, 2);
+	callgraph__free(cg);
+	profile__free(p);
+	session__free(s);
+	unlink(path);
+}
+
+static char *render(bool folded, const struct report_opts *o)
+{
+	struct session *s;
+	struct profile *p;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	p = load(&s, o);
+	if (folded)
+		assert_int_equal(folded__print(f, s, p, o), 0);
+	else
+		assert_int_equal(report_stdio__print(f, s, p, o), 0);
+	fclose(f);
+	profile__free(p);
+	session__free(s);
+	return buf;
+}
+
+static void opts(struct report_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->input = path;
+	o->children = 0;
+	o->sort[0] = SK_SYM;
+	o->nr_sort = 1;
+	o->graph = GRAPH_NONE;
+	o->graph_min = 0.5;
+}
+
+static void test_outputs(void **state)
+{
+	struct report_opts o;
+	char *out;
+
+	build();
+	opts(&o);
+	out = render(false, &o);
+	assert_non_null(strstr(out, "# Samples: 3 of event 'offcpu-time'"));
+	assert_non_null(strstr(out, "# Event count (approx.): 175 (175 ns off-CPU)"));
+	assert_non_null(strstr(out, "85.71%"));  /* 150 / 175 */
+	assert_non_null(strstr(out, "14.29%"));  /* 25 / 175 */
+	free(out);
+
+	out = render(true, &o);
+	assert_string_equal(out, "worker;[app];[app] 150\nworker;[app];[app] 25\n");
+	free(out);
+
+	/* --time 1.5,: drops the first sample */
+	o.time_start = 1500000000;
+	out = render(false, &o);
+	assert_non_null(strstr(out, "# Samples: 2 of event 'offcpu-time'"));
+	assert_non_null(strstr(out, "# Event count (approx.): 75 "));
+	free(out);
+	o.time_start = 0;
+	/* --comm other: nothing */
+	{
+		char *c = strdup("other");
+		o.comms = &c;
+		o.nr_comms = 1;
+		out = render(false, &o);
+		assert_null(strstr(out, "# Samples:"));
+		free(out);
+		free(c);
+	}
+	unlink(path);
+}
+
+static void test_fmt_ns(void **state)
+{
+	char b[32];
+
+	report__fmt_ns(b, sizeof(b), 1500000000ULL);
+	assert_string_equal(b, "1.50 s");
+	report__fmt_ns(b, sizeof(b), 2500000ULL);
+	assert_string_equal(b, "2.50 ms");
+	report__fmt_ns(b, sizeof(b), 999);
+	assert_string_equal(b, "999 ns");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_and_callgraph),
+		cmocka_unit_test(test_outputs),
+		cmocka_unit_test(test_fmt_ns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
