@@ -232,19 +232,12 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 		uint32_t zero = 0;
 		char path[4096];
 
-		if (o->cgroup[0] == '/' && !access(o->cgroup, F_OK))
-			snprintf(path, sizeof(path), "%s", o->cgroup);
-		else if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK))
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", o->cgroup);
-		else
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s", o->cgroup);
+		err = cgroup_resolve(o->cgroup, path, sizeof(path));
+		if (err)
+			return err; /* checked before: see preflight */
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			fprintf(stderr, "offcpu record: cannot open cgroup '%s': %s\n", o->cgroup,
-				strerror(errno));
-			return err;
-		}
+		if (fd < 0)
+			return -errno;
 		err = bpf_map_update_elem(bpf_map__fd(sk->maps.cgroup), &zero, &fd, BPF_ANY);
 		close(fd);
 		if (err) {

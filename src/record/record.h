@@ -62,6 +62,7 @@ void int_list__free(struct int_list *l);
 int online_cpus(struct int_list *l);
 int possible_cpus(void);
 bool pid_exists(int pid);
+int cgroup_resolve(const char *arg, char *path, size_t size);
 
 /*
  * The command, forked but held before exec until workload__start(), so that

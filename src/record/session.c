@@ -214,6 +214,17 @@ static int preflight(const struct record_opts *o)
 			btf);
 		return -ENOTSUP;
 	}
+	if (o->cgroup) {
+		char path[4096];
+		int err = cgroup_resolve(o->cgroup, path, sizeof(path));
+
+		if (err) {
+			fprintf(stderr, "offcpu record: '%s' is not a cgroup v2 directory (%s: %s)\n",
+				o->cgroup, path,
+				err == -ENOTDIR ? "not on the cgroup v2 hierarchy" : strerror(-err));
+			return err;
+		}
+	}
 	for (size_t i = 0; i < o->pids.n; i++)
 		if (!pid_exists(o->pids.v[i])) {
 			fprintf(stderr, "offcpu record: no such process: %d\n", o->pids.v[i]);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,4 +186,24 @@ int workload__start(struct workload *wl)
 	close(wl->err_fd);
 	wl->err_fd = -1;
 	return n == sizeof(e) ? -e : 0;
+}
+
+/*
+ * Resolve -G: an absolute path, or one relative to the cgroup v2 mount
+ * (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems). Only a
+ * cgroup v2 directory will do: the BPF helper tests v2 membership.
+ */
+int cgroup_resolve(const char *arg, char *path, size_t size)
+{
+	struct statfs sfs;
+
+	if (arg[0] == '/' && !access(arg, F_OK))
+		snprintf(path, size, "%s", arg);
+	else if (!statfs("/sys/fs/cgroup", &sfs) && sfs.f_type == CGROUP2_SUPER_MAGIC)
+		snprintf(path, size, "/sys/fs/cgroup/%s", arg + strspn(arg, "/"));
+	else
+		snprintf(path, size, "/sys/fs/cgroup/unified/%s", arg + strspn(arg, "/"));
+	if (statfs(path, &sfs))
+		return -errno;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
 }
