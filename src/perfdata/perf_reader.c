@@ -67,6 +67,7 @@ struct perf_reader {
 	uint64_t clock_res, first_time, last_time;
 	uint64_t lost;
 	uint64_t unknown_id;
+	uint64_t released;     /* pages below this offset were given back */
 	struct qent *q;
 	size_t nq, qcap;
 	char err[256];
@@ -845,6 +846,25 @@ static int flush(struct perf_reader *r, uint64_t limit, perf_reader_cb cb, void 
 }
 
 /*
+ * Give back the mapped pages no queued record points into any more, so the
+ * resident size stays near the size of two rounds, not of the file.
+ */
+static void release_pages(struct perf_reader *r, uint64_t upto)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t lo = r->released, hi;
+
+	for (size_t i = 0; i < r->nq; i++)
+		if (r->q[i].off < upto)
+			upto = r->q[i].off;
+	hi = upto / pg * pg;
+	if (hi <= lo + (4u << 20)) /* in 4 MiB steps */
+		return;
+	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
+	r->released = hi;
+}
+
+/*
  * Timestamp of a record for ordering, or UINT64_MAX when it has none
  * (such records are delivered at once, as perf does).
  */
@@ -913,6 +933,7 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 				err = flush(r, prev_limit, cb, ctx);
 				if (err)
 					goto cleanup;
+				release_pages(r, pos);
 			}
 			prev_limit = round_max;
 			have_prev = true;
