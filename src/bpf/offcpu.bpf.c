@@ -36,6 +36,7 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
+const volatile bool use_entry_time = false; /* sched_entry_tp is there */
 
 /* Runtime state shared with user space (.bss). */
 __u32 sum_active;     /* which sum map switch-in adds to */
@@ -80,6 +81,14 @@ struct {
 	__type(key, struct offcpu_exit_key);
 	__type(value, __u64);
 } exits SEC(".maps");
+
+/* Per CPU: when __schedule was entered (sched_entry_tp). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} entry_time SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -211,6 +220,18 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	}
 	t->ts_wake = 0;
 	t->ts_out = now;
+	if (use_entry_time) {
+		/*
+		 * The task stopped running when __schedule was entered:
+		 * picking the next task (idle balancing included) can take
+		 * tens of microseconds that are already the wait.
+		 */
+		__u32 zero = 0;
+		__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
+
+		if (e && *e && *e <= now && now - *e < 10000000ULL)
+			t->ts_out = *e;
+	}
 }
 
 static __always_inline void sum_add(void *map, __u32 idx, struct offcpu_sum_key *k,
@@ -303,6 +324,17 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	    wanted(prev->tgid, prev->pid))
 		switch_out(ctx, prev, state, now);
 	switch_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_entry_tp")
+int BPF_PROG(offcpu_sched_entry, bool preempt)
+{
+	__u32 zero = 0;
+	__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
+
+	if (e)
+		*e = bpf_ktime_get_ns();
 	return 0;
 }
 
