@@ -15,8 +15,9 @@ DURATION=${DURATION:-60}
 RSS_GROWTH_MB=${RSS_GROWTH_MB:-8}
 
 cd "$TESTDIR"
-# The load runs for the whole recording and is stopped after it.
-perf bench sched pipe -l 2000000000 >/dev/null 2>&1 &
+# The load (threads, so that one kill stops it all) runs for the whole
+# recording and is stopped after it.
+perf bench sched pipe -T -l 2000000000 >/dev/null 2>&1 &
 load=$!
 trap 'kill $load 2>/dev/null; rm -rf "$TESTDIR"' EXIT
 ctx0=$(awk '/^ctxt/ {print $2}' /proc/stat)

@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,6 +60,8 @@ struct wl_thread {
 	int calls;
 	int64_t design_ns;           /* designed time in func (off-CPU, or CPU for spin) */
 	int64_t f_wall, f_cpu, f_rq; /* summed around the calls in func */
+	/* f_rq split by what the calls did (see span_end) */
+	int64_t f_rq_wake, f_rq_preempt, f_rq_mixed;
 	int64_t t0, t1, cpu0, cpu1, rq0, rq1; /* whole thread */
 	int schedfd;
 };
@@ -140,20 +143,50 @@ static void thread_end(struct wl_thread *t)
 
 struct span {
 	int64_t wall, cpu, rq;
+	long nvcsw, nivcsw;
 };
+
+static void switches(long *vol, long *invol)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	*vol = ru.ru_nvcsw;
+	*invol = ru.ru_nivcsw;
+}
 
 static void span_begin(struct wl_thread *t, struct span *s)
 {
+	switches(&s->nvcsw, &s->nivcsw);
 	s->rq = rq_ns(t);
 	s->cpu = cpu_ns();
 	s->wall = mono_ns();
 }
 
+/*
+ * Run-queue wait comes from two causes that an off-CPU recorder must treat
+ * differently: the wait for a CPU after a wake-up is inside the off-CPU
+ * interval (switch-out to switch-in), the wait after a preemption is not.
+ * schedstat gives only the sum, so each call's share is classed by its
+ * context switches: no involuntary one, it is all wake-up latency; no
+ * voluntary one, all preemption; both, it stays "mixed".
+ */
 static void span_end(struct wl_thread *t, struct span *s)
 {
+	long vol, invol;
+	int64_t rq;
+
 	t->f_wall += mono_ns() - s->wall;
 	t->f_cpu += cpu_ns() - s->cpu;
-	t->f_rq += rq_ns(t) - s->rq;
+	rq = rq_ns(t) - s->rq;
+	switches(&vol, &invol);
+	t->f_rq += rq;
+	if (invol == s->nivcsw)
+		t->f_rq_wake += rq;
+	else if (vol == s->nvcsw)
+		t->f_rq_preempt += rq;
+	else
+		t->f_rq_mixed += rq;
 	t->calls++;
 }
 
@@ -527,11 +560,14 @@ static void write_json(FILE *f, struct wl_thread *th, int n, int64_t t0, int64_t
 			   "\"calls\": %d, \"design_ns\": %lld,\n"
 			   "     \"func_wall_ns\": %lld, \"func_oncpu_ns\": %lld, \"func_rq_ns\": %lld, "
 			   "\"func_offcpu_ns\": %lld,\n"
+			   "     \"func_rq_wake_ns\": %lld, \"func_rq_preempt_ns\": %lld, "
+			   "\"func_rq_mixed_ns\": %lld,\n"
 			   "     \"start_ns\": %lld, \"end_ns\": %lld, \"wall_ns\": %lld, "
 			   "\"oncpu_ns\": %lld, \"rq_ns\": %lld, \"offcpu_ns\": %lld}%s\n",
 			t->role, t->func, t->pid, t->tid, t->calls, (long long)t->design_ns,
 			(long long)t->f_wall, (long long)t->f_cpu, (long long)t->f_rq,
 			(long long)(t->f_wall - t->f_cpu - t->f_rq),
+			(long long)t->f_rq_wake, (long long)t->f_rq_preempt, (long long)t->f_rq_mixed,
 			(long long)t->t0, (long long)t->t1, (long long)wall, (long long)oncpu,
 			(long long)rq, (long long)(wall - oncpu - rq), i + 1 < n ? "," : "");
 	}
