@@ -149,6 +149,7 @@ int cmd_record(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
+	opterr = 0; /* our own message, prefixed like every other */
 	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -220,8 +221,15 @@ int cmd_record(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
+			if (optopt && optopt < 256)
+				fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
+					optopt);
+			else
+				fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
+					argv[optind - 1]);
 			fputs(usage_text, stderr);
-			return 2;
+			ret = 2;
+			goto out;
 		}
 	}
 	if (optind < argc)
