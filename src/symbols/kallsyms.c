@@ -3,6 +3,7 @@
  * /proc/kallsyms: "ADDR TYPE NAME [MODULE]" lines. Only text symbols are
  * kept; a symbol's size is the distance to the next one.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,12 +87,25 @@ static const char *ksyms__module(struct ksyms *k, const char *name)
 	return nm[k->nr_mods++];
 }
 
-/* Kernel image symbols sort before module ones of equal address. */
+/*
+ * Kernel image symbols win over module ones of equal address; aliases are
+ * named as perf names them. kallsyms has no sizes, so after
+ * sym_entries__finish() fills them only the last alias of a run is sized,
+ * and perf's rule keeps that one (memcpy, __memcpy, __pi_memcpy: the last).
+ */
 static int ksym__prefer(const struct sym_entry *a, const struct sym_entry *b)
 {
 	if (!a->module != !b->module)
 		return !a->module;
-	return 0; /* keep the first name seen, as kallsyms lists the canonical one first */
+	return sym_entry__perf_prefer(a, b);
+}
+
+/* perf's binding of a kallsyms type letter (kallsyms2elf_binding): only 'W' is weak. */
+static uint8_t ksym__bind(char type)
+{
+	if (type == 'W')
+		return STB_WEAK;
+	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
 static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
@@ -147,7 +161,7 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 	e->start = addr;
 	e->size = 0;
 	e->name = name;
-	e->bind = 0;
+	e->bind = ksym__bind(type);
 	e->module = mod ? ksyms__module(k, mod) : NULL;
 	if (mod && !e->module)
 		return -ENOMEM;

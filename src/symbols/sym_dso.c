@@ -221,18 +221,6 @@ static int segs__load(struct sym_dso *d, Elf *elf)
 	return 0;
 }
 
-/* Same start: a global name over a weak one over a local one; then a sized one. */
-static int elfsym__prefer(const struct sym_entry *a, const struct sym_entry *b)
-{
-	static const int rank[] = { [STB_LOCAL] = 0, [STB_GLOBAL] = 2, [STB_WEAK] = 1 };
-	int ra = a->bind <= STB_WEAK ? rank[a->bind] : 0;
-	int rb = b->bind <= STB_WEAK ? rank[b->bind] : 0;
-
-	if (ra != rb)
-		return ra > rb;
-	return b->size == 0 && a->size != 0;
-}
-
 /* Function symbols of one symbol table; names stay inside the mapped ELF. */
 static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 {
@@ -273,7 +261,8 @@ static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 			.bind = (uint8_t)GELF_ST_BIND(sym.st_info),
 		};
 	}
-	d->nr_syms = sym_entries__finish(d->syms, d->nr_syms, 0, elfsym__prefer);
+	/* Aliases (one start, several names) are named as perf names them. */
+	d->nr_syms = sym_entries__finish(d->syms, d->nr_syms, 0, sym_entry__perf_prefer);
 	return 0;
 }
 

@@ -40,14 +40,31 @@ struct sym_entry {
 	const char *name;
 	const char *module; /* kallsyms: "[mod]" or NULL for the kernel image */
 	uint32_t seq;       /* input order, breaks ties between equal starts */
-	uint8_t bind;       /* ELF: STB_* of the symbol */
+	uint8_t bind;       /* STB_* of the symbol (kallsyms: from the type letter, as perf) */
 };
 
-/* Sort by start, give zero-sized entries the distance to the next one (capped by
- * last_size for the last one), drop duplicates of one start (keeping the entry
- * keep(a, b) prefers). Returns the new count. */
+/*
+ * Sort by start (input order within one start), give zero-sized entries the
+ * distance to the next entry (last_size for the last one), then drop
+ * duplicates of one start: walking a run in input order, the newcomer a
+ * replaces the kept b when prefer(a, b) > 0 (no prefer: the last one wins).
+ * Sizes are filled before the duplicates go, as perf does, so prefer() sees
+ * size 0 on every zero-sized alias but the last of its run. Returns the new
+ * count.
+ */
 size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
 			   int (*prefer)(const struct sym_entry *a, const struct sym_entry *b));
+
+/*
+ * prefer() for sym_entries__finish() that names an address the way perf
+ * report does (choose_best_symbol() of tools/perf/util/symbol.c), so that
+ * offcpu's reports sorted by symbol match perf's: of two symbols of one
+ * start keep the one with a non-zero size, then a non-weak one, then a
+ * STB_GLOBAL one, then the one with fewer leading underscores, then the
+ * longer name; on a full tie keep the one seen first unless its name starts
+ * with "SyS" or "compat_SyS" (perf's generic arch rule). a is the newcomer.
+ */
+int sym_entry__perf_prefer(const struct sym_entry *a, const struct sym_entry *b);
 /* Entry containing addr, or NULL. */
 const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr);
 

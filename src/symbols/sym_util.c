@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Hash table, sorted symbol arrays and file reading shared by the symbol sources. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -101,6 +102,18 @@ static int entry__cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Zero sizes become the distance to the next entry, the last one's last_size. */
+static void entries__fill_sizes(struct sym_entry *e, size_t nr, uint64_t last_size)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (e[i].size)
+			continue;
+		e[i].size = i + 1 < nr ? e[i + 1].start - e[i].start : last_size;
+	}
+}
+
 size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
 			   int (*prefer)(const struct sym_entry *a, const struct sym_entry *b))
 {
@@ -109,24 +122,60 @@ size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
 	if (!nr)
 		return 0;
 	qsort(e, nr, sizeof(*e), entry__cmp);
+	/*
+	 * perf sizes symbols (symbols__fixup_end) before it drops aliases
+	 * (symbols__fixup_duplicate): a zero-sized alias followed by another of
+	 * its start stays zero-sized and loses to any sized one. Filling here
+	 * first lets prefer() see the same sizes.
+	 */
+	entries__fill_sizes(e, nr, last_size);
 	for (i = 0; i < nr; i++) {
 		if (out && e[out - 1].start == e[i].start) {
-			/* prefer() returns > 0 when the newcomer should replace the kept one. */
 			if (prefer ? prefer(&e[i], &e[out - 1]) > 0 : 1)
 				e[out - 1] = e[i];
 			continue;
 		}
 		e[out++] = e[i];
 	}
-	for (i = 0; i < out; i++) {
-		if (e[i].size)
-			continue;
-		if (i + 1 < out)
-			e[i].size = e[i + 1].start - e[i].start;
-		else
-			e[i].size = last_size;
-	}
+	/* A kept entry that was zero-sized within its run spans to the next start. */
+	entries__fill_sizes(e, out, last_size);
 	return out;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static bool name_is_sys_alias(const char *s)
+{
+	return strncmp(s, "SyS", 3) == 0 || strncmp(s, "compat_SyS", 10) == 0;
+}
+
+int sym_entry__perf_prefer(const struct sym_entry *a, const struct sym_entry *b)
+{
+	size_t na, nb;
+
+	/* Each rule: > 0 takes the newcomer a, < 0 keeps b, 0 asks the next. */
+	if (!a->size != !b->size)
+		return a->size ? 1 : -1;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK ? -1 : 1;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL ? 1 : -1;
+	na = leading_underscores(a->name);
+	nb = leading_underscores(b->name);
+	if (na != nb)
+		return na < nb ? 1 : -1;
+	na = strlen(a->name);
+	nb = strlen(b->name);
+	if (na != nb)
+		return na > nb ? 1 : -1;
+	return name_is_sys_alias(b->name) ? 1 : -1;
 }
 
 const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr)

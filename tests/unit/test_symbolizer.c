@@ -85,6 +85,29 @@ static const char fixture_cc[] =
 	"\treturn w.frob(argc);\n"
 	"}\n";
 
+/*
+ * Alias groups (several names, one start, one size) where perf's choice
+ * (choose_best_symbol) has one answer whatever the symbol table order:
+ * al_g_*: STB_GLOBAL __al_g beats a local and a weak with fewer
+ * underscores and longer names; __al_nw_*: a local beats a weak one;
+ * al_us: fewer leading underscores beat a longer name; al_len: the longer
+ * of two globals; al_tab_impl: hidden, so a local of .symtab only, beats
+ * its weak export al_tab, which is all .dynsym has.
+ */
+static const char fixture_alias_c[] =
+	"volatile int al_sink;\n"
+	"static __attribute__((noinline, used)) int al_g_impl(int x) { al_sink = x + 1; return al_sink; }\n"
+	"extern __typeof(al_g_impl) al_g_weak_and_longest __attribute__((weak, alias(\"al_g_impl\")));\n"
+	"extern __typeof(al_g_impl) __al_g __attribute__((alias(\"al_g_impl\")));\n"
+	"static __attribute__((noinline, used)) int __al_nw_impl(int x) { al_sink = x + 2; return al_sink; }\n"
+	"extern __typeof(__al_nw_impl) al_nw_weak_and_longer __attribute__((weak, alias(\"__al_nw_impl\")));\n"
+	"static __attribute__((noinline, used)) int al_us(int x) { al_sink = x + 3; return al_sink; }\n"
+	"static __typeof(al_us) __al_us_longer __attribute__((alias(\"al_us\"), used));\n"
+	"__attribute__((noinline)) int al_len(int x) { al_sink = x + 4; return al_sink; }\n"
+	"extern __typeof(al_len) al_len_longer __attribute__((alias(\"al_len\")));\n"
+	"__attribute__((noinline, visibility(\"hidden\"))) int al_tab_impl(int x) { al_sink = x + 5; return al_sink; }\n"
+	"extern __typeof(al_tab_impl) al_tab __attribute__((weak, alias(\"al_tab_impl\")));\n";
+
 static const char *tpath(const char *name)
 {
 	static char buf[8][512];
@@ -278,6 +301,19 @@ static int group_setup(void **state)
 		return -1;
 	/* A stripped library keeps its exported functions in .dynsym. */
 	if (sh("cd %s && cp libfix.so libfix-stripped.so && strip --strip-all libfix-stripped.so", tmpdir))
+		return -1;
+	/* The alias library, whole and stripped; the debug file of the stripped one by build id. */
+	write_file(tpath("alias.c"), fixture_alias_c, sizeof(fixture_alias_c) - 1);
+	if (sh("cd %s && cc -O2 -g -fPIC -shared -Wl,--build-id -o libalias.so alias.c && "
+	       "cp libalias.so libalias-stripped.so && objcopy --only-keep-debug libalias.so libalias.dbg && "
+	       "strip --strip-all libalias-stripped.so", tmpdir))
+		return -1;
+	n = read_build_id_readelf(tpath("libalias.so"), id);
+	if (n <= 0)
+		return -1;
+	build_id__hex(id, (size_t)n, h);
+	if (sh("cd %s && mkdir -p aliasdebug/.build-id/%.2s && mv libalias.dbg aliasdebug/.build-id/%.2s/%s.debug",
+	       tmpdir, h, h, h + 2))
 		return -1;
 	return 0;
 }
@@ -618,6 +654,147 @@ static void test_demangle_rust_and_more(void **state)
 	expect_demangle("", NULL);
 }
 
+/* The name given to the start+1 of member's alias group (positions read from symfile). */
+static void expect_alias(struct symbolizer *s, struct sym_dso *d, const char *symfile,
+			 const char *member, const char *want)
+{
+	struct sym_frame f[2];
+	struct fsym fs;
+	struct fmap m;
+	uint64_t ip;
+
+	assert_true(fixture_sym(symfile, member, &fs));
+	ip = fixture_ip(&fs, 0x7f5500000000ULL, 1, &m);
+	assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
+	assert_non_null(f[0].sym);
+	assert_string_equal(f[0].sym, want);
+	assert_int_equal(f[0].offset, 1);
+}
+
+static void test_elf_aliases(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct symbolizer *sd = new_sym(false, false, false, tpath("aliasdebug"));
+	struct sym_dso *d = symbolizer__dso(s, tpath("libalias.so"), NULL, 0);
+	struct sym_dso *ds = symbolizer__dso(s, tpath("libalias-stripped.so"), NULL, 0);
+	struct sym_dso *dd = symbolizer__dso(sd, tpath("libalias-stripped.so"), NULL, 0);
+	const char *lib = tpath("libalias.so");
+
+	(void)state;
+	assert_null(sym_dso__warning(d));
+	/* .symtab: global over weak and local, whatever the names. */
+	expect_alias(s, d, lib, "al_g_impl", "__al_g");
+	expect_alias(s, d, lib, "al_g_weak_and_longest", "__al_g");
+	/* Non-weak (here local) over weak. */
+	expect_alias(s, d, lib, "al_nw_weak_and_longer", "__al_nw_impl");
+	/* Fewer leading underscores over a longer name. */
+	expect_alias(s, d, lib, "__al_us_longer", "al_us");
+	/* Then the longer name. */
+	expect_alias(s, d, lib, "al_len", "al_len_longer");
+	/* The hidden (local) name of .symtab over its weak export. */
+	expect_alias(s, d, lib, "al_tab", "al_tab_impl");
+
+	/* Stripped, no debug file: perf falls back to .dynsym, and so do we. */
+	assert_null(sym_dso__warning(ds));
+	expect_alias(s, ds, lib, "al_tab_impl", "al_tab");
+	expect_alias(s, ds, lib, "al_g_impl", "__al_g");
+	expect_alias(s, ds, lib, "al_nw_weak_and_longer", "al_nw_weak_and_longer");
+	/* Stripped with its debug file: that file's .symtab, as perf prefers it. */
+	assert_null(sym_dso__warning(dd));
+	expect_alias(sd, dd, lib, "al_tab", "al_tab_impl");
+	expect_alias(sd, dd, lib, "al_nw_weak_and_longer", "__al_nw_impl");
+	symbolizer__free(sd);
+	symbolizer__free(s);
+}
+
+static struct sym_entry ent(uint64_t start, uint64_t size, const char *name, uint8_t bind, uint32_t seq)
+{
+	return (struct sym_entry){ .start = start, .size = size, .name = name, .bind = bind, .seq = seq };
+}
+
+/* The rule engine alone, on orders a linker would not let a test choose. */
+static void test_alias_rule(void **state)
+{
+	struct sym_entry e[] = {
+		/* Given out of order: the sort must keep input order within a start. */
+		ent(0x4000, 8, "dup_a", STB_GLOBAL, 7),
+		ent(0x1000, 0, "zero_global_but_long", STB_GLOBAL, 0),
+		ent(0x1000, 0x10, "__sized", STB_LOCAL, 1),
+		ent(0x2000, 0x10, "sized_local", STB_LOCAL, 2),
+		ent(0x2000, 0, "last_zero_gl", STB_GLOBAL, 3),
+		ent(0x3000, 8, "SyS_read", STB_GLOBAL, 4),
+		ent(0x3000, 8, "sys_read", STB_GLOBAL, 5),
+		ent(0x4000, 8, "dup_b", STB_GLOBAL, 8),
+		ent(0x5000, 0, "tail", STB_GLOBAL, 9),
+		ent(0x3000, 8, "xys_read", STB_GLOBAL, 6),
+	};
+	size_t n;
+
+	(void)state;
+	n = sym_entries__finish(e, sizeof(e) / sizeof(e[0]), 0x40, sym_entry__perf_prefer);
+	assert_int_equal(n, 5);
+	/* A zero-sized alias followed by one of its start stays zero-sized and loses. */
+	assert_string_equal(e[0].name, "__sized");
+	assert_int_equal(e[0].size, 0x10);
+	/* The last alias of a run is sized to the next start: then binding decides. */
+	assert_string_equal(e[1].name, "last_zero_gl");
+	assert_int_equal(e[1].size, 0x1000);
+	/* Full tie: the first seen, unless it is a "SyS" name. */
+	assert_string_equal(e[2].name, "sys_read");
+	assert_string_equal(e[3].name, "dup_a");
+	assert_string_equal(e[4].name, "tail");
+	assert_int_equal(e[4].size, 0x40);
+
+	/* Pairwise, each rule in its order (> 0: the newcomer a wins). */
+	{
+		struct sym_entry w = ent(1, 8, "a", STB_WEAK, 1), g = ent(1, 8, "__b_longer_name", STB_GLOBAL, 0);
+		struct sym_entry l = ent(1, 8, "b", STB_LOCAL, 0), z = ent(1, 0, "c", STB_GLOBAL, 0);
+		struct sym_entry u = ent(1, 8, "_bb", STB_LOCAL, 1), ll = ent(1, 8, "bbb", STB_LOCAL, 1);
+
+		assert_true(sym_entry__perf_prefer(&w, &z) > 0);  /* sized over zero-sized */
+		assert_true(sym_entry__perf_prefer(&w, &l) < 0);  /* non-weak over weak */
+		assert_true(sym_entry__perf_prefer(&g, &l) > 0);  /* global over local */
+		assert_true(sym_entry__perf_prefer(&u, &l) < 0);  /* fewer underscores */
+		assert_true(sym_entry__perf_prefer(&ll, &l) > 0); /* longer name */
+		assert_true(sym_entry__perf_prefer(&l, &l) < 0);  /* tie: the kept one stays */
+	}
+}
+
+/* kallsyms has no sizes: only the last alias of a run gets one, so perf names the run by it. */
+static void test_kallsyms_aliases(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81000100 T memcpy\n"
+		"ffffffff81000100 T __memcpy\n"
+		"ffffffff81000100 T __pi_memcpy\n"
+		"ffffffff81000200 W weak_last\n"
+		"ffffffff81000300 t local_fn\n"
+		"ffffffff81000300 T __global_fn\n"
+		"ffffffff81000400 T end_fn\n";
+	struct ksyms *k = ksyms__parse(text, sizeof(text) - 1);
+	const struct sym_entry *e;
+
+	(void)state;
+	assert_non_null(k);
+	assert_int_equal(ksyms__nr(k), 5);
+	assert_int_equal(ksyms__text(k), 0xffffffff81000000ULL);
+	e = ksyms__find(k, 0xffffffff81000004ULL);
+	assert_string_equal(e->name, "startup_64");
+	e = ksyms__find(k, 0xffffffff810001aaULL);
+	assert_string_equal(e->name, "__pi_memcpy");
+	assert_int_equal(e->start, 0xffffffff81000100ULL);
+	assert_int_equal(e->size, 0x100);
+	e = ksyms__find(k, 0xffffffff81000200ULL);
+	assert_string_equal(e->name, "weak_last");
+	assert_int_equal(e->bind, STB_WEAK);
+	e = ksyms__find(k, 0xffffffff81000310ULL);
+	assert_string_equal(e->name, "__global_fn");
+	assert_int_equal(e->bind, STB_GLOBAL);
+	ksyms__free(k);
+}
+
 static const char kallsyms_fixture[] =
 	"ffffffff81000000 T _text\n"
 	"ffffffff81000000 T fix_startup\n"
@@ -856,6 +1033,9 @@ int main(void)
 		cmocka_unit_test(test_inlines),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_demangle_rust_and_more),
+		cmocka_unit_test(test_elf_aliases),
+		cmocka_unit_test(test_alias_rule),
+		cmocka_unit_test(test_kallsyms_aliases),
 		cmocka_unit_test(test_kallsyms_fixture),
 		cmocka_unit_test(test_kallsyms_real),
 		cmocka_unit_test(test_perfmap),
