@@ -581,8 +581,25 @@ int record__run(struct record_opts *o)
 		err = perf_writer__add_event(s->w, &oattr, OFFCPU_EVENT_NAME, &oid, 1);
 	if (!err)
 		err = perf_writer__begin(s->w);
-	if (!err)
-		err = synth__kernel_mmap(s->w, oid);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		goto cleanup;
+	}
+	/*
+	 * Events first, /proc second (as perf does): a process started while
+	 * /proc is read is then seen by one or the other, never by neither.
+	 */
+	err = offcpu_bpf__attach(s->bpf);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = cpu_events__enable(s->cpu);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = synth__kernel_mmap(s->w, oid);
 	for (size_t i = 0; !err && i < o->pids.n; i++)
 		err = synth__process(s->w, o->pids.v[i], oid, true);
 	for (size_t i = 0; !err && i < o->tids.n; i++)
@@ -595,16 +612,6 @@ int record__run(struct record_opts *o)
 		err = perf_writer__finished_round(s->w);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
-		goto cleanup;
-	}
-	err = offcpu_bpf__attach(s->bpf);
-	if (err) {
-		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	err = cpu_events__enable(s->cpu);
-	if (err) {
-		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	if (s->have_child) {
