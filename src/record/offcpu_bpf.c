@@ -82,40 +82,6 @@ void offcpu_event_attr(struct perf_event_attr *attr)
 	attr->clockid = CLOCK_MONOTONIC;
 }
 
-/* Find __schedule's range in kallsyms (0, 0 when hidden). */
-static void find_sched_range(void)
-{
-	char line[512];
-	uint64_t lo = 0, hi = ~0ULL;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-			continue;
-		if (!lo && !strcmp(name, "__schedule"))
-			lo = a;
-	}
-	if (lo) {
-		rewind(f);
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long a;
-
-			if (sscanf(line, "%llx", &a) == 1 && a > lo && a < hi)
-				hi = a;
-		}
-	}
-	fclose(f);
-	if (lo && hi != ~0ULL) {
-		sched_lo = lo;
-		sched_hi = hi;
-	}
-}
-
 /* Frames before __schedule are BPF and tracing glue: how many. */
 static int sched_frame_index(const __u64 *k, uint32_t n)
 {
@@ -262,7 +228,8 @@ static bool kernel_has_sched_entry(void)
 	return has;
 }
 
-int offcpu_bpf__new(const struct record_opts *o, struct offcpu_bpf **out)
+int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
+		    struct offcpu_bpf **out)
 {
 	struct offcpu_bpf *b;
 	struct offcpu_skel *sk;
@@ -278,7 +245,8 @@ int offcpu_bpf__new(const struct record_opts *o, struct offcpu_bpf **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	find_sched_range();
+	sched_lo = kf->sched_lo;
+	sched_hi = kf->sched_hi;
 	sk = offcpu_skel__open();
 	if (!sk) {
 		err = -errno;

@@ -110,14 +110,21 @@ struct sample_id {
 	uint32_t cpu, res;
 	uint64_t id;
 };
-int synth__kernel_mmap(struct perf_writer *w, uint64_t id);
+struct kernel_facts {
+	uint64_t text;               /* _text: kallsyms' relocation anchor */
+	uint64_t sched_lo, sched_hi; /* __schedule's range */
+};
+void kernel_facts__read(struct kernel_facts *k);
+int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
 int synth__all_processes(struct perf_writer *w, uint64_t id);
 int synth__features(struct perf_writer *w, const struct record_opts *o);
 
 /* ---- offcpu_bpf.c ---- */
 struct offcpu_bpf;
-int offcpu_bpf__new(const struct record_opts *o, struct offcpu_bpf **out);
+/* kf: where kernel stacks start (__schedule), to strip tracing frames. */
+int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
+		    struct offcpu_bpf **out);
 void offcpu_bpf__free(struct offcpu_bpf *b);
 int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid);
 int offcpu_bpf__attach(struct offcpu_bpf *b);

@@ -56,6 +56,7 @@ struct tgid_set {
 struct session {
 	struct record_opts *o;
 	struct tgid_set targets;
+	struct kernel_facts kernel;
 	bool filter_sideband;
 	struct perf_writer *w;
 	struct offcpu_bpf *bpf;
@@ -562,7 +563,8 @@ int record__run(struct record_opts *o)
 		tgid_set__add(&s->targets, o->pids.v[i]);
 	for (size_t i = 0; i < o->tids.n; i++)
 		tgid_set__add(&s->targets, tgid_of(o->tids.v[i]));
-	err = offcpu_bpf__new(o, &s->bpf);
+	kernel_facts__read(&s->kernel);
+	err = offcpu_bpf__new(o, &s->kernel, &s->bpf);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
 			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
@@ -599,7 +601,7 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	err = synth__kernel_mmap(s->w, oid);
+	err = synth__kernel_mmap(s->w, s->kernel.text, oid);
 	for (size_t i = 0; !err && i < o->pids.n; i++)
 		err = synth__process(s->w, o->pids.v[i], oid, true);
 	for (size_t i = 0; !err && i < o->tids.n; i++)

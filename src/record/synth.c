@@ -78,25 +78,38 @@ static int write_mmap2(struct perf_writer *w, const struct mmap2_body *b, const 
 	return perf_writer__write(w, buf, n);
 }
 
-static uint64_t kallsyms_addr(const char *sym)
+/*
+ * The kernel addresses the recorder needs, in one pass over kallsyms (it
+ * is large: reading it once matters): _text, and __schedule's range, where
+ * kernel stacks are made to start. The core kernel's lines are sorted, so
+ * the symbol after __schedule is the next line above it. Zeros when hidden.
+ */
+void kernel_facts__read(struct kernel_facts *k)
 {
 	char line[512];
-	uint64_t addr = 0;
 	FILE *f = fopen("/proc/kallsyms", "re");
 
+	memset(k, 0, sizeof(*k));
 	if (!f)
-		return 0;
+		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;
 		char type, name[256];
 
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 && !strcmp(name, sym)) {
-			addr = a;
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!k->text && !strcmp(name, "_text"))
+			k->text = a;
+		else if (!k->sched_lo && !strcmp(name, "__schedule"))
+			k->sched_lo = a;
+		else if (k->sched_lo && !k->sched_hi && a > k->sched_lo)
+			k->sched_hi = a;
+		if (k->text && k->sched_hi)
 			break;
-		}
 	}
 	fclose(f);
-	return addr;
+	if (!k->sched_hi)
+		k->sched_lo = 0;
 }
 
 /*
@@ -104,12 +117,11 @@ static uint64_t kallsyms_addr(const char *sym)
  * misc KERNEL, pid -1, filename "[kernel.kallsyms]_text" and pgoff = the
  * address of _text, which tells it how kallsyms is relocated.
  */
-int synth__kernel_mmap(struct perf_writer *w, uint64_t id)
+int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id)
 {
 	static const char name[] = "[kernel.kallsyms]_text";
 	uint8_t buf[256];
 	struct perf_event_header *h = (void *)buf;
-	uint64_t text = kallsyms_addr("_text");
 	uint32_t pid = (uint32_t)-1, tid = 0;
 	uint64_t len;
 	size_t n = sizeof(*h);
