@@ -13,5 +13,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# One install at a time: parallel builds (or a second checkout) would
+# otherwise race for dpkg's lock.
+exec 9>/var/lock/offcpu-deps.lock
+flock 9
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

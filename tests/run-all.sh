@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=$(nproc)
-pass=0; failn=0; skip=0; failed=()
+pass=0; failn=0; skip=0; failed=(); reasons=()
 
 note() { printf '%s\n' "$*"; }
 
@@ -50,11 +50,17 @@ for t in tests/integration/test_*.sh; do
 	case $rc in
 	0) note "PASS  $name (${dur}s)"; grep '^#' "$log" | sed 's/^/      /'; pass=$((pass + 1)) ;;
 	77) note "SKIP  $name: $(tail -1 "$log")"; skip=$((skip + 1)) ;;
-	*) note "FAIL  $name (${dur}s, exit $rc)"; tail -80 "$log" | sed 's/^/      /'; failn=$((failn + 1)); failed+=("$name") ;;
+	*) note "FAIL  $name (${dur}s, exit $rc)"
+	   # The failed checks first, then the log's end: a cut CI log still shows why.
+	   grep -E '^(FAIL|fail)' "$log" | head -20 | sed 's/^/    ! /'
+	   tail -80 "$log" | sed 's/^/      /'
+	   reasons+=("$name: $(grep -E '^(FAIL|fail)' "$log" | head -3 | tr '\n' ' ')")
+	   failn=$((failn + 1)); failed+=("$name") ;;
 	esac
 	rm -f "$log"
 done
 
 [ ${#failed[@]} -eq 0 ] || note "failed: ${failed[*]}"
+for r in "${reasons[@]}"; do note "  $r"; done
 echo "$pass passed, $failn failed, $skip skipped"
 [ "$failn" -eq 0 ]
