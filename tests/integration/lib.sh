@@ -7,7 +7,7 @@ set -u
 : "${OFFCPU:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/offcpu}"
 : "${WORKLOADS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/workloads}"
 TESTDIR=$(mktemp -d /tmp/offcpu-test.XXXXXX)
-trap 'rm -rf "$TESTDIR"' EXIT
+trap '[ -n "${KEEP_TESTDIR:-}" ] || rm -rf "$TESTDIR"' EXIT
 
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
