@@ -30,7 +30,7 @@ CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-SRC_DIRS := src/util src/perfdata src/symbols src/record src/report
+SRC_DIRS := src/util src/perfdata src/symbols src/record src/report src/pprof
 LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
