@@ -118,14 +118,18 @@ static int parse_args(int argc, char **argv, struct fg_opts *fo, struct report_o
 	return 0;
 }
 
-static const char *default_title(const struct fg_opts *fo)
+/* After what is drawn: the options, or the events the file has. */
+static const char *default_title(const struct fg_opts *fo, const struct fg_profile_opts *po)
 {
-	if (fo->cpu_only)
-		return fo->svg.inverted ? "CPU Icicle Graph" : "CPU Flame Graph";
-	if (fo->off_only)
-		return fo->svg.inverted ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
-	return fo->svg.inverted ? "Icicle Graph: on-CPU and off-CPU time"
-				: "Flame Graph: on-CPU and off-CPU time";
+	bool ice = fo->svg.inverted;
+
+	if (po->cpu_event >= 0 && po->off_event >= 0)
+		return ice ? "Icicle Graph: on-CPU and off-CPU time" : "Flame Graph: on-CPU and off-CPU time";
+	if (po->cpu_event >= 0 || fo->cpu_only)
+		return ice ? "CPU Icicle Graph" : "CPU Flame Graph";
+	if (po->off_event >= 0 || fo->off_only)
+		return ice ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
+	return ice ? "Icicle Graph" : "Flame Graph";
 }
 
 /* Write the SVG to out (through out.tmp and a rename, so that a failure leaves no half file). */
@@ -171,7 +175,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct profile *p = NULL;
 	struct fg_tree *t = NULL;
 	struct fg_profile_opts po;
-	char sub[512], on[32], off[32];
+	char sub[4200], what[128], on[32], off[32];
 	size_t drawn = 0;
 	int err, ret = 1;
 
@@ -198,27 +202,27 @@ int cmd_flamegraph(int argc, char **argv)
 	report__fmt_ns(on, sizeof(on), fg_tree__total(t, FG_ON_CPU));
 	report__fmt_ns(off, sizeof(off), fg_tree__total(t, FG_OFF_CPU));
 	if (po.cpu_event >= 0 && po.off_event >= 0)
-		snprintf(sub, sizeof(sub), "%s: on-CPU %s, off-CPU %s", o.input, on, off);
+		snprintf(what, sizeof(what), "on-CPU %s, off-CPU %s", on, off);
 	else if (po.cpu_event >= 0)
-		snprintf(sub, sizeof(sub), "%s: on-CPU %s", o.input, on);
+		snprintf(what, sizeof(what), "on-CPU %s", on);
 	else if (po.off_event >= 0)
-		snprintf(sub, sizeof(sub), "%s: off-CPU %s", o.input, off);
+		snprintf(what, sizeof(what), "off-CPU %s", off);
 	else
-		snprintf(sub, sizeof(sub), "%s: no %s samples%s", o.input,
+		snprintf(what, sizeof(what), "no %s samples%s",
 			 fo.cpu_only ? "on-CPU" : fo.off_only ? "off-CPU" : "on-CPU or off-CPU",
 			 o.pids.n || o.tids.n || o.nr_comms || o.cpus.n || o.time_start || o.time_end
 				 ? " that pass the filters" : "");
+	snprintf(sub, sizeof(sub), "%s: %s", o.input, what);
 	fo.svg.subtitle = sub;
 	if (!fo.svg.title)
-		fo.svg.title = default_title(&fo);
+		fo.svg.title = default_title(&fo, &po);
 	err = write_svg(t, fo.output, &fo.svg, &drawn);
 	if (err) {
 		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", fo.output, strerror(-err));
 		goto cleanup;
 	}
 	if (strcmp(fo.output, "-"))
-		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fo.output, drawn,
-			sub + strlen(o.input) + 2);
+		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fo.output, drawn, what);
 	else if (po.cpu_event < 0 && po.off_event < 0)
 		fprintf(stderr, "offcpu flamegraph: %s\n", sub);
 	ret = 0;

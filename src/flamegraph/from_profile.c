@@ -12,18 +12,28 @@
 
 #include "flamegraph/flamegraph.h"
 
-/* Name and detail of a session frame: the symbol (or [dso], as --folded shows it) and its DSO. */
-static void frame_strings(const struct frame *fr, char *name, size_t nlen, char *detail,
-			  size_t dlen)
+/*
+ * A session frame as a flame graph frame: its symbol (or [dso], as
+ * --folded shows it) and its DSO as detail. Strings are the session's own
+ * except the two made here, in buffers the caller keeps until the add.
+ */
+static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name, size_t nlen,
+			     char *detail, size_t dlen)
 {
-	if (fr->sym)
-		snprintf(name, nlen, "%s", fr->sym);
-	else if (strcmp(fr->dso, "[unknown]"))
-		snprintf(name, nlen, "[%s]", fr->dso_short);
-	else
-		snprintf(name, nlen, "[unknown]");
-	snprintf(detail, dlen, "%s%s", fr->kernel ? fr->dso : fr->dso_short,
-		 fr->inlined ? " (inlined)" : "");
+	struct fg_frame f = { fr->sym, fr->kernel ? fr->dso : fr->dso_short, c };
+
+	if (!fr->sym) {
+		if (strcmp(fr->dso, "[unknown]"))
+			snprintf(name, nlen, "[%s]", fr->dso_short);
+		else
+			snprintf(name, nlen, "[unknown]");
+		f.name = name;
+	}
+	if (fr->inlined) {
+		snprintf(detail, dlen, "%s (inlined)", f.detail);
+		f.detail = detail;
+	}
+	return f;
 }
 
 int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
@@ -77,8 +87,7 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 			enum fg_color c = cls == FG_ON_CPU ? (f->kernel ? FG_COLOR_CPU_KERNEL : FG_COLOR_CPU)
 							   : (f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF);
 
-			frame_strings(f, names[n], sizeof(names[n]), details[n], sizeof(details[n]));
-			path[n] = (struct fg_frame){ names[n], details[n], c };
+			path[n] = to_fg(f, c, names[n], sizeof(names[n]), details[n], sizeof(details[n]));
 			n++;
 		}
 		err = fg_tree__add(t, path, n, cls, st->period);

@@ -344,6 +344,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 		if (err)
 			return err;
 	}
+	if (o->pprof && o->folded) {
+		fprintf(stderr, "offcpu report: --pprof and --folded exclude each other\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
