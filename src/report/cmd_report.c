@@ -419,7 +419,7 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 	return profile__add(a->p, rs);
 }
 
-static struct session *open_session(const struct report_opts *o)
+static struct session *open_session(const struct report_opts *o, const char *cmd)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
 				   .no_symbols = o->no_symbols };
@@ -427,14 +427,14 @@ static struct session *open_session(const struct report_opts *o)
 	struct session *s = session__new(o->input, &so, err, sizeof(err));
 
 	if (!s)
-		fprintf(stderr, "offcpu: %s\n", err);
+		fprintf(stderr, "offcpu %s: %s\n", cmd, err);
 	return s;
 }
 
 int report__aggregate(const struct report_opts *o, unsigned int keep, const char *cmd,
 		      struct session **sp, struct profile **pp)
 {
-	struct session *s = open_session(o);
+	struct session *s = open_session(o, cmd);
 	struct profile *p = NULL;
 	struct agg_ctx a;
 	int err = -EINVAL;
@@ -531,7 +531,7 @@ int cmd_script(int argc, char **argv)
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
-	s = open_session(&o);
+	s = open_session(&o, "script");
 	if (!s)
 		goto cleanup;
 	err = script__run(stdout, s, &o);

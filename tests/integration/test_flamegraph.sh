@@ -62,6 +62,14 @@ fg pid --pid "$CHILD"
 fg tid --tid "$NANOSLEEP"
 fg time-all --time "$START,$END"
 fg time-none --time "$(awk -v e="$END" 'BEGIN { printf "%.3f", e + 100 }'),"
+# The sanitized build on the same file: no report, and the same bytes.
+if [ -x "${OFFCPU_SAN:-}" ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 "$OFFCPU_SAN" flamegraph \
+		-i "$TESTDIR/w.data" -o "$TESTDIR/san.svg" --per-thread --width 1600 --min-width 0.5 2>/dev/null ||
+		fail "offcpu flamegraph under ASan+UBSan exited $?"
+	cmp -s "$TESTDIR/san.svg" "$TESTDIR/thread.svg" || fail "the sanitized build drew another graph"
+	measure "ASan+UBSan build: the same --per-thread graph, byte for byte"
+fi
 measure "xmllint: 10 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
 "$PY" "$HERE/flamegraph_svg.py" "$TESTDIR" "$TESTDIR/w.json" || fail "flamegraph_svg.py"
 

@@ -20,6 +20,13 @@ record -o "$TESTDIR/w.data" -- "$WORKLOADS/waitmix" -q -c -d "$DISK" -j "$TESTDI
 "$OFFCPU" report -i "$TESTDIR/w.data" --pprof "$TESTDIR/spin.pb.gz" --comm wm-spin ||
 	fail "offcpu report --pprof --comm wm-spin exited $?"
 gzip -t "$TESTDIR/w.pb.gz" || fail "the pprof file is not gzip"
+if [ -x "${OFFCPU_SAN:-}" ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 "$OFFCPU_SAN" report \
+		-i "$TESTDIR/w.data" --pprof "$TESTDIR/san.pb.gz" 2>/dev/null ||
+		fail "offcpu report --pprof under ASan+UBSan exited $?"
+	cmp -s "$TESTDIR/san.pb.gz" "$TESTDIR/w.pb.gz" || fail "the sanitized build wrote another profile"
+	measure "ASan+UBSan build: the same profile, byte for byte"
+fi
 [ ! -e "$TESTDIR/w.pb.gz.tmp" ] || fail "w.pb.gz.tmp left behind"
 measure "pprof: $(stat -c %s "$TESTDIR/w.pb.gz") bytes gzipped"
 # go tool pprof keeps nothing, but wants a home for its settings
