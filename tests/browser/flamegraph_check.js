@@ -10,7 +10,8 @@
 //      CPU time within 10 % (999 Hz sampling of 0.5 s: ~4.5 % noise alone);
 //   2. on-CPU frames are warm (red > blue) and off-CPU frames cool
 //      (blue > red), split under each comm by [on-cpu] / [off-cpu];
-//   3. clicking a frame zooms: it spans the width, its subtree is scaled by
+//   3. hovering a frame shows its name, time, share and DSO below the graph;
+//      clicking it zooms: it spans the width, its subtree is scaled by
 //      the same ratio, its ancestors are faded, everything else is hidden;
 //      Reset Zoom restores every width;
 //   4. Ctrl-F opens the search prompt: the frames whose names match are
@@ -158,9 +159,14 @@ async function main() {
 		check(fr.filter((f) => f.name === "wl_spin").every((f) => f.path[2] === "[on-cpu]"),
 			"wl_spin (never waits) drawn outside [on-cpu]");
 
-		// 3. click zoom
+		// 3. hover details, then click zoom
 		const target = fr.filter((f) => f.name === "wl_nanosleep_loop").sort((a, b) => b.w - a.w)[0];
 		if (check(target, "no wl_nanosleep_loop frame to click")) {
+			await page.locator("#frames > g").nth(target.i).hover();
+			const det = await page.locator("#details").textContent();
+			measure(`hover: "${det}"`);
+			check(/^wl_nanosleep_loop +\| +off-CPU \d+\.\d\d ms, \d+\.\d\d% +\| +waitmix$/.test(det),
+				`hover over wl_nanosleep_loop shows "${det}"`);
 			await page.locator("#frames > g").nth(target.i).click();
 			const z = await frames(page);
 			const ratio = fullw / target.w;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The flame graph tree and its SVG: merging of equal frames and per-class
- * totals, layout (order by name, children from the parent's left edge,
+ * totals, the off-wake path shape (sleeper, "--", waker) with its palettes, layout (order by name, children from the parent's left edge,
  * widths in proportion to ns, min-width pruning, icicle orientation),
  * escaping of any byte string into well-formed XML, and the size of the
  * file: linear in the frames drawn, with a bound on bytes per frame,
@@ -128,6 +128,33 @@ static void test_tree(void **state)
 	fg_tree__free(t);
 }
 
+/* The off-wake shape: sleeper frames, a "--" separator, then the waker's frames. */
+static void test_off_wake(void **state)
+{
+	struct fg_tree *t = fg_tree__new();
+	struct fg_frame p[] = { { "app", NULL, FG_COLOR_META }, { "read", "libc.so.6", FG_COLOR_OFF },
+				{ "schedule", "[kernel.kallsyms]", FG_COLOR_OFF_KERNEL },
+				{ "--", NULL, FG_COLOR_SEPARATOR },
+				{ "try_to_wake_up", "[kernel.kallsyms]", FG_COLOR_WAKER_KERNEL },
+				{ "write", "libc.so.6", FG_COLOR_WAKER } };
+	struct fg_svg_opts o = { .width = 1200 };
+	size_t len, drawn;
+	char *svg;
+
+	assert_int_equal(fg_tree__add(t, p, 6, FG_OFF_CPU, 2000000), 0);
+	svg = render(t, &o, &len, &drawn);
+	well_formed(svg, len);
+	assert_int_equal(drawn, 7);
+	assert_non_null(strstr(svg, "<g><title>--\noff-CPU 2.00 ms, 100.00%</title><rect"));
+	assert_non_null(strstr(svg, "fill=\"#969696\"/><text")); /* the separator: plain grey */
+	assert_non_null(strstr(svg, ">waker</text>"));          /* legend entries of what is drawn */
+	assert_non_null(strstr(svg, ">waker, kernel</text>"));
+	assert_non_null(strstr(svg, ">off-CPU</text>"));
+	assert_null(strstr(svg, ">on-CPU</text>"));
+	free(svg);
+	fg_tree__free(t);
+}
+
 static void test_escaping(void **state)
 {
 	struct fg_tree *t = fg_tree__new();
@@ -222,6 +249,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_off_wake),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_size_linear),
