@@ -30,7 +30,7 @@ CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-SRC_DIRS := src/util src/perfdata src/symbols src/record src/report
+SRC_DIRS := src/util src/perfdata src/symbols src/record src/report src/pprof src/flamegraph
 LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
@@ -70,6 +70,16 @@ $(BUILD)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -c $< -o $@
+
+# The flame graph's CSS and JavaScript, as C strings for the SVG writer.
+$(BUILD)/fg_assets.h: src/flamegraph/flamegraph.css src/flamegraph/flamegraph.js
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)! grep -n ']]>' $^ || { echo "$@: ']]>' would end the SVG's CDATA" >&2; exit 1; }
+	$(Q)for v in css js; do printf 'static const char fg_%s[] =\n' $$v; \
+		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' src/flamegraph/flamegraph.$$v; \
+		printf ';\n'; done > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/flamegraph/svg.o: $(BUILD)/fg_assets.h
 
 $(BUILD)/liboffcpu.a: $(LIB_OBJS)
 	$(call msg,AR,$@)

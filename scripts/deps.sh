@@ -2,6 +2,10 @@
 # Install the Debian packages offcpu needs to build and test, only when missing.
 set -e
 PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc g++ python3 libclang-rt-14-dev"
+# Readers of the flame graph and pprof tests: a browser, go tool pprof, xmllint,
+# and node for playwright-core (npm comes with nodesource's nodejs, else Debian's).
+PKGS="$PKGS chromium golang-go libxml2-utils nodejs"
+command -v npm >/dev/null || PKGS="$PKGS npm"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

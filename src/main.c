@@ -17,6 +17,7 @@ static const struct command {
 	{ "record", cmd_record, "record off-CPU and CPU samples into perf.data" },
 	{ "report", cmd_report, "show where the time went, per event" },
 	{ "script", cmd_script, "print every sample, like perf script" },
+	{ "flamegraph", cmd_flamegraph, "draw on-CPU and off-CPU time in one interactive SVG" },
 };
 
 static void usage(FILE *f)

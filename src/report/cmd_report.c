@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "pprof/pprof.h"
 #include "report/report.h"
 
 static const char *const sort_names[SK_MAX] = {
@@ -34,11 +35,17 @@ static void usage(FILE *f, bool script)
 			"      --percent-limit N   hide entries below N%%\n"
 			"  -g, --call-graph MODE   caller, callee or none (optionally ,MIN%%)\n"
 			"      --folded            one `comm;frame;...;frame VALUE` line per stack\n"
+			"      --pprof FILE        write a gzipped pprof profile (go tool pprof) instead\n"
 			"  -e, --event NAME        only this event\n"
 			"      --srcline           file:line of each frame\n"
 			"      --inline            show inlined frames\n"
 			"      --stdio             accepted for perf compatibility\n");
 	}
+	report__filter_usage(f);
+}
+
+void report__filter_usage(FILE *f)
+{
 	fprintf(f,
 		"filters:\n"
 		"      --pid PID[,PID...]  --tid TID[,...]  --comm NAME[,...]\n"
@@ -194,7 +201,7 @@ static int parse_graph(const char *arg, struct report_opts *o)
 	return err;
 }
 
-static void opts_free(struct report_opts *o)
+void report_opts__free(struct report_opts *o)
 {
 	free(o->pids.v);
 	free(o->tids.v);
@@ -226,6 +233,40 @@ static int add_comms(const char *arg, struct report_opts *o)
 	return 0;
 }
 
+int report__parse_filter(int argc, char **argv, int *i, struct report_opts *o)
+{
+	const char *a = argv[*i], *val = NULL, *eq = NULL;
+	char name[64];
+	int err;
+
+	if (!strncmp(a, "--", 2) && (eq = strchr(a, '='))) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - a), a);
+		val = eq + 1;
+		a = name;
+	}
+	if (strcmp(a, "--pid") && strcmp(a, "--tid") && strcmp(a, "--cpu") && strcmp(a, "-C") &&
+	    strcmp(a, "--comm") && strcmp(a, "--time"))
+		return 0;
+	if (!val) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "offcpu: %s needs an argument\n", a);
+			return -EINVAL;
+		}
+		val = argv[++*i];
+	}
+	if (!strcmp(a, "--pid"))
+		err = parse_ids(val, &o->pids, false);
+	else if (!strcmp(a, "--tid"))
+		err = parse_ids(val, &o->tids, false);
+	else if (!strcmp(a, "--comm"))
+		err = add_comms(val, o);
+	else if (!strcmp(a, "--time"))
+		err = parse_time(val, o);
+	else
+		err = parse_ids(val, &o->cpus, true);
+	return err ? err : 1;
+}
+
 /* Parse argv into o; returns 0, 1 for --help (done), or negative on error. */
 static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 {
@@ -233,8 +274,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 		const char *a = argv[i], *val = NULL;
 		char name[64];
 		const char *eq = NULL;
-		int err = 0;
+		int err = report__parse_filter(argc, argv, &i, o);
 
+		if (err < 0)
+			return err;
+		if (err)
+			continue;
 #define ARG()                                                                                  \
 	({                                                                                     \
 		if (!val) {                                                                    \
@@ -278,6 +323,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 				o->graph = GRAPH_DEFAULT;
 		} else if (!strcmp(a, "--folded")) {
 			o->folded = true;
+		} else if (!strcmp(a, "--pprof") && !script) {
+			o->pprof = ARG();
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
 			o->event = ARG();
 		} else if (!strcmp(a, "--srcline")) {
@@ -288,16 +335,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 			o->no_symbols = true;
 		} else if (!strcmp(a, "--stdio")) {
 			/* the only output */
-		} else if (!strcmp(a, "--pid")) {
-			err = parse_ids(ARG(), &o->pids, false);
-		} else if (!strcmp(a, "--tid")) {
-			err = parse_ids(ARG(), &o->tids, false);
-		} else if (!strcmp(a, "--cpu") || !strcmp(a, "-C")) {
-			err = parse_ids(ARG(), &o->cpus, true);
-		} else if (!strcmp(a, "--comm")) {
-			err = add_comms(ARG(), o);
-		} else if (!strcmp(a, "--time")) {
-			err = parse_time(ARG(), o);
 		} else {
 			fprintf(stderr, "offcpu %s: unknown option '%s'\n", script ? "script" : "report", argv[i]);
 			usage(stderr, script);
@@ -306,6 +343,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 #undef ARG
 		if (err)
 			return err;
+	}
+	if (o->pprof && o->folded) {
+		fprintf(stderr, "offcpu report: --pprof and --folded exclude each other\n");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -378,7 +419,7 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 	return profile__add(a->p, rs);
 }
 
-static struct session *open_session(const struct report_opts *o)
+static struct session *open_session(const struct report_opts *o, const char *cmd)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
 				   .no_symbols = o->no_symbols };
@@ -386,11 +427,42 @@ static struct session *open_session(const struct report_opts *o)
 	struct session *s = session__new(o->input, &so, err, sizeof(err));
 
 	if (!s)
-		fprintf(stderr, "offcpu: %s\n", err);
+		fprintf(stderr, "offcpu %s: %s\n", cmd, err);
 	return s;
 }
 
-static void defaults(struct report_opts *o)
+int report__aggregate(const struct report_opts *o, unsigned int keep, const char *cmd,
+		      struct session **sp, struct profile **pp)
+{
+	struct session *s = open_session(o, cmd);
+	struct profile *p = NULL;
+	struct agg_ctx a;
+	int err = -EINVAL;
+
+	if (!s)
+		goto cleanup;
+	p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
+	if (!p) {
+		fprintf(stderr, "offcpu: out of memory\n");
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	a = (struct agg_ctx){ o, s, p };
+	err = session__run(s, agg_sample, &a);
+	if (err) {
+		fprintf(stderr, "offcpu %s: %s: %s\n", cmd, o->input, session__error(s));
+		goto cleanup;
+	}
+	*sp = s;
+	*pp = p;
+	return 0;
+cleanup:
+	profile__free(p);
+	session__free(s);
+	return err;
+}
+
+void report_opts__init(struct report_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->input = "perf.data";
@@ -407,19 +479,17 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o;
 	struct session *s = NULL;
 	struct profile *p = NULL;
-	struct agg_ctx a;
 	unsigned int keep = 0;
 	int err, ret = 1;
 
-	defaults(&o);
+	report_opts__init(&o);
 	err = parse_args(argc, argv, &o, false);
 	if (err) {
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
-	s = open_session(&o);
-	if (!s)
-		goto cleanup;
+	if (o.pprof) /* its samples carry pid and tid labels */
+		keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
 	for (int i = 0; i < o.nr_sort; i++) {
 		if (o.sort[i] == SK_PID)
 			keep |= PROFILE_KEEP_PID;
@@ -428,15 +498,12 @@ int cmd_report(int argc, char **argv)
 		if (o.sort[i] == SK_CGROUP)
 			keep |= PROFILE_KEEP_CGROUP;
 	}
-	p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
-	if (!p) {
-		fprintf(stderr, "offcpu: out of memory\n");
+	if (report__aggregate(&o, keep, "report", &s, &p))
 		goto cleanup;
-	}
-	a = (struct agg_ctx){ &o, s, p };
-	err = session__run(s, agg_sample, &a);
-	if (err) {
-		fprintf(stderr, "offcpu report: %s: %s\n", o.input, session__error(s));
+	if (o.pprof) {
+		if (pprof__write(o.pprof, s, p, &o))
+			goto cleanup; /* pprof__write said why */
+		ret = 0;
 		goto cleanup;
 	}
 	err = o.folded ? folded__print(stdout, s, p, &o) : report_stdio__print(stdout, s, p, &o);
@@ -448,7 +515,7 @@ int cmd_report(int argc, char **argv)
 cleanup:
 	profile__free(p);
 	session__free(s);
-	opts_free(&o);
+	report_opts__free(&o);
 	return ret;
 }
 
@@ -458,13 +525,13 @@ int cmd_script(int argc, char **argv)
 	struct session *s = NULL;
 	int err, ret = 1;
 
-	defaults(&o);
+	report_opts__init(&o);
 	err = parse_args(argc, argv, &o, true);
 	if (err) {
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
-	s = open_session(&o);
+	s = open_session(&o, "script");
 	if (!s)
 		goto cleanup;
 	err = script__run(stdout, s, &o);
@@ -476,6 +543,6 @@ int cmd_script(int argc, char **argv)
 	ret = 0;
 cleanup:
 	session__free(s);
-	opts_free(&o);
+	report_opts__free(&o);
 	return ret;
 }

@@ -29,6 +29,7 @@ struct report_opts {
 	double graph_min;        /* hide call-graph branches below this % */
 	bool srcline, inlines;
 	bool folded;
+	const char *pprof;       /* --pprof FILE */
 	bool no_symbols;
 	const char *event;       /* only this event (name, before any ':') */
 	struct id_list pids, tids, cpus;
@@ -37,10 +38,40 @@ struct report_opts {
 	uint64_t time_start, time_end; /* ns; end 0 = open */
 };
 
+/* Defaults of every option (input ./perf.data); report_opts__free() releases the lists. */
+void report_opts__init(struct report_opts *o);
+void report_opts__free(struct report_opts *o);
+
+/*
+ * The filters shared by every command that reads a file (--pid, --tid,
+ * --comm, --cpu/-C, --time, as `--opt V` or `--opt=V`), parsed from
+ * argv[*i]: 1 when it was one (*i moves past its value), 0 when argv[*i] is
+ * not a filter, negative errno after a message on stderr.
+ */
+int report__parse_filter(int argc, char **argv, int *i, struct report_opts *o);
+void report__filter_usage(FILE *f);
+
+/*
+ * Open o->input and fold every sample that passes the filters into a new
+ * profile (keep: PROFILE_KEEP_* flags). On success the caller owns *sp and
+ * *pp; on error both are untouched and a message naming cmd is printed.
+ */
+int report__aggregate(const struct report_opts *o, unsigned int keep, const char *cmd,
+		      struct session **sp, struct profile **pp);
+
 /* true when the sample passes --pid/--tid/--comm/--cpu/--time/--event */
 bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs);
 /* true when the event passes --event */
 bool report__event_match(const struct report_opts *o, const struct perf_evattr *a);
+
+/*
+ * The events of a time picture (flame graph, pprof), by attr index, -1 when
+ * absent: *off the off-CPU event (offcpu-time), *cpu the first other event
+ * whose period is nanoseconds (cpu-clock, task-clock). Only events with
+ * samples count; others with samples are named on stderr as skipped.
+ */
+void report__time_events(const struct session *s, const struct profile *p, const char *cmd,
+			 int *cpu, int *off);
 
 /* "1.23 s", "45.6 ms", "789 us", "12 ns" */
 void report__fmt_ns(char *buf, size_t len, uint64_t ns);

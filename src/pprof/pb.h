@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A protobuf wire-format encoder, just what profile.proto needs: varint
+ * fields (uint64, int64, bool), length-delimited fields (strings, bytes,
+ * nested messages, packed repeated varints). No schema, no reflection: the
+ * caller writes field numbers. Errors are sticky: after a failed allocation
+ * every call is a no-op and pb__error() says -ENOMEM, so a long encoding
+ * checks once at the end.
+ *
+ * Why not protobuf-c: profile.proto is fixed and small, and encoding is all
+ * pprof needs (no parsing); a generated encoder would add a build step, a
+ * library and a copy of the schema for ~150 lines of straightforward code.
+ */
+#ifndef OFFCPU_PPROF_PB_H
+#define OFFCPU_PPROF_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pb;
+
+struct pb *pb__new(void);
+void pb__free(struct pb *b);
+
+const uint8_t *pb__data(const struct pb *b);
+size_t pb__len(const struct pb *b);
+int pb__error(const struct pb *b);
+
+/* A bare varint (inside a packed field). */
+void pb__varint(struct pb *b, uint64_t v);
+/*
+ * Field `field` as a varint (wire type 0). Zero is not written: it is the
+ * proto3 default, which readers assume for a missing field. Negative int64
+ * values take ten bytes, as the wire format says (cast to uint64_t).
+ */
+void pb__uint(struct pb *b, uint32_t field, uint64_t v);
+/* Length-delimited field (wire type 2), written even when empty (repeated strings). */
+void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n);
+void pb__string(struct pb *b, uint32_t field, const char *s);
+
+/*
+ * A nested message or packed repeated field: pb__begin() opens it and
+ * returns a mark for pb__end(), which writes its length in front of what
+ * was written in between. Pairs nest.
+ */
+size_t pb__begin(struct pb *b, uint32_t field);
+void pb__end(struct pb *b, size_t mark);
+
+#endif

@@ -1,0 +1,90 @@
+#!/bin/bash
+# issue 4, checks 1 and 3: `offcpu flamegraph` of a recording of the record
+# issue's workload (tests/workloads/waitmix.c, as in test_report_own.sh).
+#   * xmllint: every graph is well-formed XML (all options, filters);
+#   * flamegraph_svg.py: structure, the kinds of time, the split under each
+#     comm, --per-thread, and the filters shared with offcpu report;
+#   * tests/browser/flamegraph_check.js in headless Chromium (Debian's,
+#     through playwright-core, installed from package-lock.json into
+#     build/browser): widths of the workload's functions at the graph's
+#     scale (root width / the total Linux perf reads from the file) against
+#     the times waitmix measured (5 % off-CPU, 10 % wl_spin's sampled CPU
+#     time), colours, click zoom through the DOM, Ctrl-F search, icicle.
+#     Screenshots stay in build/artifacts.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ARTIFACTS=${ARTIFACTS:-$ROOT/build/artifacts}
+require_bpf
+require_perf
+require_offcpu
+require_workload waitmix
+command -v xmllint >/dev/null || skip "xmllint not installed (libxml2-utils; scripts/deps.sh installs it)"
+[ -x /usr/bin/chromium ] || skip "/usr/bin/chromium not installed (scripts/deps.sh installs it)"
+command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed (scripts/deps.sh installs them)"
+
+# playwright-core from the committed lock file, into the build tree.
+NODE_DIR=$ROOT/build/browser
+if ! cmp -s "$ROOT/tests/browser/package-lock.json" "$NODE_DIR/package-lock.json" ||
+	[ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
+	mkdir -p "$NODE_DIR"
+	cp "$ROOT/tests/browser/package.json" "$ROOT/tests/browser/package-lock.json" "$NODE_DIR/"
+	(cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$TESTDIR/npm.log" 2>&1 || {
+		tail -5 "$TESTDIR/npm.log"
+		rm -f "$NODE_DIR/package-lock.json"
+		skip "npm ci of tests/browser/package-lock.json failed (no npm registry?)"
+	}
+fi
+
+disk_dir
+record -o "$TESTDIR/w.data" -- "$WORKLOADS/waitmix" -q -c -d "$DISK" -j "$TESTDIR/w.json" ||
+	fail "offcpu record -- waitmix exited $?"
+
+# The graphs: every option and filter once.
+read -r CHILD NANOSLEEP START END < <("$PY" -c '
+import json, sys
+w = json.load(open(sys.argv[1]))
+t = {x["func"]: x for x in w["threads"]}
+print(t["wl_child_sleep"]["pid"], t["wl_nanosleep_loop"]["tid"], w["start_ns"] / 1e9 - 1, w["end_ns"] / 1e9 + 2)' "$TESTDIR/w.json")
+fg() { # name, options...
+	local name=$1; shift
+	"$OFFCPU" flamegraph -i "$TESTDIR/w.data" -o "$TESTDIR/$name.svg" "$@" 2>"$TESTDIR/fg.err" ||
+		{ cat "$TESTDIR/fg.err"; fail "offcpu flamegraph $* exited $?"; }
+	xmllint --noout "$TESTDIR/$name.svg" || fail "xmllint: $name.svg ($*) is not well-formed"
+}
+fg all
+fg inverted --inverted --title "waitmix <icicle> & co"
+fg off --off-cpu-only
+fg cpu --cpu-only
+fg thread --per-thread --width 1600 --min-width 0.5
+fg comm --comm wm-spin,wm-child
+fg pid --pid "$CHILD"
+fg tid --tid "$NANOSLEEP"
+fg time-all --time "$START,$END"
+fg time-none --time "$(awk -v e="$END" 'BEGIN { printf "%.3f", e + 100 }'),"
+# The sanitized build on the same file: no report, and the same bytes.
+if [ -x "${OFFCPU_SAN:-}" ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 "$OFFCPU_SAN" flamegraph \
+		-i "$TESTDIR/w.data" -o "$TESTDIR/san.svg" --per-thread --width 1600 --min-width 0.5 2>/dev/null ||
+		fail "offcpu flamegraph under ASan+UBSan exited $?"
+	cmp -s "$TESTDIR/san.svg" "$TESTDIR/thread.svg" || fail "the sanitized build drew another graph"
+	measure "ASan+UBSan build: the same --per-thread graph, byte for byte"
+fi
+measure "xmllint: 10 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
+"$PY" "$HERE/flamegraph_svg.py" "$TESTDIR" "$TESTDIR/w.json" || fail "flamegraph_svg.py"
+
+# Linux perf's total of the two events, the scale the browser check uses.
+PERF_TOTAL=$("$PY" -c '
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import perfcheck
+samples, _ = perfcheck.script_samples(sys.argv[2])
+print(sum(s.period for s in samples if s.event in ("cpu-clock", "offcpu-time")))' "$HERE" "$TESTDIR/w.data") ||
+	fail "perf script of the recording"
+mkdir -p "$ARTIFACTS"
+NODE_PATH=$NODE_DIR/node_modules timeout 120 node "$ROOT/tests/browser/flamegraph_check.js" \
+	"$TESTDIR/all.svg" "$TESTDIR/inverted.svg" "$TESTDIR/w.json" "$PERF_TOTAL" "$ARTIFACTS" ||
+	fail "browser check (flamegraph_check.js)"
+cp "$TESTDIR/all.svg" "$ARTIFACTS/flamegraph-waitmix.svg"
+measure "artifacts: $ARTIFACTS/flamegraph-waitmix.{svg,png} (and -zoom, -search, -icicle .png)"
