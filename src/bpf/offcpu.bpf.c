@@ -24,6 +24,10 @@
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
+/* x86-64's THREAD_SIZE without KASAN; only used to tell stack depths apart. */
+#define OFFCPU_THREAD_SIZE 16384
+#define OFFCPU_USER_CS 0x33 /* x86-64 __USER_CS: a 64-bit user task */
+#define OFFCPU_USER_MAX 0x00fffffffffff000ULL /* user addresses, 5-level paging included */
 
 /* Knobs, set by user space between open and load. */
 const volatile __u64 thresh_ns = 500000000ULL;
@@ -37,19 +41,26 @@ const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
 const volatile bool use_entry_time = false; /* sched_entry_tp is there */
+const volatile __u64 sched_lo = 0, sched_hi = 0; /* __schedule's text */
+const volatile bool use_kcache = true;      /* kernel stacks from the cache */
+const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
 
 /* Runtime state shared with user space (.bss). */
 __u32 sum_active;     /* which sum map switch-in adds to */
 __u32 sum_entries[2]; /* entries created in each sum map since its drain */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
-__u32 calib_len;      /* calibration: a raw kernel stack, once */
-__u64 calib_stack[OFFCPU_MAX_STACK];
+__u32 calib_done;
+__u64 dbg[8];     /* kstack_skip was measured */
+__u64 calib_stack[16];
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out time; 0 when not waiting */
 	__u64 ts_wake; /* wakeup time; 0 until woken */
 	__u32 summed;  /* has added to a sum map: note its exit */
 	__u32 pad;
+	__u64 uhash;   /* hashes of the stacks in s */
+	__u64 khash;
+	__u64 sp;      /* scratch: the kernel stack pointer at switch-out */
 	struct offcpu_sample s;
 };
 
@@ -96,6 +107,37 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
+
+/*
+ * Kernel stacks by blocking point (struct offcpu_kfp). Walking a kernel
+ * stack with the ORC unwinder is most of the cost of a context switch
+ * here (about 1.1 us of 1.9 us), and a task blocks at the same few points
+ * again and again: a hit copies the stack instead of walking it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct offcpu_kfp);
+	__type(value, struct offcpu_kstack);
+} kcache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_KSTAT__NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} kstats SEC(".maps");
+
+/* Per CPU: a cache entry being built (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_kstack);
+} kscratch SEC(".maps");
+
+/* The per-syscall random offset of the kernel stack, when the kernel has it. */
+extern const __u32 kstack_offset __ksym __weak;
 
 /* Target filters: a key present means "trace it". */
 struct {
@@ -166,6 +208,14 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	return true;
 }
 
+static __always_inline void kstat(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&kstats, &what);
+
+	if (n)
+		*n += 1;
+}
+
 static __always_inline __u64 hash_frames(const __u64 *f, __u32 n)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ n;
@@ -178,6 +228,185 @@ static __always_inline __u64 hash_frames(const __u64 *f, __u32 n)
 		h ^= h >> 29;
 	}
 	return h;
+}
+
+struct offcpu_uframe {
+	__u64 next; /* the caller's frame pointer */
+	__u64 ret;  /* the return address into the caller */
+};
+
+/*
+ * prev's user stack into t->s by its frame pointers, as perf's user
+ * callchain walks it: the user instruction pointer, then one return
+ * address per frame until a frame cannot be read. One 16-byte read a
+ * frame costs about half of bpf_get_stack(BPF_F_USER_STACK), which reads
+ * the two words apart and clears the whole buffer. 32-bit tasks are left
+ * to bpf_get_stack.
+ */
+static __always_inline void ustack_walk(void *ctx, struct task_struct *prev, struct offcpu_task *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	struct offcpu_uframe f;
+	__u64 fp;
+	__u32 i;
+	long n;
+
+	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
+		n = bpf_get_stack(ctx, t->s.stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+		if (n > 0)
+			t->s.ulen = n / 8;
+		else
+			drop(OFFCPU_DROP_USTACK);
+		return;
+	}
+	t->s.stack[0] = BPF_CORE_READ(regs, ip);
+	fp = BPF_CORE_READ(regs, bp);
+	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
+		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
+			break;
+		if (bpf_probe_read_user(&f, sizeof(f), (const void *)fp))
+			break;
+		if (f.ret < 4096)
+			break;
+		t->s.stack[i] = f.ret;
+		fp = f.next;
+	}
+	t->s.ulen = i;
+}
+
+/* The kernel's unwinder: prev's kernel stack into t->s, from __schedule on. */
+static __always_inline void kstack_walk(void *ctx, struct offcpu_task *t)
+{
+	long n;
+
+	if (!calib_done && sched_lo) {
+		/*
+		 * Once: count the BPF and tracing frames above __schedule,
+		 * so that every later stack starts at the scheduler.
+		 */
+		n = bpf_get_stack(ctx, calib_stack, sizeof(calib_stack), 0);
+		for (__u32 i = 0; i < 16 && n > 0; i++) {
+			if (i < n / 8 && calib_stack[i] >= sched_lo && calib_stack[i] < sched_hi) {
+				kstack_skip = i;
+				break;
+			}
+		}
+		calib_done = 1;
+	}
+	n = bpf_get_stack(ctx, &t->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8,
+			  kstack_skip & BPF_F_SKIP_FIELD_MASK);
+	if (n > 0) {
+		t->s.klen = n / 8;
+	} else {
+		t->s.klen = 0;
+		drop(OFFCPU_DROP_KSTACK);
+	}
+	t->khash = hash_frames(&t->s.stack[OFFCPU_MAX_STACK], t->s.klen);
+	kstat(OFFCPU_KSTAT_WALKED);
+}
+
+/*
+ * Where prev blocks, as a cache key (struct offcpu_kfp); false when it
+ * cannot be told (no user context, or the stack pointer is not on prev's
+ * stack). Depth is measured from the top of the task's stack, down to this
+ * tracepoint's frame: the glue between __schedule and here is the same
+ * at every switch.
+ */
+static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *prev,
+					       struct offcpu_task *t, struct offcpu_kfp *k)
+{
+	struct pt_regs *regs;
+	__u64 sp, base, depth;
+
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (!regs) {
+		dbg[0]++;
+		return false;
+	}
+	/*
+	 * The program's own stack may be a private one; its context (the
+	 * tracepoint's argument array) is on the task's kernel stack, a fixed
+	 * distance below __schedule. A pointer as a number: through memory,
+	 * as the verifier wants.
+	 */
+	*(volatile __u64 *)&t->sp = (__u64)ctx;
+	sp = *(volatile __u64 *)&t->sp;
+	base = (__u64)BPF_CORE_READ(prev, stack);
+	dbg[2] = sp; dbg[3] = base;
+	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE) {
+		dbg[1]++;
+		return false;
+	}
+	depth = base + OFFCPU_THREAD_SIZE - sp;
+	k->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
+	/*
+	 * A syscall's frames sit below a random gap (alloca of the per-CPU
+	 * kstack_offset, masked to 10 bits, chosen at the previous syscall's
+	 * exit on this CPU): take it out so that one blocking point has one
+	 * key. If the offset has moved since this syscall began (it was
+	 * preempted and others ran), the key is merely new: a miss.
+	 */
+	if (k->sysnr >= 0 && (const void *)&kstack_offset) {
+		const __u32 *off = bpf_this_cpu_ptr(&kstack_offset);
+
+		depth -= *off & 0x3ff;
+	}
+	k->depth = depth;
+	k->uip = BPF_CORE_READ(regs, ip);
+	k->uhash = t->uhash;
+	return true;
+}
+
+/*
+ * prev's kernel stack into t->s (klen frames, khash): from the cache when
+ * this blocking point was seen before, else by walking, which also fills
+ * the cache. One hit in kcache_check_mask+1 is walked anyway, and a stack
+ * that differs from the cached one is counted (stale) and replaces it: the
+ * recording states how often the cache was checked and how often wrong.
+ */
+static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct offcpu_task *t)
+{
+	struct offcpu_kfp k = {};
+	struct offcpu_kstack *e, *scratch;
+	__u32 zero = 0, n;
+
+	dbg[4] = kstack_skip; dbg[5]++;
+	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, t, &k)) {
+		kstack_walk(ctx, t);
+		return;
+	}
+	e = bpf_map_lookup_elem(&kcache, &k);
+	/* uses is a racy count: a lost increment only moves the next check */
+	if (e && (e->uses++ & kcache_check_mask)) {
+		n = e->klen;
+		if (n > OFFCPU_MAX_STACK)
+			n = OFFCPU_MAX_STACK;
+		if (bpf_probe_read_kernel(&t->s.stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
+			n = 0;
+		t->s.klen = n;
+		t->khash = e->khash;
+		kstat(OFFCPU_KSTAT_CACHED);
+		return;
+	}
+	kstack_walk(ctx, t);
+	if (!t->s.klen)
+		return;
+	if (e) {
+		kstat(OFFCPU_KSTAT_CHECKED);
+		if (e->khash == t->khash)
+			return;
+		kstat(OFFCPU_KSTAT_STALE);
+	}
+	scratch = bpf_map_lookup_elem(&kscratch, &zero);
+	if (!scratch)
+		return;
+	scratch->khash = t->khash;
+	scratch->klen = t->s.klen;
+	scratch->uses = 1;
+	if (bpf_probe_read_kernel(scratch->frames, sizeof(scratch->frames),
+				  &t->s.stack[OFFCPU_MAX_STACK]))
+		return;
+	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
 }
 
 /* Note a task leaving the CPU to wait: time, state, stacks. */
@@ -198,26 +427,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	t->s.cgroup = bpf_get_current_cgroup_id();
 	t->s.ulen = 0;
 	t->s.klen = 0;
-	if (want_kstack) {
-		if (!calib_len) {
-			n = bpf_get_stack(ctx, calib_stack, sizeof(calib_stack), 0);
-			if (n > 0)
-				calib_len = n / 8;
-		}
-		n = bpf_get_stack(ctx, &t->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8,
-				  kstack_skip & BPF_F_SKIP_FIELD_MASK);
-		if (n > 0)
-			t->s.klen = n / 8;
-		else
-			drop(OFFCPU_DROP_KSTACK);
-	}
-	if (want_ustack && prev->mm) {
-		n = bpf_get_stack(ctx, t->s.stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
-		if (n > 0)
-			t->s.ulen = n / 8;
-		else
-			drop(OFFCPU_DROP_USTACK);
-	}
+	if (want_ustack && prev->mm)
+		ustack_walk(ctx, prev, t);
+	t->uhash = hash_frames(t->s.stack, t->s.ulen);
+	if (want_kstack)
+		kstack_take(ctx, prev, t);
 	t->ts_wake = 0;
 	t->ts_out = now;
 	if (use_entry_time) {
@@ -295,8 +509,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	k.pid = t->s.pid;
 	k.tid = t->s.tid;
 	k.start_time = t->s.start_time;
-	k.uhash = hash_frames(t->s.stack, t->s.ulen);
-	k.khash = hash_frames(&t->s.stack[OFFCPU_MAX_STACK], t->s.klen);
+	k.uhash = t->uhash;
+	k.khash = t->khash;
 	k.cgroup = t->s.cgroup;
 	k.state = t->s.state;
 	k.pad = 0;

@@ -24,6 +24,41 @@ enum offcpu_drop {
 };
 
 /*
+ * How kernel stacks were obtained (the `kstats` map): walked by the kernel's
+ * unwinder, or taken from the cache of stacks by blocking point; a sample of
+ * the cache hits is walked anyway to check the cache (`checked`), and
+ * `stale` counts the checks that found a different stack.
+ */
+enum offcpu_kstat {
+	OFFCPU_KSTAT_WALKED = 0,
+	OFFCPU_KSTAT_CACHED,
+	OFFCPU_KSTAT_CHECKED,
+	OFFCPU_KSTAT_STALE,
+	OFFCPU_KSTAT__NR,
+};
+
+/*
+ * Key of the kernel stack cache. At switch-out a task's kernel stack is
+ * fixed by where it entered the kernel and how deep it went: the syscall
+ * number, the user stack (its hash and the user instruction pointer), and
+ * the depth of the kernel stack with the per-syscall random offset
+ * (RANDOMIZE_KSTACK_OFFSET) taken out.
+ */
+struct offcpu_kfp {
+	__u64 uhash;
+	__u64 uip;
+	__s32 sysnr;
+	__u32 depth;
+};
+
+struct offcpu_kstack {
+	__u64 khash;
+	__u32 klen;
+	__u32 uses;
+	__u64 frames[OFFCPU_MAX_STACK];
+};
+
+/*
  * One off-CPU sample: the ring buffer record of a direct sample, the value
  * of a sum-map entry, and the per-task scratch in task storage all share
  * this layout, so that emitting or summing is a single copy. Stack frames:

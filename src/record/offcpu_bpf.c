@@ -35,7 +35,6 @@ struct offcpu_bpf {
 	struct merge *m; /* target of the ring buffer callback */
 	int err;
 	bool filter_perf;
-	bool calibrated;
 	uint64_t samples;
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
@@ -253,6 +252,8 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		goto cleanup;
 	}
 	b->skel = sk;
+	sk->rodata->sched_lo = sched_lo;
+	sk->rodata->sched_hi = sched_hi;
 	sk->rodata->thresh_ns = o->thresh_ns;
 	sk->rodata->state_mask = o->state_mask;
 	sk->rodata->want_ustack = o->ustack;
@@ -351,29 +352,10 @@ int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
-/*
- * Once a first kernel stack was taken with no skip, count the BPF/tracing
- * frames above __schedule and skip them in the kernel from then on; the
- * encoder strips them from the stacks taken before.
- */
-static void calibrate(struct offcpu_bpf *b)
-{
-	struct offcpu_skel *sk = b->skel;
-	uint32_t n = sk->bss->calib_len;
-
-	if (b->calibrated || !n)
-		return;
-	b->calibrated = true;
-	if (n > OFFCPU_MAX_STACK)
-		n = OFFCPU_MAX_STACK;
-	sk->bss->kstack_skip = sched_frame_index(sk->bss->calib_stack, n);
-}
-
 int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m)
 {
 	int n;
 
-	calibrate(b);
 	b->m = m;
 	n = ring_buffer__consume(b->rb);
 	if (b->err)
@@ -490,22 +472,32 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now)
 	return 0;
 }
 
-int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR])
+/* Sum a per-CPU array of n u64 counters into out[]. */
+static int sum_percpu(const struct offcpu_bpf *b, int fd, uint64_t *out, uint32_t n)
 {
-	int fd = bpf_map__fd(b->skel->maps.drops);
 	uint64_t *v = calloc(b->ncpus, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < OFFCPU_DROP__NR; i++) {
-		drops[i] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = 0;
 		if (bpf_map_lookup_elem(fd, &i, v))
 			continue;
 		for (int c = 0; c < b->ncpus; c++)
-			drops[i] += v[c];
+			out[i] += v[c];
 	}
 	free(v);
 	return 0;
+}
+
+int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR])
+{
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.drops), drops, OFFCPU_DROP__NR);
+}
+
+int offcpu_bpf__kstats(const struct offcpu_bpf *b, uint64_t kstats[OFFCPU_KSTAT__NR])
+{
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.kstats), kstats, OFFCPU_KSTAT__NR);
 }
 
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)

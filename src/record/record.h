@@ -137,6 +137,8 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now);
 /* Should the sums be drained before the interval is up (map filling)? */
 bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);
+/* How kernel stacks were taken: walked, from the cache, checked, stale. */
+int offcpu_bpf__kstats(const struct offcpu_bpf *b, uint64_t kstats[OFFCPU_KSTAT__NR]);
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
 const char *offcpu_drop_name(int i);
 /* Encode one off-CPU sample as a perf SAMPLE record into buf (size 4096+). */

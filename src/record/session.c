@@ -374,6 +374,16 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "samples.cpu", cpu_events__samples(s->cpu));
 	if (!err) {
+		static const char *const kkeys[OFFCPU_KSTAT__NR] = {
+			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
+		};
+		uint64_t ks[OFFCPU_KSTAT__NR];
+
+		err = offcpu_bpf__kstats(s->bpf, ks);
+		for (int i = 0; !err && i < OFFCPU_KSTAT__NR; i++)
+			err = put_counter(&b, &len, &cap, &nr, kkeys[i], ks[i]);
+	}
+	if (!err) {
 		memcpy(b, &nr, 4);
 		err = perf_writer__set_feature(s->w, PERF_FEAT_OFFCPU, b, len);
 	}
@@ -428,6 +438,7 @@ static int finish_file(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
 	uint64_t lost = cpu_events__lost(s->cpu);
+	uint64_t ks[OFFCPU_KSTAT__NR];
 	bool any = lost != 0;
 
 	if (s->status_line)
@@ -435,6 +446,13 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 	fprintf(stderr, "[ offcpu record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 		perf_writer__data_size(s->w) / 1048576.0, s->o->output,
 		(unsigned long long)s->nr_written_samples);
+	if (!offcpu_bpf__kstats(s->bpf, ks) && ks[OFFCPU_KSTAT_CACHED])
+		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
+			"blocking points; of %llu checked by a walk, %llu differed ]\n",
+			(unsigned long long)ks[OFFCPU_KSTAT_WALKED],
+			(unsigned long long)ks[OFFCPU_KSTAT_CACHED],
+			(unsigned long long)ks[OFFCPU_KSTAT_CHECKED],
+			(unsigned long long)ks[OFFCPU_KSTAT_STALE]);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		any |= drops[i] != 0;
 	if (!any) {
