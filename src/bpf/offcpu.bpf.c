@@ -123,10 +123,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, OFFCPU_KSTAT__NR);
+	__uint(max_entries, OFFCPU_STAT__NR);
 	__type(key, __u32);
 	__type(value, __u64);
-} kstats SEC(".maps");
+} stats SEC(".maps");
 
 /* Per CPU: a cache entry being built (too big for the BPF stack). */
 struct {
@@ -208,9 +208,9 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	return true;
 }
 
-static __always_inline void kstat(__u32 what)
+static __always_inline void stat(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&kstats, &what);
+	__u64 *n = bpf_map_lookup_elem(&stats, &what);
 
 	if (n)
 		*n += 1;
@@ -302,7 +302,7 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_task *t)
 		drop(OFFCPU_DROP_KSTACK);
 	}
 	t->khash = hash_frames(&t->s.stack[OFFCPU_MAX_STACK], t->s.klen);
-	kstat(OFFCPU_KSTAT_WALKED);
+	stat(OFFCPU_STAT_KSTACK_WALKED);
 }
 
 /*
@@ -385,17 +385,17 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 			n = 0;
 		t->s.klen = n;
 		t->khash = e->khash;
-		kstat(OFFCPU_KSTAT_CACHED);
+		stat(OFFCPU_STAT_KSTACK_CACHED);
 		return;
 	}
 	kstack_walk(ctx, t);
 	if (!t->s.klen)
 		return;
 	if (e) {
-		kstat(OFFCPU_KSTAT_CHECKED);
+		stat(OFFCPU_STAT_KSTACK_CHECKED);
 		if (e->khash == t->khash)
 			return;
-		kstat(OFFCPU_KSTAT_STALE);
+		stat(OFFCPU_STAT_KSTACK_STALE);
 	}
 	scratch = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!scratch)
@@ -407,45 +407,6 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 				  &t->s.stack[OFFCPU_MAX_STACK]))
 		return;
 	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
-}
-
-/* Note a task leaving the CPU to wait: time, state, stacks. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
-{
-	struct offcpu_task *t;
-	long n;
-
-	t = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t) {
-		drop(OFFCPU_DROP_TASK_STORAGE);
-		return;
-	}
-	t->s.pid = prev->tgid;
-	t->s.tid = prev->pid;
-	t->s.start_time = prev->start_time;
-	t->s.state = state;
-	t->s.cgroup = bpf_get_current_cgroup_id();
-	t->s.ulen = 0;
-	t->s.klen = 0;
-	if (want_ustack && prev->mm)
-		ustack_walk(ctx, prev, t);
-	t->uhash = hash_frames(t->s.stack, t->s.ulen);
-	if (want_kstack)
-		kstack_take(ctx, prev, t);
-	t->ts_wake = 0;
-	t->ts_out = now;
-	if (use_entry_time) {
-		/*
-		 * The task stopped running when __schedule was entered:
-		 * picking the next task (idle balancing included) can take
-		 * tens of microseconds that are already the wait.
-		 */
-		__u32 zero = 0;
-		__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
-
-		if (e && *e && *e <= now && now - *e < 10000000ULL)
-			t->ts_out = *e;
-	}
 }
 
 static __always_inline void sum_add(void *map, __u32 idx, struct offcpu_sum_key *k,
@@ -478,19 +439,13 @@ static __always_inline void sum_add(void *map, __u32 idx, struct offcpu_sum_key 
 	__sync_fetch_and_add(&v->count, 1);
 }
 
-/* A waiting task is back: emit its interval or add it to the sums. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/*
+ * t's interval of delta ns is over: emit it (a long one) or add it to the
+ * sums. now is the time of the sample, a time when the task is alive.
+ */
+static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __u64 now)
 {
-	struct offcpu_task *t;
 	struct offcpu_sum_key k;
-	__u64 delta;
-
-	t = bpf_task_storage_get(&tasks, next, 0, 0);
-	if (!t || !t->ts_out)
-		return;
-	/* Off-CPU ends at the wakeup: from there on it waits for a CPU. */
-	delta = (t->ts_wake ? t->ts_wake : now) - t->ts_out;
-	t->ts_out = 0;
 
 	if (delta >= thresh_ns) {
 		__u64 flags = BPF_RB_NO_WAKEUP;
@@ -520,6 +475,80 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		sum_add(&sum1, 1, &k, t, delta);
 	else
 		sum_add(&sum0, 0, &k, t, delta);
+}
+
+/*
+ * The task runs (it switches out again, or exits) but its last interval is
+ * still open: the switch program missed its switch-in. End the interval at
+ * its wakeup when that was seen (what switch-in would have done), else
+ * count it lost: its end is not known.
+ */
+static __always_inline void interval_unclosed(struct offcpu_task *t, __u64 now)
+{
+	if (!t->ts_out)
+		return;
+	if (t->ts_wake && t->ts_wake >= t->ts_out) {
+		interval_done(t, t->ts_wake - t->ts_out, now);
+		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
+	} else {
+		drop(OFFCPU_DROP_UNCLOSED);
+	}
+	t->ts_out = 0;
+}
+
+/* Note a task leaving the CPU to wait: time, state, stacks. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
+{
+	struct offcpu_task *t;
+	long n;
+
+	t = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		drop(OFFCPU_DROP_TASK_STORAGE);
+		return;
+	}
+	interval_unclosed(t, now);
+	t->s.pid = prev->tgid;
+	t->s.tid = prev->pid;
+	t->s.start_time = prev->start_time;
+	t->s.state = state;
+	t->s.cgroup = bpf_get_current_cgroup_id();
+	t->s.ulen = 0;
+	t->s.klen = 0;
+	if (want_ustack && prev->mm)
+		ustack_walk(ctx, prev, t);
+	t->uhash = hash_frames(t->s.stack, t->s.ulen);
+	if (want_kstack)
+		kstack_take(ctx, prev, t);
+	t->ts_wake = 0;
+	t->ts_out = now;
+	if (use_entry_time) {
+		/*
+		 * The task stopped running when __schedule was entered:
+		 * picking the next task (idle balancing included) can take
+		 * tens of microseconds that are already the wait.
+		 */
+		__u32 zero = 0;
+		__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
+
+		if (e && *e && *e <= now && now - *e < 10000000ULL)
+			t->ts_out = *e;
+	}
+}
+
+/* A waiting task is back: emit its interval or add it to the sums. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_task *t;
+	__u64 delta;
+
+	t = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (!t || !t->ts_out)
+		return;
+	/* Off-CPU ends at the wakeup: from there on it waits for a CPU. */
+	delta = (t->ts_wake ? t->ts_wake : now) - t->ts_out;
+	t->ts_out = 0;
+	interval_done(t, delta, now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -591,10 +620,12 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(offcpu_exit, struct task_struct *p)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	__u64 now = bpf_ktime_get_ns();
 
+	if (t)
+		interval_unclosed(t, now);
 	if (t && t->summed) {
 		struct offcpu_exit_key k = { .tid = p->pid, .start_time = p->start_time };
-		__u64 now = bpf_ktime_get_ns();
 
 		if (bpf_map_update_elem(&exits, &k, &now, BPF_ANY))
 			drop(OFFCPU_DROP_EXITS_FULL);

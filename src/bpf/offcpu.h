@@ -20,21 +20,27 @@ enum offcpu_drop {
 	OFFCPU_DROP_KSTACK,       /* kernel stack could not be read (kept, empty) */
 	OFFCPU_DROP_TASK_STORAGE, /* no task storage: interval not measured */
 	OFFCPU_DROP_EXITS_FULL,   /* exit map full: summed sample timed at drain */
+	OFFCPU_DROP_UNCLOSED,     /* neither switch-in nor wakeup seen: interval lost */
 	OFFCPU_DROP__NR,
 };
 
 /*
- * How kernel stacks were obtained (the `kstats` map): walked by the kernel's
- * unwinder, or taken from the cache of stacks by blocking point; a sample of
- * the cache hits is walked anyway to check the cache (`checked`), and
- * `stale` counts the checks that found a different stack.
+ * Facts of the recording that are not losses (the `stats` map). Kernel
+ * stacks are walked by the kernel's unwinder or taken from the cache of
+ * stacks by blocking point; a sample of the cache hits is walked anyway to
+ * check the cache (`checked`), and `stale` counts the checks that found a
+ * different stack. `closed_at_wakeup` counts intervals whose switch-in the
+ * switch program never saw (the kernel can hide a tracepoint hit from one
+ * BPF program while another is attached or detached), ended at their
+ * wakeup instead, when the task next switched out or exited.
  */
-enum offcpu_kstat {
-	OFFCPU_KSTAT_WALKED = 0,
-	OFFCPU_KSTAT_CACHED,
-	OFFCPU_KSTAT_CHECKED,
-	OFFCPU_KSTAT_STALE,
-	OFFCPU_KSTAT__NR,
+enum offcpu_stat {
+	OFFCPU_STAT_KSTACK_WALKED = 0,
+	OFFCPU_STAT_KSTACK_CACHED,
+	OFFCPU_STAT_KSTACK_CHECKED,
+	OFFCPU_STAT_KSTACK_STALE,
+	OFFCPU_STAT_CLOSED_AT_WAKEUP,
+	OFFCPU_STAT__NR,
 };
 
 /*

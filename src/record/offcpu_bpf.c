@@ -54,6 +54,7 @@ static const char *const drop_names[OFFCPU_DROP__NR] = {
 	[OFFCPU_DROP_KSTACK] = "kernel stack unreadable",
 	[OFFCPU_DROP_TASK_STORAGE] = "task storage unavailable",
 	[OFFCPU_DROP_EXITS_FULL] = "exit map full",
+	[OFFCPU_DROP_UNCLOSED] = "interval end not seen",
 };
 
 const char *offcpu_drop_name(int i)
@@ -495,9 +496,9 @@ int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR
 	return sum_percpu(b, bpf_map__fd(b->skel->maps.drops), drops, OFFCPU_DROP__NR);
 }
 
-int offcpu_bpf__kstats(const struct offcpu_bpf *b, uint64_t kstats[OFFCPU_KSTAT__NR])
+int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR])
 {
-	return sum_percpu(b, bpf_map__fd(b->skel->maps.kstats), kstats, OFFCPU_KSTAT__NR);
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.stats), stats, OFFCPU_STAT__NR);
 }
 
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)

@@ -138,7 +138,7 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now);
 bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);
 /* How kernel stacks were taken: walked, from the cache, checked, stale. */
-int offcpu_bpf__kstats(const struct offcpu_bpf *b, uint64_t kstats[OFFCPU_KSTAT__NR]);
+int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR]);
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
 const char *offcpu_drop_name(int i);
 /* Encode one off-CPU sample as a perf SAMPLE record into buf (size 4096+). */

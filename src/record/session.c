@@ -351,6 +351,7 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	static const char *const keys[OFFCPU_DROP__NR] = {
 		"drop.ringbuf_full", "drop.sum_full",	  "drop.ustack_failed",
 		"drop.kstack_failed", "drop.task_storage", "drop.exits_full",
+		"drop.unclosed",
 	};
 	uint8_t *b = malloc(4);
 	size_t len = 4, cap = 4;
@@ -374,13 +375,14 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "samples.cpu", cpu_events__samples(s->cpu));
 	if (!err) {
-		static const char *const kkeys[OFFCPU_KSTAT__NR] = {
+		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
+			"offcpu.closed_at_wakeup",
 		};
-		uint64_t ks[OFFCPU_KSTAT__NR];
+		uint64_t ks[OFFCPU_STAT__NR];
 
-		err = offcpu_bpf__kstats(s->bpf, ks);
-		for (int i = 0; !err && i < OFFCPU_KSTAT__NR; i++)
+		err = offcpu_bpf__stats(s->bpf, ks);
+		for (int i = 0; !err && i < OFFCPU_STAT__NR; i++)
 			err = put_counter(&b, &len, &cap, &nr, kkeys[i], ks[i]);
 	}
 	if (!err) {
@@ -438,7 +440,7 @@ static int finish_file(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
 	uint64_t lost = cpu_events__lost(s->cpu);
-	uint64_t ks[OFFCPU_KSTAT__NR];
+	uint64_t ks[OFFCPU_STAT__NR];
 	bool any = lost != 0;
 
 	if (s->status_line)
@@ -446,13 +448,19 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 	fprintf(stderr, "[ offcpu record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 		perf_writer__data_size(s->w) / 1048576.0, s->o->output,
 		(unsigned long long)s->nr_written_samples);
-	if (!offcpu_bpf__kstats(s->bpf, ks) && ks[OFFCPU_KSTAT_CACHED])
+	if (offcpu_bpf__stats(s->bpf, ks))
+		memset(ks, 0, sizeof(ks));
+	if (ks[OFFCPU_STAT_KSTACK_CACHED])
 		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
 			"blocking points; of %llu checked by a walk, %llu differed ]\n",
-			(unsigned long long)ks[OFFCPU_KSTAT_WALKED],
-			(unsigned long long)ks[OFFCPU_KSTAT_CACHED],
-			(unsigned long long)ks[OFFCPU_KSTAT_CHECKED],
-			(unsigned long long)ks[OFFCPU_KSTAT_STALE]);
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_WALKED],
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE]);
+	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP])
+		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup: their switch-in "
+			"was hidden from offcpu (another tracer attaching or detaching?) ]\n",
+			(unsigned long long)ks[OFFCPU_STAT_CLOSED_AT_WAKEUP]);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		any |= drops[i] != 0;
 	if (!any) {
