@@ -40,7 +40,6 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
-const volatile bool use_entry_time = false; /* sched_entry_tp is there */
 const volatile __u64 sched_lo = 0, sched_hi = 0; /* __schedule's text */
 const volatile bool use_kcache = true;      /* kernel stacks from the cache */
 const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
@@ -93,14 +92,6 @@ struct {
 	__type(value, __u64);
 } exits SEC(".maps");
 
-/* Per CPU: when __schedule was entered (sched_entry_tp). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} entry_time SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OFFCPU_DROP__NR);
@@ -136,8 +127,6 @@ struct {
 	__type(value, struct offcpu_kstack);
 } kscratch SEC(".maps");
 
-/* The per-syscall random offset of the kernel stack, when the kernel has it. */
-extern const __u32 kstack_offset __ksym __weak;
 
 /* Target filters: a key present means "trace it". */
 struct {
@@ -214,6 +203,22 @@ static __always_inline void stat(__u32 what)
 
 	if (n)
 		*n += 1;
+}
+
+/*
+ * The clock of the run queue p is on (its rq->clock, sched_clock ns, one
+ * time line for all CPUs). Intervals are measured on it, as the kernel's
+ * own accounting (schedstat) is: a task leaves at the clock __schedule
+ * read before dequeuing it, and is back at the clock of the run queue it
+ * is enqueued on. The run queue is reached through the task's CFS queue
+ * (per-CPU symbols are not in kallsyms here); without group scheduling,
+ * monotonic time stands in for it on both ends.
+ */
+static __always_inline __u64 task_rq_clock(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->se.cfs_rq))
+		return p->se.cfs_rq->rq->clock;
+	return bpf_ktime_get_ns();
 }
 
 static __always_inline __u64 hash_frames(const __u64 *f, __u32 n)
@@ -340,17 +345,13 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	depth = base + OFFCPU_THREAD_SIZE - sp;
 	k->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	/*
-	 * A syscall's frames sit below a random gap (alloca of the per-CPU
-	 * kstack_offset, masked to 10 bits, chosen at the previous syscall's
-	 * exit on this CPU): take it out so that one blocking point has one
-	 * key. If the offset has moved since this syscall began (it was
-	 * preempted and others ran), the key is merely new: a miss.
+	 * A syscall's frames sit below a random gap (RANDOMIZE_KSTACK_OFFSET:
+	 * an alloca of up to 1 KiB, chosen anew at every syscall), so one
+	 * blocking point has up to 64 depths, hence keys: they fill in after
+	 * a few dozen walks of a point that recurs, and a point that does not
+	 * recur costs nothing to miss. (The per-CPU offset itself is not
+	 * readable: kallsyms has no data symbols on this kind of kernel.)
 	 */
-	if (k->sysnr >= 0 && (const void *)&kstack_offset) {
-		const __u32 *off = bpf_this_cpu_ptr(&kstack_offset);
-
-		depth -= *off & 0x3ff;
-	}
 	k->depth = depth;
 	k->uip = BPF_CORE_READ(regs, ip);
 	k->uhash = t->uhash;
@@ -497,7 +498,8 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, __u64 now)
 }
 
 /* Note a task leaving the CPU to wait: time, state, stacks. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now,
+				       __u64 clk)
 {
 	struct offcpu_task *t;
 	long n;
@@ -521,32 +523,25 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	if (want_kstack)
 		kstack_take(ctx, prev, t);
 	t->ts_wake = 0;
-	t->ts_out = now;
-	if (use_entry_time) {
-		/*
-		 * The task stopped running when __schedule was entered:
-		 * picking the next task (idle balancing included) can take
-		 * tens of microseconds that are already the wait.
-		 */
-		__u32 zero = 0;
-		__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
-
-		if (e && *e && *e <= now && now - *e < 10000000ULL)
-			t->ts_out = *e;
-	}
+	t->ts_out = clk;
 }
 
 /* A waiting task is back: emit its interval or add it to the sums. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 now, __u64 clk)
 {
 	struct offcpu_task *t;
-	__u64 delta;
+	__u64 end, delta;
 
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t || !t->ts_out)
 		return;
-	/* Off-CPU ends at the wakeup: from there on it waits for a CPU. */
-	delta = (t->ts_wake ? t->ts_wake : now) - t->ts_out;
+	/*
+	 * Off-CPU ends at the wakeup: from there on it waits for a CPU. The
+	 * two ends may be read on two CPUs' clocks, which can be a few ns
+	 * apart: never let that make a negative interval.
+	 */
+	end = t->ts_wake ? t->ts_wake : clk;
+	delta = end > t->ts_out ? end - t->ts_out : 0;
 	t->ts_out = 0;
 	interval_done(t, delta, now);
 }
@@ -555,7 +550,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(); /* the samples' time line */
+	__u64 clk = task_rq_clock(prev); /* the intervals': this CPU's run queue */
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 
 	/*
@@ -565,26 +561,15 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	 */
 	if ((state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
 	    wanted(prev->tgid, prev->pid))
-		switch_out(ctx, prev, state, now);
-	switch_in(next, now);
-	return 0;
-}
-
-SEC("tp_btf/sched_entry_tp")
-int BPF_PROG(offcpu_sched_entry, bool preempt)
-{
-	__u32 zero = 0;
-	__u64 *e = bpf_map_lookup_elem(&entry_time, &zero);
-
-	if (e)
-		*e = bpf_ktime_get_ns();
+		switch_out(ctx, prev, state, now, clk);
+	switch_in(next, now, clk);
 	return 0;
 }
 
 /*
  * A waiting task is woken (queued on a run queue): its off-CPU interval
- * ends here, as the kernel's own accounting (schedstat) has it; the time to
- * its switch-in is run-queue delay.
+ * ends here, at the clock of that run queue, as the kernel's own accounting
+ * (schedstat) has it; the time to its switch-in is run-queue delay.
  */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)
@@ -592,7 +577,7 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 
 	if (t && t->ts_out && !t->ts_wake)
-		t->ts_wake = bpf_ktime_get_ns();
+		t->ts_wake = task_rq_clock(p);
 	return 0;
 }
 

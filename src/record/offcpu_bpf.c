@@ -215,19 +215,6 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 	return 0;
 }
 
-/* sched_entry_tp (Linux 6.16+) marks the start of __schedule. */
-static bool kernel_has_sched_entry(void)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool has;
-
-	if (!vmlinux)
-		return false;
-	has = btf__find_by_name_kind(vmlinux, "btf_trace_sched_entry_tp", BTF_KIND_TYPEDEF) > 0;
-	btf__free(vmlinux);
-	return has;
-}
-
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		    struct offcpu_bpf **out)
 {
@@ -268,8 +255,6 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup;
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);
-	sk->rodata->use_entry_time = kernel_has_sched_entry();
-	bpf_program__set_autoload(sk->progs.offcpu_sched_entry, sk->rodata->use_entry_time);
 	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter, b->filter_perf && !o->no_cpu);
 	err = offcpu_skel__load(sk);
@@ -318,12 +303,6 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_switch = l;
-	if (bpf_program__autoload(sk->progs.offcpu_sched_entry)) {
-		l = bpf_program__attach(sk->progs.offcpu_sched_entry);
-		if (!l)
-			return -errno;
-		sk->links.offcpu_sched_entry = l;
-	}
 	l = bpf_program__attach(sk->progs.offcpu_wakeup);
 	if (!l)
 		return -errno;
