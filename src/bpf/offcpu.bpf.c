@@ -53,8 +53,8 @@ __u64 dbg[8];     /* kstack_skip was measured */
 __u64 calib_stack[16];
 
 struct offcpu_task {
-	__u64 ts_out;  /* switch-out time; 0 when not waiting */
-	__u64 ts_wake; /* wakeup time; 0 until woken */
+	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
+	__u64 ts_wake; /* wakeup, rq clock; 0 until woken */
 	__u32 summed;  /* has added to a sum map: note its exit */
 	__u32 pad;
 	__u64 uhash;   /* hashes of the stacks in s */

@@ -11,6 +11,7 @@ Only perf's own output is parsed here: if perf cannot read a file, that is
 a failure of the file, not of this script.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -245,13 +246,19 @@ def cmd_waitmix(path, json_path, thresh_ms):
     # Every thread: all of its off-CPU time, whatever the stack, against
     # schedstat over the thread's life: asleep, up to asleep + its run-queue
     # wait except what waitmix saw as preemption. 2 %, with a floor of
-    # 0.2 ms for threads that hardly sleep (spin).
+    # 0.2 ms for threads that hardly sleep (spin). schedstat's on-CPU time
+    # leaves out IRQ and steal time, which then counts as "asleep": the
+    # bottom of the band allows for the run's IRQ + steal time of all CPUs
+    # (OFFCPU_TEST_STOLEN_NS, from /proc/stat, 10 ms ticks), as a bound.
+    stolen = int(os.environ.get("OFFCPU_TEST_STOLEN_NS", "0") or 0)
+    if stolen:
+        measure("IRQ + steal time during the run, all CPUs: %.1f ms" % (stolen / 1e6))
     for t in threads:
         got = [s for s in off if s.tid == t["tid"]]
         total = sum(s.period for s in got)
         sleep, rq = t["offcpu_ns"], t["rq_ns"]
         preempt = t["func_rq_preempt_ns"]
-        lo = min(sleep * 0.98, sleep - 200000)
+        lo = min(sleep * 0.98, sleep - 200000) - stolen
         hi = max((sleep + rq - preempt) * 1.02, sleep + rq - preempt + 200000)
         measure("thread %-6d %-11s recorded S+D %8.2f ms; schedstat wall-oncpu-rq %8.2f ms (%+.2f %%); "
                 "rq %.2f ms, of which preemption %.2f ms"
