@@ -75,8 +75,9 @@ int threads__add(struct threads *t, const struct rsample *rs)
 	const struct perf_evattr *a = rs->s->evattr;
 	struct tacc *acc;
 
-	if (a->is_wakeup || !a->is_time || !rs->s->tid)
-		return 0; /* wakeups repeat off-CPU time; idle is no thread */
+	/* wakeups repeat off-CPU time; idle (0) and exited tasks (-1) are no thread */
+	if (a->is_wakeup || !a->is_time || !rs->s->tid || rs->s->tid == UINT32_MAX)
+		return 0;
 	acc = tacc_get(t, rs->s->tid, rs->s->pid);
 	if (!acc)
 		return -ENOMEM;
