@@ -105,6 +105,15 @@ static int cmp_tacc(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* Human units, but to the millisecond at least: rows must add up. */
+static void fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else
+		report__fmt_ns(buf, len, ns);
+}
+
 static void put_time(FILE *f, uint64_t ns, uint64_t wall, bool known)
 {
 	char buf[32];
@@ -113,7 +122,7 @@ static void put_time(FILE *f, uint64_t ns, uint64_t wall, bool known)
 		fprintf(f, "  %11s  %6s", "-", "-");
 		return;
 	}
-	report__fmt_ns(buf, sizeof(buf), ns);
+	fmt_time(buf, sizeof(buf), ns);
 	fprintf(f, "  %11s  %5.1f%%", buf, wall ? 100.0 * ns / wall : 0.0);
 }
 
@@ -175,13 +184,13 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		wall = wall_time(&th, first, last, o);
 		sum = r->oncpu + r->sleep_s + r->sleep_d + r->rq;
 		rest = (int64_t)(wall - sum);
-		report__fmt_ns(buf, sizeof(buf), wall);
+		fmt_time(buf, sizeof(buf), wall);
 		fprintf(f, "  %7u  %7u  %-16s  %11s", r->pid, r->tid, session__comm(s, th.comm), buf);
 		put_time(f, r->oncpu, wall, t->have_cpu);
 		put_time(f, r->sleep_s, wall, true);
 		put_time(f, r->sleep_d, wall, true);
 		put_time(f, r->rq, wall, t->have_delay);
-		report__fmt_ns(buf + 1, sizeof(buf) - 1, rest < 0 ? (uint64_t)-rest : (uint64_t)rest);
+		fmt_time(buf + 1, sizeof(buf) - 1, rest < 0 ? (uint64_t)-rest : (uint64_t)rest);
 		buf[0] = rest < 0 ? '-' : ' ';
 		fprintf(f, "  %11s  %5.1f%%\n", rest < 0 ? buf : buf + 1,
 			wall ? 100.0 * rest / wall : 0.0);

@@ -19,8 +19,10 @@
  * Every thread measures itself from its first to its last instruction:
  * CLOCK_MONOTONIC start and end, and at its end its own schedstat
  * (/proc/self/task/TID/schedstat: on-CPU and run-queue wait since it was
- * created). The pipe reader also times its read. With -j FILE a JSON
- * summary is written there once all threads have ended.
+ * created). In pipe mode the reader notes when it starts its read and the
+ * writer when it starts its write: the reader's wait is the time between
+ * (250 ms, plus whatever delayed the writer's wakeup on a busy machine).
+ * With -j FILE a JSON summary is written there once all threads have ended.
  *
  * Frame pointers: Debian's libc has none, and a frame-pointer walk from
  * inside it skips its immediate caller. The named functions therefore call
@@ -52,6 +54,7 @@ struct sm_thread {
 	int64_t oncpu_ns, rq_ns;    /* schedstat at its end: whole life */
 	int64_t slices;             /* schedstat: times it was switched in */
 	int64_t blocked_ns;         /* pipe reader: its read, timed around the call */
+	int64_t mark_ns;            /* pipe: when the reader began its read, the writer its write */
 	void *(*fn)(struct sm_thread *);
 };
 
@@ -138,7 +141,7 @@ void sm_pipe_reader(struct sm_thread *t)
 	char c;
 
 	sem_post(&reader_ready);
-	t0 = mono_ns();
+	t0 = t->mark_ns = mono_ns();
 	if (sm_call_read(pipefd[0], &c, 1) != 1)
 		die("pipe read");
 	t->blocked_ns = mono_ns() - t0;
@@ -146,8 +149,8 @@ void sm_pipe_reader(struct sm_thread *t)
 
 void sm_pipe_writer(struct sm_thread *t)
 {
-	(void)t;
 	sm_call_nanosleep(opt.pipe_delay_ns);
+	t->mark_ns = mono_ns();
 	if (sm_call_write(pipefd[1], "x", 1) != 1)
 		die("pipe write");
 }
@@ -331,10 +334,11 @@ static void write_json(const char *path, const char *mode)
 		fprintf(f,
 			"    {\"role\": \"%s\", \"pid\": %d, \"tid\": %d, \"start_ns\": %lld, "
 			"\"end_ns\": %lld, \"oncpu_ns\": %lld, \"rq_ns\": %lld, \"slices\": %lld, "
-			"\"blocked_ns\": %lld}%s\n",
+			"\"blocked_ns\": %lld, \"mark_ns\": %lld}%s\n",
 			th[i].role, th[i].pid, th[i].tid, (long long)th[i].start_ns,
 			(long long)th[i].end_ns, (long long)th[i].oncpu_ns, (long long)th[i].rq_ns,
-			(long long)th[i].slices, (long long)th[i].blocked_ns, i + 1 < nth ? "," : "");
+			(long long)th[i].slices, (long long)th[i].blocked_ns, (long long)th[i].mark_ns,
+			i + 1 < nth ? "," : "");
 	fprintf(f, "  ]\n}\n");
 	if (fclose(f))
 		die(path);
