@@ -567,14 +567,30 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 				     __u64 now)
 {
 	struct offcpu_waker *w = bpf_task_storage_get(&wakers, next, 0, 0);
+	struct offcpu_sample *v;
 	struct offcpu_wsum_key k;
 	struct offcpu_wsample *ws;
-	__u32 zero = 0;
+	__u32 zero = 0, idx = sum_active & 1;
+	void *map = idx ? (void *)&wsum1 : (void *)&wsum0;
 	bool ok;
 
 	if (!w || !w->time || w->interval != t->ts_out)
 		return false; /* none, or one of an interval that ended unseen */
 	w->time = 0;
+	if (delta < thresh_ns) {
+		sum_key_init(&k.k, &t->s, t->uhash, t->khash);
+		k.wpid = w->pid;
+		k.wtid = w->tid;
+		k.wuhash = hash_frames(w->stack, w->ulen);
+		k.wkhash = hash_frames(&w->stack[OFFCPU_MAX_STACK], w->klen);
+		t->summed = 1;
+		v = bpf_map_lookup_elem(map, &k);
+		if (v) { /* the common case: no copy */
+			__sync_fetch_and_add(&v->period, delta);
+			__sync_fetch_and_add(&v->count, 1);
+			return true;
+		}
+	}
 	ws = bpf_map_lookup_elem(&wscratch, &zero);
 	if (!ws)
 		return false;
@@ -587,16 +603,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		ws->s.count = 1;
 		ok = !bpf_ringbuf_output(&events, ws, sizeof(*ws), ringbuf_flags());
 	} else {
-		sum_key_init(&k.k, &ws->s, t->uhash, t->khash);
-		k.wpid = ws->w.pid;
-		k.wtid = ws->w.tid;
-		k.wuhash = hash_frames(ws->w.stack, ws->w.ulen);
-		k.wkhash = hash_frames(&ws->w.stack[OFFCPU_MAX_STACK], ws->w.klen);
-		t->summed = 1;
-		if (sum_active & 1)
-			ok = sum_add(&wsum1, &wsum_entries[1], &k, &ws->s, delta);
-		else
-			ok = sum_add(&wsum0, &wsum_entries[0], &k, &ws->s, delta);
+		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta);
 	}
 	if (!ok)
 		drop(OFFCPU_DROP_WAKER_LOST);
