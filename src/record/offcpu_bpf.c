@@ -47,7 +47,7 @@ struct offcpu_bpf {
 	struct offcpu_wsum_key *wkeys; /* --wakeups only */
 	struct offcpu_wsample *wvals;
 	int ncpus;
-	uint8_t rec[8192];
+	_Alignas(8) uint8_t rec[8192]; /* an encoded record: written as u64s */
 };
 
 /* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
