@@ -160,7 +160,8 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		   "# off-CPU S  asleep, interruptible; off-CPU D: uninterruptible (offcpu-time)\n"
 		   "# run-queue  waiting for a CPU after a wakeup, preemption or fork (sched-delay)%s\n"
 		   "# rest       wall minus the four: time before the recorder first saw the thread\n"
-		   "#            switch, states not recorded, sampling error\n#\n",
+		   "#            switch, states or threads not recorded (kernel threads without\n"
+		   "#            --kernel-threads), sampling error\n#\n",
 		t->have_delay ? "" : ";\n#            not in this file: record with --sched-delay");
 	if (!t->n || !session__time_span(s, &first, &last)) {
 		fprintf(f, "# no thread has samples\n");
