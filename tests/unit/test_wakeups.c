@@ -260,6 +260,7 @@ static void test_offwake_join(void **state)
 	struct seen v;
 	const struct pstack *st;
 	const uint32_t *fr;
+	uint32_t sep;
 	char *out = NULL, *line, *save = NULL, *tok;
 	size_t len = 0, n = 0;
 	const char *tokens[16];
@@ -281,6 +282,8 @@ static void test_offwake_join(void **state)
 	assert_int_equal(session__frame(v.s, fr[1])->addr, 0x402000); /* waker root */
 	assert_int_equal(session__frame(v.s, fr[3])->addr, 0xffffffff81000200ULL); /* waker leaf */
 	assert_string_equal(session__frame(v.s, fr[4])->sym, "--");
+	assert_int_equal(offwake__separator(v.s, &sep), 0);
+	assert_int_equal(fr[4], sep);
 	assert_int_equal(session__frame(v.s, fr[5])->addr, 0xffffffff81000100ULL); /* sleeper leaf */
 
 	/* folded, root first: sleeper;root..leaf;--;leaf..root;waker VALUE */
