@@ -76,8 +76,9 @@ bool report__event_match(const struct report_opts *o, const struct perf_evattr *
 /*
  * The events of a time picture (flame graph, pprof), by attr index, -1 when
  * absent: *off the off-CPU event (offcpu-time), *cpu the first other event
- * whose period is nanoseconds (cpu-clock, task-clock). Only events with
- * samples count; others with samples are named on stderr as skipped.
+ * whose period is nanoseconds (cpu-clock, task-clock; not offcpu-wakeup or
+ * sched-delay). Only events with samples count; others with samples are
+ * named on stderr as skipped.
  */
 void report__time_events(const struct session *s, const struct profile *p, const char *cmd,
 			 int *cpu, int *off);

@@ -4,7 +4,7 @@
 schedmix workload (tests/workloads/schedmix.c), read back both with Linux
 perf and with offcpu itself:
 
-    schedcheck.py pipe  OFFCPU FILE.data SCHEDMIX.json
+    schedcheck.py pipe  OFFCPU FILE.data SCHEDMIX.json [OFFWAKE.svg]
     schedcheck.py chain OFFCPU FILE.data SCHEDMIX.json
     schedcheck.py rq    OFFCPU FILE.data SCHEDMIX.json
 
@@ -156,7 +156,25 @@ def pct(got, ref):
 
 # ---------------------------------------------------------------- pipe
 
-def cmd_pipe(binary, path, json_path):
+def offwake_svg(svg, total):
+    """`offcpu flamegraph --wakeups`: a "--" frame with sm_pipe_reader among
+    its ancestors and sm_pipe_writer above it, holding the folded line's
+    time (to the tooltip's precision)."""
+    from flamegraph_svg import frames
+    fr, _ = frames(svg)
+    seps = [f for f in fr if f[0] == "--" and "sm_pipe_reader" in f[4]]
+    above = [f for f in fr if "--" in f[4] and f[4][:f[4].index("--")] == (seps[0][4][:-1] if seps else None)]
+    got = seps[0][2].get("off-CPU", 0) if seps else 0
+    measure("flamegraph --wakeups: %d frames; -- over sm_pipe_reader: %.2f ms; above it: %s"
+            % (len(fr), got / 1e6, ", ".join(sorted({f[0] for f in above if f[0].startswith("sm_")}))))
+    check(len(seps) == 1, "flamegraph --wakeups: %d '--' frames over sm_pipe_reader, expected 1" % len(seps))
+    check(any(f[0] == "sm_pipe_writer" for f in above), "flamegraph --wakeups: no sm_pipe_writer above "
+          "the reader's '--' frame")
+    check(abs(got - total) <= 0.001 * total + 10e3, "flamegraph --wakeups: %d ns at '--', folded says %d"
+          % (got, total))
+
+
+def cmd_pipe(binary, path, json_path, svg=None):
     """Check 1: the reader's wait in sm_pipe_reader, ended by the writer's
     write in sm_pipe_writer 250 ms later: one off-wake line joining the two
     across --, within 2 % of the time from the reader's read to the
@@ -191,6 +209,8 @@ def cmd_pipe(binary, path, json_path):
         check(sl[-1].startswith("__schedule") and wk[0].startswith("try_to_wake_up"),
               "the frames around -- are %s and %s, not __schedule and try_to_wake_up"
               % (sl[-1], wk[0]))
+    if svg:
+        offwake_svg(svg, total)
 
     # the same through perf: the waker in the raw dump and the callchain
     samples = perf_samples(path)
@@ -343,6 +363,6 @@ def cmd_rq(binary, path, json_path):
 
 if __name__ == "__main__":
     cmds = {"pipe": cmd_pipe, "chain": cmd_chain, "rq": cmd_rq}
-    if len(sys.argv) != 5 or sys.argv[1] not in cmds:
-        sys.exit("usage: schedcheck.py {%s} OFFCPU FILE.data SCHEDMIX.json" % "|".join(cmds))
+    if len(sys.argv) not in (5, 6) or sys.argv[1] not in cmds:
+        sys.exit("usage: schedcheck.py {%s} OFFCPU FILE.data SCHEDMIX.json [OFFWAKE.svg]" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -7,7 +7,9 @@
 #     joining the two across --, 250 ms +- 8 %; perf script names the
 #     writer as waker. Recorded twice: the default threshold (the wait is
 #     summed in the kernel, with its waker in the key) and
-#     --off-cpu-thresh 100 (a direct sample with its waker).
+#     --off-cpu-thresh 100 (a direct sample with its waker). The same pair
+#     in `offcpu flamegraph --wakeups`: a "--" frame over the reader's
+#     stack, the writer's above it, with the same time.
 #  2. chain: a three-thread mutex hand-off: each waiter's wait in
 #     sm_chain_wait was ended by the thread that released the mutex, in
 #     sm_chain_release.
@@ -27,7 +29,10 @@ for thresh in 500 100; do
 	record -q --wakeups --off-cpu-thresh "$thresh" -o "$f" -- \
 		"$WORKLOADS/schedmix" -j "$TESTDIR/pipe$thresh.json" pipe ||
 		fail "offcpu record --wakeups -- schedmix pipe exited $?"
-	SCHED pipe "$OFFCPU" "$f" "$TESTDIR/pipe$thresh.json" || rc=1
+	"$OFFCPU" flamegraph --wakeups -i "$f" -o "$TESTDIR/ow$thresh.svg" 2>/dev/null ||
+		fail "offcpu flamegraph --wakeups failed"
+	xmllint --noout "$TESTDIR/ow$thresh.svg" || fail "flamegraph --wakeups: not well-formed XML"
+	SCHED pipe "$OFFCPU" "$f" "$TESTDIR/pipe$thresh.json" "$TESTDIR/ow$thresh.svg" || rc=1
 	CHECK select "$f" has-event=offcpu-wakeup has-event=offcpu-time || rc=1
 done
 
@@ -47,4 +52,8 @@ CHECK select "$TESTDIR/plain.data" no-event=offcpu-wakeup no-event=sched-delay |
 "$OFFCPU" report -i "$TESTDIR/plain.data" --wakeups > /dev/null 2>"$TESTDIR/err" &&
 	fail "report --wakeups on a file without wakeups succeeded"
 grep -q "record with --wakeups" "$TESTDIR/err" || fail "report --wakeups: unclear error: $(cat "$TESTDIR/err")"
+"$OFFCPU" flamegraph --wakeups -i "$TESTDIR/plain.data" -o "$TESTDIR/none.svg" 2>"$TESTDIR/err" &&
+	fail "flamegraph --wakeups on a file without wakeups succeeded"
+grep -q "record with --wakeups" "$TESTDIR/err" || fail "flamegraph --wakeups: unclear error: $(cat "$TESTDIR/err")"
+[ -e "$TESTDIR/none.svg" ] && fail "flamegraph --wakeups left a file after an error"
 exit $rc
