@@ -4,8 +4,8 @@
  * reports that read them: a file with the four events (cpu-clock,
  * offcpu-time, offcpu-wakeup, sched-delay) and FORK/EXIT side-band, written
  * with the recorder's own encoders and writer, read back through the
- * reader and the session: raw fields, off-wake joining and its folded
- * layout, and the --threads accounting.
+ * reader and the session: raw fields, off-wake joining (as folded lines
+ * and as flame graph paths), and the --threads accounting.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flamegraph/flamegraph.h"
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_reader.h"
 #include "perfdata/perf_writer.h"
@@ -265,6 +266,7 @@ static void test_offwake_join(void **state)
 	size_t len = 0, n = 0;
 	const char *tokens[16];
 	struct report_opts o = { .input = path };
+	struct fg_tree *fgt;
 	FILE *f;
 
 	build(false);
@@ -302,6 +304,14 @@ static void test_offwake_join(void **state)
 	assert_string_equal(tokens[4], "--");
 	assert_string_equal(tokens[8], "waker 100/102");
 	free(out);
+
+	/* as flame graph paths: all, comm, 3 sleeper frames, --, 3 waker frames, name */
+	fgt = fg_tree__new();
+	assert_int_equal(fg__from_offwake(fgt, v.s, v.p, 2, false), 0);
+	assert_int_equal(fg_tree__nr_nodes(fgt), 10);
+	assert_int_equal(fg_tree__total(fgt, FG_OFF_CPU), 3000);
+	assert_int_equal(fg_tree__total(fgt, FG_ON_CPU), 0);
+	fg_tree__free(fgt);
 	done(&v);
 }
 
