@@ -15,6 +15,10 @@
  * The sums are double-buffered (sum0/sum1, `sum_active` picks the one being
  * written) so that user space drains a map nobody writes to any more: each
  * interval is counted exactly once. Every loss is counted in `drops`.
+ *
+ * Options that cost nothing unless asked for (see "wakers and run-queue
+ * delay" below): --wakeups notes who woke each waiting task, --sched-delay
+ * measures the wait for a CPU that follows a wakeup, preemption or fork.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -43,10 +47,13 @@ const volatile bool follow_children = false;
 const volatile __u64 sched_lo = 0, sched_hi = 0; /* __schedule's text */
 const volatile bool use_kcache = true;      /* kernel stacks from the cache */
 const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
+const volatile bool want_wakeups = false;    /* --wakeups */
+const volatile bool want_sched_delay = false; /* --sched-delay */
 
 /* Runtime state shared with user space (.bss). */
 __u32 sum_active;     /* which sum map switch-in adds to */
 __u32 sum_entries[2]; /* entries created in each sum map since its drain */
+__u32 wsum_entries[2]; /* the same for the wakeup sum maps */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
 __u32 calib_done;
 __u64 dbg[8];     /* kstack_skip was measured */
@@ -84,6 +91,49 @@ struct offcpu_sum_map {
 };
 struct offcpu_sum_map sum0 SEC(".maps");
 struct offcpu_sum_map sum1 SEC(".maps");
+
+/* --wakeups: the last waker of a waiting task; sums of intervals with one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_waker);
+} wakers SEC(".maps");
+
+struct offcpu_wsum_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* resized by user space with --wakeups */
+	__type(key, struct offcpu_wsum_key);
+	__type(value, struct offcpu_wsample);
+};
+struct offcpu_wsum_map wsum0 SEC(".maps");
+struct offcpu_wsum_map wsum1 SEC(".maps");
+
+/* Per CPU: an off-CPU sample joined to its waker, too big for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_wsample);
+} wscratch SEC(".maps");
+
+/* --sched-delay: a task waiting for a CPU that off-CPU does not track. */
+struct offcpu_delay {
+	__u64 ts_queued; /* runnable since (preemption, wakeup, fork), rq clock; 0: not waiting */
+	__u32 pending;   /* asleep in a state off-CPU leaves out: the wakeup starts the wait */
+	__u32 pad;
+	__u64 uhash;     /* hashes of the stacks in s */
+	__u64 khash;
+	struct offcpu_sample s; /* who, and the stacks where it stopped */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_delay);
+} delays SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -410,35 +460,261 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
 }
 
-static __always_inline void sum_add(void *map, __u32 idx, struct offcpu_sum_key *k,
-				    struct offcpu_task *t, __u64 delta)
+/*
+ * Add one interval of delta ns to the sum under key k. A new entry is a
+ * copy of `init`, a value whose first member is the offcpu_sample that
+ * carries the sums (sum maps: the sample; wakeup sum maps: sample and
+ * waker); `entries` counts the entries created. false: the map is full.
+ */
+static __always_inline bool sum_add(void *map, __u32 *entries, const void *k,
+				    struct offcpu_sample *init, __u64 delta)
 {
 	struct offcpu_sample *v;
 	long err;
 
 	v = bpf_map_lookup_elem(map, k);
 	if (!v) {
-		t->s.time = 0;
-		t->s.period = delta;
-		t->s.count = 1;
-		err = bpf_map_update_elem(map, k, &t->s, BPF_NOEXIST);
+		init->time = 0;
+		init->period = delta;
+		init->count = 1;
+		err = bpf_map_update_elem(map, k, init, BPF_NOEXIST);
 		if (!err) {
-			__sync_fetch_and_add(&sum_entries[idx & 1], 1);
-			return;
+			__sync_fetch_and_add(entries, 1);
+			return true;
 		}
-		if (err != -EEXIST) {
-			drop(OFFCPU_DROP_SUM_FULL);
-			return;
-		}
+		if (err != -EEXIST)
+			return false;
 		v = bpf_map_lookup_elem(map, k); /* lost a race to another CPU */
-		if (!v) {
-			drop(OFFCPU_DROP_SUM_FULL);
-			return;
-		}
+		if (!v)
+			return false;
 	}
 	__sync_fetch_and_add(&v->period, delta);
 	__sync_fetch_and_add(&v->count, 1);
+	return true;
 }
+
+/* ---- wakers and run-queue delay (--wakeups, --sched-delay) ---- */
+
+/* Ring buffer flags: wake the reader only once a quarter is filled. */
+static __always_inline __u64 ringbuf_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > (8 << 20) / 4 ? BPF_RB_FORCE_WAKEUP
+									      : BPF_RB_NO_WAKEUP;
+}
+
+/* The sum key of sample s, whose stacks hash to uhash and khash. */
+static __always_inline void sum_key_init(struct offcpu_sum_key *k, const struct offcpu_sample *s,
+					 __u64 uhash, __u64 khash)
+{
+	k->pid = s->pid;
+	k->tid = s->tid;
+	k->start_time = s->start_time;
+	k->uhash = uhash;
+	k->khash = khash;
+	k->cgroup = s->cgroup;
+	k->state = s->state;
+	k->pad = 0;
+}
+
+/*
+ * Both stacks of current into stack[] (user frames first, kernel frames
+ * from stack[OFFCPU_MAX_STACK]), kernel frames skipping kskip; a failed
+ * walk leaves the stack empty and counts udrop or kdrop.
+ */
+static __always_inline void take_stacks(void *ctx, __u64 *stack, __u32 *ulen, __u32 *klen,
+					bool user, __u64 kskip, __u32 udrop, __u32 kdrop)
+{
+	long n;
+
+	*ulen = 0;
+	*klen = 0;
+	if (want_kstack) {
+		n = bpf_get_stack(ctx, &stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8,
+				  kskip & BPF_F_SKIP_FIELD_MASK);
+		if (n > 0)
+			*klen = n / 8;
+		else
+			drop(kdrop);
+	}
+	if (want_ustack && user) {
+		n = bpf_get_stack(ctx, stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+		if (n > 0)
+			*ulen = n / 8;
+		else
+			drop(udrop);
+	}
+}
+
+/* Remember that a task has sums pending, so that its exit is noted. */
+static __always_inline void mark_summed(struct task_struct *task)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (t)
+		t->summed = 1;
+	else
+		drop(OFFCPU_DROP_TASK_STORAGE);
+}
+
+/*
+ * A waiting task is back and was woken by someone noted at sched_waking:
+ * emit (or sum) its interval of delta ns together with that waker, so
+ * that one off-CPU sample and one offcpu-wakeup sample come out of it.
+ * false: no waker, or no room for it; the caller counts the interval
+ * alone, as without --wakeups.
+ */
+static __always_inline bool waker_in(struct task_struct *next, struct offcpu_task *t, __u64 delta,
+				     __u64 now)
+{
+	struct offcpu_waker *w = bpf_task_storage_get(&wakers, next, 0, 0);
+	struct offcpu_sample *v;
+	struct offcpu_wsum_key k;
+	struct offcpu_wsample *ws;
+	__u32 zero = 0, idx = sum_active & 1;
+	void *map = idx ? (void *)&wsum1 : (void *)&wsum0;
+	bool ok;
+
+	if (!w || !w->time || w->interval != t->ts_out)
+		return false; /* none, or one of an interval that ended unseen */
+	w->time = 0;
+	if (delta < thresh_ns) {
+		sum_key_init(&k.k, &t->s, t->uhash, t->khash);
+		k.wpid = w->pid;
+		k.wtid = w->tid;
+		k.wuhash = hash_frames(w->stack, w->ulen);
+		k.wkhash = hash_frames(&w->stack[OFFCPU_MAX_STACK], w->klen);
+		t->summed = 1;
+		v = bpf_map_lookup_elem(map, &k);
+		if (v) { /* the common case: no copy */
+			__sync_fetch_and_add(&v->period, delta);
+			__sync_fetch_and_add(&v->count, 1);
+			return true;
+		}
+	}
+	ws = bpf_map_lookup_elem(&wscratch, &zero);
+	if (!ws)
+		return false;
+	bpf_probe_read_kernel(&ws->s, sizeof(ws->s), &t->s);
+	bpf_probe_read_kernel(&ws->w, sizeof(ws->w), w);
+	ws->s.cpu = bpf_get_smp_processor_id();
+	if (delta >= thresh_ns) {
+		ws->s.time = now;
+		ws->s.period = delta;
+		ws->s.count = 1;
+		ok = !bpf_ringbuf_output(&events, ws, sizeof(*ws), ringbuf_flags());
+	} else {
+		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta);
+	}
+	if (!ok)
+		drop(OFFCPU_DROP_WAKER_LOST);
+	return ok;
+}
+
+/*
+ * One wait for a CPU of `delay` ns, ending now, with the identity and
+ * stacks of s (hashing to uhash, khash): a sched-delay sample, direct or
+ * summed like off-CPU ones. s's scratch fields (time, period, count, cpu)
+ * are overwritten; its state is restored.
+ */
+static __always_inline void delay_emit(struct task_struct *task, struct offcpu_sample *s,
+				       __u64 uhash, __u64 khash, __u32 kind, __u64 delay, __u64 now)
+{
+	__u32 state = s->state;
+	struct offcpu_sum_key k;
+
+	s->state = OFFCPU_SCHED_DELAY | kind;
+	s->cpu = bpf_get_smp_processor_id();
+	if (delay >= thresh_ns) {
+		s->time = now;
+		s->period = delay;
+		s->count = 1;
+		if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_flags()))
+			drop(OFFCPU_DROP_RINGBUF);
+	} else {
+		sum_key_init(&k, s, uhash, khash);
+		mark_summed(task);
+		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay)
+				     : sum_add(&sum0, &sum_entries[0], &k, s, delay)))
+			drop(OFFCPU_DROP_SUM_FULL);
+	}
+	s->state = state;
+}
+
+/*
+ * prev leaves the CPU without an off-CPU interval: preempted (still
+ * runnable: the wait for a CPU starts now) or asleep in a state off-CPU
+ * leaves out (it starts at the wakeup). Note who and where.
+ */
+static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsigned int prev_state,
+				      __u64 clk)
+{
+	struct offcpu_delay *d;
+
+	d = bpf_task_storage_get(&delays, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!d) {
+		drop(OFFCPU_DROP_DELAY_STORAGE);
+		return;
+	}
+	d->s.pid = prev->tgid;
+	d->s.tid = prev->pid;
+	d->s.start_time = prev->start_time;
+	d->s.cgroup = bpf_get_current_cgroup_id();
+	take_stacks(ctx, d->s.stack, &d->s.ulen, &d->s.klen, prev->mm != NULL, kstack_skip,
+		    OFFCPU_DROP_USTACK, OFFCPU_DROP_KSTACK);
+	d->uhash = hash_frames(d->s.stack, d->s.ulen);
+	d->khash = hash_frames(&d->s.stack[OFFCPU_MAX_STACK], d->s.klen);
+	if (!prev_state) {
+		d->s.state = 0;
+		d->ts_queued = clk;
+		d->pending = 0;
+	} else {
+		d->s.state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+		if (!d->s.state)
+			d->s.state = OFFCPU_STATE_OTHER;
+		d->ts_queued = 0;
+		d->pending = 1;
+	}
+}
+
+/*
+ * next gets the CPU at clk (its run queue's clock, as the intervals') and
+ * now (the samples' time line): its wait for it ends. After an off-CPU
+ * interval the wait started at the wakeup and the stack is the one it
+ * slept in; otherwise it is what delay_out (or the fork) noted.
+ */
+static __always_inline void delay_in(struct task_struct *next, __u64 now, __u64 clk)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, next, 0, 0);
+	struct offcpu_delay *d;
+	__u64 since;
+
+	if (t && t->ts_out) {
+		if (t->ts_wake && t->ts_wake < clk)
+			delay_emit(next, &t->s, t->uhash, t->khash, t->s.state, clk - t->ts_wake, now);
+		return;
+	}
+	d = bpf_task_storage_get(&delays, next, 0, 0);
+	if (!d)
+		return;
+	since = d->ts_queued;
+	d->ts_queued = 0;
+	d->pending = 0;
+	if (since && since < clk)
+		delay_emit(next, &d->s, d->uhash, d->khash, d->s.state, clk - since, now);
+}
+
+/* The run-queue delay side of one context switch (--sched-delay). */
+static __always_inline void sched_delay_switch(void *ctx, struct task_struct *prev,
+					       struct task_struct *next, unsigned int prev_state,
+					       bool measured, __u64 now, __u64 clk)
+{
+	if (!measured && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
+	    wanted(prev->tgid, prev->pid))
+		delay_out(ctx, prev, prev_state, clk);
+	delay_in(next, now, clk);
+}
+
+/* ---- end of wakers and run-queue delay ---- */
 
 /*
  * t's interval of delta ns is over: emit it (a long one) or add it to the
@@ -472,10 +748,9 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 	k.pad = 0;
 	t->s.cpu = bpf_get_smp_processor_id();
 	t->summed = 1;
-	if (sum_active & 1)
-		sum_add(&sum1, 1, &k, t, delta);
-	else
-		sum_add(&sum0, 0, &k, t, delta);
+	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta)
+			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta)))
+		drop(OFFCPU_DROP_SUM_FULL);
 }
 
 /*
@@ -542,8 +817,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u64
 	 */
 	end = t->ts_wake ? t->ts_wake : clk;
 	delta = end > t->ts_out ? end - t->ts_out : 0;
+	if (!(want_wakeups && waker_in(next, t, delta, now)))
+		interval_done(t, delta, now);
 	t->ts_out = 0;
-	interval_done(t, delta, now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -553,15 +829,19 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u64 now = bpf_ktime_get_ns(); /* the samples' time line */
 	__u64 clk = task_rq_clock(prev); /* the intervals': this CPU's run queue */
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+	bool measured;
 
 	/*
 	 * The state, not `preempt`, decides: a task preempted after it set
 	 * S or D is not on the run queue's books (schedstat counts it as
 	 * asleep), and perf --off-cpu counts it too.
 	 */
-	if ((state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
-	    wanted(prev->tgid, prev->pid))
+	measured = (state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
+		   wanted(prev->tgid, prev->pid);
+	if (measured)
 		switch_out(ctx, prev, state, now, clk);
+	if (want_sched_delay) /* before switch_in: it reads next's interval */
+		sched_delay_switch(ctx, prev, next, prev_state, measured, now, clk);
 	switch_in(next, now, clk);
 	return 0;
 }
@@ -578,6 +858,80 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 
 	if (t && t->ts_out && !t->ts_wake)
 		t->ts_wake = task_rq_clock(p);
+	return 0;
+}
+
+/*
+ * --wakeups: a waiting task is being woken by current: note who, with both
+ * stacks, for the task's switch-in. Only tasks inside a measured off-CPU
+ * interval, not yet woken, qualify. In an interrupt, current is the task
+ * it came upon: user space sees the interrupt in the kernel stack.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(offcpu_waking, struct task_struct *p)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct task_struct *cur;
+	struct offcpu_waker *w;
+
+	if (!t || !t->ts_out || t->ts_wake)
+		return 0;
+	w = bpf_task_storage_get(&wakers, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		drop(OFFCPU_DROP_WAKER_STORAGE);
+		return 0;
+	}
+	cur = bpf_get_current_task_btf();
+	w->pid = cur->tgid;
+	w->tid = cur->pid;
+	bpf_get_current_comm(w->comm, sizeof(w->comm));
+	take_stacks(ctx, w->stack, &w->ulen, &w->klen, cur->mm != NULL, 0,
+		    OFFCPU_DROP_WAKER_USTACK, OFFCPU_DROP_WAKER_KSTACK);
+	w->interval = t->ts_out;
+	w->time = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * --sched-delay: a new task is queued for its first run; its wait for a
+ * CPU starts here (there is no stack of its own yet).
+ */
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
+{
+	struct offcpu_delay *d;
+
+	if ((!kernel_threads && (p->flags & PF_KTHREAD)) || !wanted(p->tgid, p->pid))
+		return 0;
+	d = bpf_task_storage_get(&delays, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!d) {
+		drop(OFFCPU_DROP_DELAY_STORAGE);
+		return 0;
+	}
+	d->s.pid = p->tgid;
+	d->s.tid = p->pid;
+	d->s.start_time = p->start_time;
+	d->s.cgroup = bpf_get_current_cgroup_id();
+	d->s.state = OFFCPU_STATE_NEW;
+	d->s.ulen = 0;
+	d->s.klen = 0;
+	d->uhash = hash_frames(d->s.stack, 0);
+	d->khash = d->uhash;
+	d->pending = 0;
+	d->ts_queued = task_rq_clock(p);
+	return 0;
+}
+
+/* --sched-delay: the wakeup of a sleep off-CPU left out starts its wait. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_delay_wakeup, struct task_struct *p)
+{
+	struct offcpu_delay *d = bpf_task_storage_get(&delays, p, 0, 0);
+
+	if (d && d->pending && !d->ts_queued) {
+		d->pending = 0;
+		d->ts_queued = task_rq_clock(p);
+	}
 	return 0;
 }
 

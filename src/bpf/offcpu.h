@@ -11,6 +11,15 @@
 /* Task states as the scheduler passes them in prev_state. */
 #define OFFCPU_STATE_S 0x1 /* TASK_INTERRUPTIBLE */
 #define OFFCPU_STATE_D 0x2 /* TASK_UNINTERRUPTIBLE */
+/* Only in sched-delay samples: what the task did before it waited for a CPU. */
+#define OFFCPU_STATE_OTHER 0x4 /* slept in another state (stopped, traced...) */
+#define OFFCPU_STATE_NEW 0x8   /* was just created (its first run) */
+/*
+ * Flag in offcpu_sample.state: the sample is run-queue delay (--sched-delay),
+ * time from a wakeup, a preemption (no state bit) or a fork until the task
+ * runs; not off-CPU time.
+ */
+#define OFFCPU_SCHED_DELAY 0x100
 
 /* Every place the BPF side can lose data; counted in the `drops` map. */
 enum offcpu_drop {
@@ -21,6 +30,13 @@ enum offcpu_drop {
 	OFFCPU_DROP_TASK_STORAGE, /* no task storage: interval not measured */
 	OFFCPU_DROP_EXITS_FULL,   /* exit map full: summed sample timed at drain */
 	OFFCPU_DROP_UNCLOSED,     /* neither switch-in nor wakeup seen: interval lost */
+	/* --wakeups: the interval is kept, without (part of) its waker */
+	OFFCPU_DROP_WAKER_STORAGE, /* no task storage for the waker */
+	OFFCPU_DROP_WAKER_LOST,    /* ring buffer or wakeup sum map full */
+	OFFCPU_DROP_WAKER_USTACK,  /* waker's user stack unreadable (kept, empty) */
+	OFFCPU_DROP_WAKER_KSTACK,  /* waker's kernel stack unreadable (kept, empty) */
+	/* --sched-delay (ring buffer and sum map full count as above) */
+	OFFCPU_DROP_DELAY_STORAGE, /* no task storage: a run-queue wait not measured */
 	OFFCPU_DROP__NR,
 };
 
@@ -97,6 +113,38 @@ struct offcpu_sum_key {
 	__u64 cgroup;
 	__u32 state;
 	__u32 pad;
+};
+
+/*
+ * Who woke a task (--wakeups), noted at sched_waking: current, its identity
+ * and stacks (innermost first; ulen user frames, then klen kernel frames
+ * from stack[OFFCPU_MAX_STACK]). An interrupt's wakeup shows the task it
+ * interrupted: user space recognises the interrupt in the kernel stack.
+ */
+struct offcpu_waker {
+	__u64 time;     /* of the sched_waking; 0 when none is pending */
+	__u64 interval; /* the woken interval (its ts_out): ties the waker to it */
+	__u32 pid;
+	__u32 tid;
+	__u32 ulen;
+	__u32 klen;
+	char comm[16];
+	__u64 stack[2 * OFFCPU_MAX_STACK];
+};
+
+/* An off-CPU sample with its waker: ring buffer record and wakeup sum value. */
+struct offcpu_wsample {
+	struct offcpu_sample s;
+	struct offcpu_waker w;
+};
+
+/* Key of the in-kernel sums of short intervals that have a waker. */
+struct offcpu_wsum_key {
+	struct offcpu_sum_key k;
+	__u32 wpid;
+	__u32 wtid;
+	__u64 wuhash;
+	__u64 wkhash;
 };
 
 /* Key of the exit map: a task that exited while it had sums pending. */

@@ -11,11 +11,12 @@
 
 #include "commands.h"
 #include "flamegraph/flamegraph.h"
+#include "perfdata/perf_format.h"
 #include "report/report.h"
 
 struct fg_opts {
 	const char *output;
-	bool cpu_only, off_only, per_thread;
+	bool cpu_only, off_only, per_thread, wakeups;
 	struct fg_svg_opts svg;
 };
 
@@ -30,6 +31,8 @@ static void usage(FILE *f)
 		"  -o, --output FILE       SVG to write (default flamegraph.svg, - for stdout)\n"
 		"      --cpu-only          on-CPU time only (cpu-clock samples)\n"
 		"      --off-cpu-only      off-CPU time only (offcpu-time)\n"
+		"      --wakeups           off-wake graph (record --wakeups): each sleeper's stack,\n"
+		"                          a -- frame, then its waker's stack standing on it\n"
 		"      --inverted          icicle graph: roots at the top\n"
 		"      --per-thread        one tower per thread (comm-pid/tid) instead of per comm\n"
 		"      --width PX          image width (default 1200)\n"
@@ -91,6 +94,8 @@ static int parse_args(int argc, char **argv, struct fg_opts *fo, struct report_o
 			fo->cpu_only = true;
 		} else if (!strcmp(a, "--off-cpu-only")) {
 			fo->off_only = true;
+		} else if (!strcmp(a, "--wakeups")) {
+			fo->wakeups = true;
 		} else if (!strcmp(a, "--inverted")) {
 			fo->svg.inverted = true;
 		} else if (!strcmp(a, "--per-thread")) {
@@ -111,8 +116,8 @@ static int parse_args(int argc, char **argv, struct fg_opts *fo, struct report_o
 		}
 #undef ARG
 	}
-	if (fo->cpu_only && fo->off_only) {
-		fprintf(stderr, "offcpu flamegraph: --cpu-only and --off-cpu-only exclude each other\n");
+	if (fo->cpu_only + fo->off_only + fo->wakeups > 1) {
+		fprintf(stderr, "offcpu flamegraph: --cpu-only, --off-cpu-only and --wakeups exclude each other\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -123,6 +128,8 @@ static const char *default_title(const struct fg_opts *fo, const struct fg_profi
 {
 	bool ice = fo->svg.inverted;
 
+	if (fo->wakeups)
+		return ice ? "Off-Wake Time Icicle Graph" : "Off-Wake Time Flame Graph";
 	if (po->cpu_event >= 0 && po->off_event >= 0)
 		return ice ? "Icicle Graph: on-CPU and off-CPU time" : "Flame Graph: on-CPU and off-CPU time";
 	if (po->cpu_event >= 0 || fo->cpu_only)
@@ -167,6 +174,43 @@ cleanup:
 	return err;
 }
 
+/*
+ * --wakeups: the off-wake stacks report__aggregate() joined, under their
+ * sleeper's comm (or thread); the subtitle says how much of the off-CPU
+ * time had a known waker.
+ */
+static int draw_offwake(struct fg_opts *fo, const struct report_opts *o, struct session *s,
+			const struct profile *p)
+{
+	int ev = report__event_index(s, OFFCPU_WAKEUP_EVENT_NAME);
+	int oev = report__event_index(s, OFFCPU_EVENT_NAME);
+	struct fg_tree *t = fg_tree__new();
+	char sub[4200], what[160], with[32], all[32];
+	size_t drawn = 0;
+	int err;
+
+	if (!t || fg__from_offwake(t, s, p, ev, fo->per_thread)) {
+		fprintf(stderr, "offcpu flamegraph: out of memory\n");
+		fg_tree__free(t);
+		return -ENOMEM;
+	}
+	report__fmt_ns(with, sizeof(with), fg_tree__total(t, FG_OFF_CPU));
+	report__fmt_ns(all, sizeof(all), oev >= 0 ? profile__event(p, oev)->period : 0);
+	snprintf(what, sizeof(what), "off-CPU %s with a known waker, of %s", with, all);
+	snprintf(sub, sizeof(sub), "%s: %s", o->input, what);
+	fo->svg.subtitle = sub;
+	if (!fo->svg.title)
+		fo->svg.title = default_title(fo, NULL);
+	err = write_svg(t, fo->output, &fo->svg, &drawn);
+	if (err)
+		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", fo->output, strerror(-err));
+	else if (strcmp(fo->output, "-"))
+		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fo->output, drawn,
+			what);
+	fg_tree__free(t);
+	return err;
+}
+
 int cmd_flamegraph(int argc, char **argv)
 {
 	struct fg_opts fo = { .output = "flamegraph.svg", .svg = { .width = 1200, .min_width = 0.1 } };
@@ -185,9 +229,16 @@ int cmd_flamegraph(int argc, char **argv)
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
+	o.wakeups = fo.wakeups;
+	o.waker_ids = fo.per_thread;
 	if (report__aggregate(&o, fo.per_thread ? PROFILE_KEEP_PID | PROFILE_KEEP_TID : 0,
 			      "flamegraph", &s, &p))
 		goto cleanup;
+	if (fo.wakeups) {
+		err = draw_offwake(&fo, &o, s, p);
+		ret = err ? 1 : 0;
+		goto cleanup;
+	}
 	report__time_events(s, p, "flamegraph", &po.cpu_event, &po.off_event);
 	if (fo.off_only)
 		po.cpu_event = -1;

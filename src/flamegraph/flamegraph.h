@@ -92,4 +92,14 @@ struct fg_profile_opts {
 int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
 		     const struct fg_profile_opts *o);
 
+/*
+ * Add the off-wake stacks of event ev of p (report__aggregate() with
+ * --wakeups, report/offwake.h): comm (or thread) frame, the sleeper's stack
+ * outermost first in off-CPU colours, "--", the waker's stack innermost
+ * first in waker colours, the waker's name; the value is the sleeper's
+ * off-CPU time (FG_OFF_CPU). 0 or -ENOMEM.
+ */
+int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
+		     bool per_thread);
+
 #endif

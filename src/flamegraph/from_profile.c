@@ -3,7 +3,9 @@
  * A recording's aggregated profile as flame graph paths:
  *   comm (or comm-pid/tid) ; [on-cpu] | [off-cpu] ; outermost ; ... ; leaf
  * The split frame is there only when both events are drawn, so that on-CPU
- * and off-CPU time stand apart under each comm or thread.
+ * and off-CPU time stand apart under each comm or thread. Off-wake stacks
+ * (--wakeups) go on as joined:
+ *   comm ; sleeper outermost ; ... ; sleeper leaf ; -- ; waker leaf ; ... ; waker
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "flamegraph/flamegraph.h"
+#include "report/offwake.h"
 
 /*
  * A session frame as a flame graph frame: its symbol (or [dso], as
@@ -34,6 +37,17 @@ static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name
 		f.detail = detail;
 	}
 	return f;
+}
+
+/* The comm frame, or comm-pid/tid with per_thread, into the caller's buffers. */
+static struct fg_frame group_frame(const struct session *s, const struct pstack *st,
+				   bool per_thread, char *group, size_t glen, char *ids, size_t ilen)
+{
+	if (!per_thread)
+		return (struct fg_frame){ session__comm(s, st->comm), NULL, FG_COLOR_META };
+	snprintf(group, glen, "%s-%u/%u", session__comm(s, st->comm), st->pid, st->tid);
+	snprintf(ids, ilen, "pid %u, tid %u", st->pid, st->tid);
+	return (struct fg_frame){ group, ids, FG_COLOR_META };
 }
 
 int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
@@ -72,13 +86,7 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 				break;
 			}
 		}
-		if (o->per_thread) {
-			snprintf(group, sizeof(group), "%s-%u/%u", session__comm(s, st->comm), st->pid, st->tid);
-			snprintf(ids, sizeof(ids), "pid %u, tid %u", st->pid, st->tid);
-			path[n++] = (struct fg_frame){ group, ids, FG_COLOR_META };
-		} else {
-			path[n++] = (struct fg_frame){ session__comm(s, st->comm), NULL, FG_COLOR_META };
-		}
+		path[n++] = group_frame(s, st, o->per_thread, group, sizeof(group), ids, sizeof(ids));
 		if (both)
 			path[n++] = (struct fg_frame){ split[cls], NULL,
 						       cls == FG_ON_CPU ? FG_COLOR_CPU : FG_COLOR_OFF };
@@ -91,6 +99,66 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 			n++;
 		}
 		err = fg_tree__add(t, path, n, cls, st->period);
+	}
+	free(path);
+	free(names);
+	free(details);
+	return err;
+}
+
+int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
+		     bool per_thread)
+{
+	struct fg_frame *path = NULL;
+	char (*names)[256] = NULL, (*details)[256] = NULL;
+	uint32_t cap = 0, sep;
+	int err = offwake__separator(s, &sep);
+
+	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		char group[64], ids[48];
+		bool waker = false;
+		uint32_t n = 0;
+
+		if ((int)st->event != ev)
+			continue;
+		if (st->nr + 1 > cap) {
+			cap = st->nr + 1;
+			free(path);
+			free(names);
+			free(details);
+			path = malloc(cap * sizeof(*path));
+			names = malloc(cap * sizeof(*names));
+			details = malloc(cap * sizeof(*details));
+			if (!path || !names || !details) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
+		/* leaf first: waker name, waker root .. leaf, --, sleeper leaf .. root */
+		for (uint32_t j = st->nr; j-- > 0;) {
+			const struct frame *f = session__frame(s, fr[j]);
+			enum fg_color c;
+
+			if (fr[j] == sep) {
+				path[n++] = (struct fg_frame){ "--", NULL, FG_COLOR_SEPARATOR };
+				waker = true;
+				continue;
+			}
+			if (!j && waker) { /* the waker's name */
+				path[n++] = (struct fg_frame){ f->sym, "waker", FG_COLOR_META };
+				continue;
+			}
+			if (waker)
+				c = f->kernel ? FG_COLOR_WAKER_KERNEL : FG_COLOR_WAKER;
+			else
+				c = f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF;
+			path[n] = to_fg(f, c, names[n], sizeof(names[n]), details[n], sizeof(details[n]));
+			n++;
+		}
+		err = fg_tree__add(t, path, n, FG_OFF_CPU, st->period);
 	}
 	free(path);
 	free(names);

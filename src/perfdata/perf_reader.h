@@ -29,7 +29,9 @@ struct perf_evattr {
 	char name[64];
 	int idx;
 	bool is_offcpu;              /* "offcpu-time" (our BPF-output event) */
-	bool is_time;                /* period is in ns (cpu-clock, task-clock, offcpu-time) */
+	bool is_wakeup;              /* "offcpu-wakeup" (record --wakeups) */
+	bool is_sched_delay;         /* "sched-delay" (record --sched-delay) */
+	bool is_time;                /* period is in ns (cpu-clock, task-clock and the above) */
 };
 
 struct perf_sample {

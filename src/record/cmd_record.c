@@ -36,6 +36,10 @@ static const char usage_text[] =
 	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
 	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
 	"      --kernel-threads       include kernel threads\n"
+	"      --wakeups              note who woke each waiting thread, with its stacks\n"
+	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
+	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
+	"                             preemption or fork (event sched-delay)\n"
 	"  -q, --quiet                no status line or summary\n"
 	"  -h, --help                 this text\n";
 
@@ -46,6 +50,8 @@ enum {
 	OPT_FLUSH,
 	OPT_STACKS,
 	OPT_KTHREADS,
+	OPT_WAKEUPS,
+	OPT_SCHED_DELAY,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +70,8 @@ static const struct option long_opts[] = {
 	{ "flush-interval", required_argument, NULL, OPT_FLUSH },
 	{ "stacks", required_argument, NULL, OPT_STACKS },
 	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
+	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
+	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -213,6 +221,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KTHREADS:
 			o.kernel_threads = true;
+			break;
+		case OPT_WAKEUPS:
+			o.wakeups = true;
+			break;
+		case OPT_SCHED_DELAY:
+			o.sched_delay = true;
 			break;
 		case 'q':
 			o.quiet = true;

@@ -2,9 +2,12 @@
 /*
  * The off-CPU BPF program, from user space: knobs and filters before load,
  * attach, the ring buffer of direct samples, the periodic drain of the
- * in-kernel sums, and the drop counters.
+ * in-kernel sums, and the drop counters. With --wakeups and --sched-delay
+ * the same ring buffer and drains also carry offcpu-wakeup and sched-delay
+ * samples.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +38,23 @@ struct offcpu_bpf {
 	struct merge *m; /* target of the ring buffer callback */
 	int err;
 	bool filter_perf;
-	uint64_t samples;
+	bool wakeups;
+	uint64_t samples, wakeup_samples, delay_samples;
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
 	struct offcpu_sum_key *keys;
 	struct offcpu_sample *vals;
+	struct offcpu_wsum_key *wkeys; /* --wakeups only */
+	struct offcpu_wsample *wvals;
 	int ncpus;
-	uint8_t rec[8192];
+	_Alignas(8) uint8_t rec[8192]; /* an encoded record: written as u64s */
 };
 
-/* Address range of __schedule: kernel stacks start there. */
-static uint64_t sched_lo, sched_hi;
+/* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
+static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
+/* Where interrupts start (kernel_facts.irq). */
+static struct kernel_range irq_entry[64];
+static unsigned int nr_irq_entry;
 
 static const char *const drop_names[OFFCPU_DROP__NR] = {
 	[OFFCPU_DROP_RINGBUF] = "ring buffer full",
@@ -55,6 +64,11 @@ static const char *const drop_names[OFFCPU_DROP__NR] = {
 	[OFFCPU_DROP_TASK_STORAGE] = "task storage unavailable",
 	[OFFCPU_DROP_EXITS_FULL] = "exit map full",
 	[OFFCPU_DROP_UNCLOSED] = "interval end not seen",
+	[OFFCPU_DROP_WAKER_STORAGE] = "waker storage unavailable",
+	[OFFCPU_DROP_WAKER_LOST] = "waker lost (buffer or wakeup sum map full)",
+	[OFFCPU_DROP_WAKER_USTACK] = "waker user stack unreadable",
+	[OFFCPU_DROP_WAKER_KSTACK] = "waker kernel stack unreadable",
+	[OFFCPU_DROP_DELAY_STORAGE] = "sched-delay storage unavailable",
 };
 
 const char *offcpu_drop_name(int i)
@@ -82,44 +96,49 @@ void offcpu_event_attr(struct perf_event_attr *attr)
 	attr->clockid = CLOCK_MONOTONIC;
 }
 
-/* Frames before __schedule are BPF and tracing glue: how many. */
-static int sched_frame_index(const __u64 *k, uint32_t n)
+/* Frames before the function [lo, hi) are BPF and tracing glue: how many. */
+static int glue_frames(const __u64 *k, uint32_t n, uint64_t lo, uint64_t hi)
 {
-	if (!sched_lo)
+	if (!lo)
 		return 0;
 	for (uint32_t i = 0; i < n && i < 16; i++)
-		if (k[i] >= sched_lo && k[i] < sched_hi)
+		if (k[i] >= lo && k[i] < hi)
 			return i;
 	return 0;
 }
 
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
+static int sched_frame_index(const __u64 *k, uint32_t n)
 {
-	struct perf_event_header *h = buf;
-	uint64_t *p = (uint64_t *)(h + 1), *nr;
-	const __u64 *k = &s->stack[OFFCPU_MAX_STACK];
-	uint32_t klen = s->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : s->klen;
-	uint32_t ulen = s->ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : s->ulen;
-	struct offcpu_raw raw = {
-		.state = s->state == OFFCPU_STATE_D ? 'D' : 'S',
-		.flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED,
-		.count = s->count,
-		.cgroup = s->cgroup,
-	};
-	uint32_t rawsz = (sizeof(raw) + 4 + 7) / 8 * 8 - 4;
-	int skip = sched_frame_index(k, klen);
-	uint8_t *r;
+	return glue_frames(k, n, sched_lo, sched_hi);
+}
 
+/*
+ * The body of one of our samples, from PERF_SAMPLE_IDENTIFIER to the
+ * callchain included: stack holds ulen user frames, then from
+ * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them
+ * glue. Returns where the raw payload goes; *kernel says if the sample's
+ * ip is a kernel one.
+ */
+static uint64_t *encode_head(uint64_t *p, uint64_t id, const struct offcpu_sample *s, uint64_t time,
+			     const __u64 *stack, uint32_t ulen, uint32_t klen, int skip, bool *kernel)
+{
+	const __u64 *k = &stack[OFFCPU_MAX_STACK];
+	uint64_t *nr;
+
+	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
+	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
+	if (skip > (int)klen)
+		skip = klen;
 	k += skip;
 	klen -= skip;
 	/* A frame-pointer walk through code built without them ends in junk. */
 	for (uint32_t i = 0; i < ulen; i++)
-		if (s->stack[i] < 4096) {
+		if (stack[i] < 4096) {
 			ulen = i;
 			break;
 		}
-	*p++ = OFFCPU_ID_OFFCPU;
-	*p++ = klen ? k[0] : ulen ? s->stack[0] : 0;
+	*p++ = id;
+	*p++ = klen ? k[0] : ulen ? stack[0] : 0;
 	*p++ = (uint64_t)s->tid << 32 | s->pid;
 	*p++ = time;
 	*p++ = s->cpu;
@@ -134,38 +153,157 @@ size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void 
 	}
 	if (ulen) {
 		*p++ = PERF_CTX_USER;
-		memcpy(p, s->stack, ulen * 8);
+		memcpy(p, stack, ulen * 8);
 		p += ulen;
 		*nr += 1 + ulen;
 	}
-	r = (uint8_t *)p;
+	*kernel = klen != 0;
+	return p;
+}
+
+/* Close a sample: the raw payload (u32 size, padded to 8), then the header. */
+static size_t encode_tail(void *buf, uint64_t *p, const void *raw, uint32_t raw_len, bool kernel)
+{
+	struct perf_event_header *h = buf;
+	uint32_t rawsz = (raw_len + 4 + 7) / 8 * 8 - 4;
+	uint8_t *r = (uint8_t *)p;
+
 	memcpy(r, &rawsz, 4);
 	memset(r + 4, 0, rawsz);
-	memcpy(r + 4, &raw, sizeof(raw));
+	memcpy(r + 4, raw, raw_len);
 	r += 4 + rawsz;
 	h->type = PERF_RECORD_SAMPLE;
-	h->misc = klen ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	h->misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	h->size = r - (uint8_t *)buf;
 	return h->size;
+}
+
+/* The state letter of offcpu_raw (see perf_format.h). */
+static uint32_t raw_state(uint32_t state)
+{
+	if (!(state & OFFCPU_SCHED_DELAY))
+		return state == OFFCPU_STATE_D ? 'D' : 'S';
+	if (state & OFFCPU_STATE_NEW)
+		return 'N';
+	if (state & OFFCPU_STATE_OTHER)
+		return 'T';
+	if (state & OFFCPU_STATE_D)
+		return 'D';
+	return state & OFFCPU_STATE_S ? 'S' : 'R';
+}
+
+size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
+{
+	bool delay = s->state & OFFCPU_SCHED_DELAY;
+	struct offcpu_raw raw = {
+		.state = raw_state(s->state),
+		.flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED,
+		.count = s->count,
+		.cgroup = s->cgroup,
+	};
+	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
+	bool kernel;
+
+	p = encode_head(p, delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack,
+			s->ulen, s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen),
+			&kernel);
+	return encode_tail(buf, p, &raw, sizeof(raw), kernel);
+}
+
+/*
+ * Index of the first kernel frame (innermost first) in an interrupt entry
+ * function, or -1: the wakeup then came from that interrupt, and the
+ * frames beyond it, user ones included, are the interrupted task's.
+ */
+static int irq_frame_index(const __u64 *k, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned int j = 0; j < nr_irq_entry; j++)
+			if (k[i] >= irq_entry[j].lo && k[i] < irq_entry[j].hi)
+				return i;
+	return -1;
+}
+
+/*
+ * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
+ * kernel frames only): the task it interrupted had no part in it.
+ */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
+			    uint64_t time, void *buf)
+{
+	struct offcpu_wakeup_raw raw = {
+		.r = {
+			.state = raw_state(s->state),
+			.flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED,
+			.count = s->count,
+			.cgroup = s->cgroup,
+		},
+		.waker_pid = w->pid,
+		.waker_tid = w->tid,
+	};
+	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
+	const __u64 *k = &w->stack[OFFCPU_MAX_STACK];
+	uint32_t klen = w->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : w->klen;
+	uint32_t ulen = w->ulen;
+	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
+	int irq = irq_frame_index(k + skip, klen - skip);
+	bool kernel;
+
+	if (irq >= 0) {
+		raw.r.flags |= OFFCPU_RAW_WAKER_IRQ;
+		raw.waker_pid = raw.waker_tid = 0;
+		snprintf(raw.waker_comm, sizeof(raw.waker_comm), "[irq]");
+		snprintf(raw.waker_text, sizeof(raw.waker_text), "[irq]");
+		klen = skip + irq + 1;
+		ulen = 0;
+	} else {
+		memcpy(raw.waker_comm, w->comm, sizeof(raw.waker_comm) - 1);
+		snprintf(raw.waker_text, sizeof(raw.waker_text), "%s %u/%u", raw.waker_comm,
+			 w->pid, w->tid);
+	}
+	p = encode_head(p, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip, &kernel);
+	return encode_tail(buf, p, &raw, sizeof(raw), kernel);
+}
+
+/* Queue the records of one sample from the kernel (and of its waker). */
+static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sample *s,
+			const struct offcpu_waker *w, uint64_t time)
+{
+	size_t n = offcpu_sample__encode(s, time, b->rec);
+	int err = merge__add(m, time, b->rec, n);
+
+	if (err)
+		return err;
+	if (s->state & OFFCPU_SCHED_DELAY) {
+		b->delay_samples++;
+		return 0;
+	}
+	b->samples++;
+	if (!w)
+		return 0;
+	/* right after its off-CPU sample, at the same time: readers pair them */
+	n = offcpu_waker__encode(s, w, time, b->rec);
+	err = merge__add(m, time, b->rec, n);
+	if (!err)
+		b->wakeup_samples++;
+	return err;
 }
 
 static int on_direct(void *ctx, void *data, size_t len)
 {
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_sample *s = data;
-	size_t n;
+	const struct offcpu_waker *w = NULL;
 	int err;
 
 	if (len < sizeof(*s))
 		return 0;
-	n = offcpu_sample__encode(s, s->time, b->rec);
-	err = merge__add(b->m, s->time, b->rec, n);
-	if (err) {
+	if (len >= sizeof(struct offcpu_wsample))
+		w = (void *)((uint8_t *)data + offsetof(struct offcpu_wsample, w));
+	err = queue_sample(b, b->m, s, w, s->time);
+	if (err)
 		b->err = err;
-		return err;
-	}
-	b->samples++;
-	return 0;
+	return err;
 }
 
 static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
@@ -228,12 +366,21 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b->ncpus = libbpf_num_possible_cpus();
 	b->keys = calloc(DRAIN_BATCH, sizeof(*b->keys));
 	b->vals = calloc(DRAIN_BATCH, sizeof(*b->vals));
-	if (!b->keys || !b->vals || b->ncpus <= 0) {
+	b->wakeups = o->wakeups;
+	if (o->wakeups) {
+		b->wkeys = calloc(DRAIN_BATCH, sizeof(*b->wkeys));
+		b->wvals = calloc(DRAIN_BATCH, sizeof(*b->wvals));
+	}
+	if (!b->keys || !b->vals || b->ncpus <= 0 || (o->wakeups && (!b->wkeys || !b->wvals))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	sched_lo = kf->sched_lo;
 	sched_hi = kf->sched_hi;
+	ttwu_lo = kf->ttwu_lo;
+	ttwu_hi = kf->ttwu_hi;
+	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
+	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
 	sk = offcpu_skel__open();
 	if (!sk) {
 		err = -errno;
@@ -252,9 +399,18 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->filter_cpu = o->cpus.n > 0;
 	sk->rodata->filter_cgroup = o->cgroup != NULL;
 	sk->rodata->follow_children = o->argv != NULL;
+	sk->rodata->want_wakeups = o->wakeups;
+	sk->rodata->want_sched_delay = o->sched_delay;
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup;
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);
+	if (o->wakeups) {
+		bpf_map__set_max_entries(sk->maps.wsum0, SUM_ENTRIES);
+		bpf_map__set_max_entries(sk->maps.wsum1, SUM_ENTRIES);
+	}
+	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
+	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter, b->filter_perf && !o->no_cpu);
 	err = offcpu_skel__load(sk);
@@ -284,6 +440,8 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b->exits);
 	free(b->keys);
 	free(b->vals);
+	free(b->wkeys);
+	free(b->wvals);
 	free(b);
 }
 
@@ -317,6 +475,24 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 			return -errno;
 		sk->links.offcpu_fork = l;
 	}
+	if (bpf_program__autoload(sk->progs.offcpu_waking)) {
+		l = bpf_program__attach(sk->progs.offcpu_waking);
+		if (!l)
+			return -errno;
+		sk->links.offcpu_waking = l;
+	}
+	if (bpf_program__autoload(sk->progs.offcpu_wakeup_new)) {
+		l = bpf_program__attach(sk->progs.offcpu_wakeup_new);
+		if (!l)
+			return -errno;
+		sk->links.offcpu_wakeup_new = l;
+	}
+	if (bpf_program__autoload(sk->progs.offcpu_delay_wakeup)) {
+		l = bpf_program__attach(sk->progs.offcpu_delay_wakeup);
+		if (!l)
+			return -errno;
+		sk->links.offcpu_delay_wakeup = l;
+	}
 	return 0;
 }
 
@@ -347,7 +523,8 @@ bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b)
 {
 	uint32_t act = b->skel->bss->sum_active & 1;
 
-	return b->skel->bss->sum_entries[act] > SUM_ENTRIES * 3 / 4;
+	return b->skel->bss->sum_entries[act] > SUM_ENTRIES * 3 / 4 ||
+	       b->skel->bss->wsum_entries[act] > SUM_ENTRIES * 3 / 4;
 }
 
 static int exits_cmp(const void *a, const void *b)
@@ -407,48 +584,69 @@ static uint64_t exit_time(struct offcpu_bpf *b, uint32_t tid, uint64_t start_tim
 	return e ? e->time : 0;
 }
 
+/*
+ * Move every entry of one sum map into the merge queue. keys and vals are
+ * batch buffers of DRAIN_BATCH entries of key_size and val_size bytes; each
+ * key starts with an offcpu_sum_key and each value with an offcpu_sample,
+ * followed by its offcpu_waker when val_size says so.
+ */
+static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, size_t key_size,
+		     void *vals, size_t val_size, uint64_t now)
+{
+	uint8_t batch[sizeof(struct offcpu_wsum_key)];
+	void *in = NULL;
+	int err;
+
+	for (;;) {
+		__u32 count = DRAIN_BATCH;
+		int ret;
+
+		ret = bpf_map_lookup_and_delete_batch(fd, in, batch, keys, vals, &count, NULL);
+		if (ret && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < count; i++) {
+			const struct offcpu_sum_key *k = (void *)((uint8_t *)keys + i * key_size);
+			uint8_t *v = (uint8_t *)vals + i * val_size;
+			struct offcpu_sample *s = (void *)v;
+			const struct offcpu_waker *w = NULL;
+			uint64_t t = exit_time(b, k->tid, k->start_time);
+
+			if (val_size >= sizeof(struct offcpu_wsample))
+				w = (void *)(v + offsetof(struct offcpu_wsample, w));
+			/* a task that exited is timed just before its exit */
+			t = t && t <= now ? t - 1 : now;
+			s->time = 0;
+			err = queue_sample(b, m, s, w, t);
+			if (err)
+				return err;
+		}
+		if (ret)
+			break;
+		in = batch;
+	}
+	return 0;
+}
+
 int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now)
 {
 	struct offcpu_skel *sk = b->skel;
 	uint32_t old = sk->bss->sum_active & 1;
-	struct offcpu_sum_key batch;
-	void *in = NULL;
-	int fd, err;
+	int err;
 
 	/* Switch writers to the other map; let programs in flight finish. */
 	__atomic_store_n(&sk->bss->sum_active, old ^ 1, __ATOMIC_SEQ_CST);
 	usleep(1000);
 	err = collect_exits(b);
+	if (!err)
+		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), b->keys,
+				sizeof(*b->keys), b->vals, sizeof(*b->vals), now);
+	if (!err && b->wakeups)
+		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.wsum1 : sk->maps.wsum0), b->wkeys,
+				sizeof(*b->wkeys), b->wvals, sizeof(*b->wvals), now);
 	if (err)
 		return err;
-	fd = bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0);
-	for (;;) {
-		__u32 count = DRAIN_BATCH;
-		int ret;
-
-		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch, b->keys, b->vals, &count,
-						      NULL);
-		if (ret && errno != ENOENT)
-			return -errno;
-		for (__u32 i = 0; i < count; i++) {
-			struct offcpu_sample *s = &b->vals[i];
-			uint64_t t = exit_time(b, b->keys[i].tid, b->keys[i].start_time);
-			size_t n;
-
-			/* a task that exited is timed just before its exit */
-			t = t && t <= now ? t - 1 : now;
-			s->time = 0;
-			n = offcpu_sample__encode(s, t, b->rec);
-			err = merge__add(m, t, b->rec, n);
-			if (err)
-				return err;
-			b->samples++;
-		}
-		if (ret)
-			break;
-		in = &batch;
-	}
 	sk->bss->sum_entries[old] = 0;
+	sk->bss->wsum_entries[old] = 0;
 	return 0;
 }
 
@@ -483,4 +681,14 @@ int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)
 {
 	return b->samples;
+}
+
+uint64_t offcpu_bpf__wakeup_samples(const struct offcpu_bpf *b)
+{
+	return b->wakeup_samples;
+}
+
+uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b)
+{
+	return b->delay_samples;
 }

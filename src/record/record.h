@@ -46,15 +46,18 @@ struct record_opts {
 	bool ustack;
 	bool kstack;
 	bool kernel_threads;
+	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
+	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool quiet;
 	char **argv;          /* the command, or NULL */
 	int orig_argc;
 	char **orig_argv;     /* offcpu's own command line, for CMDLINE */
 };
 
-/* Sample ids of our events in the file. */
-/* Sample id of offcpu-time: far above the kernel's sequential event ids. */
-#define OFFCPU_ID_OFFCPU 0x4f46464350550001ULL
+/* Sample ids of our events: far above the kernel's sequential event ids. */
+#define OFFCPU_ID_OFFCPU 0x4f46464350550001ULL      /* offcpu-time */
+#define OFFCPU_ID_WAKEUP 0x4f46464350550002ULL      /* offcpu-wakeup */
+#define OFFCPU_ID_SCHED_DELAY 0x4f46464350550003ULL /* sched-delay */
 
 /* ---- targets.c ---- */
 int int_list__parse(struct int_list *l, const char *s, bool ranges);
@@ -110,11 +113,18 @@ struct sample_id {
 	uint32_t cpu, res;
 	uint64_t id;
 };
+struct kernel_range {
+	uint64_t lo, hi;
+};
 struct kernel_facts {
 	uint64_t text;               /* _text: kallsyms' relocation anchor */
 	uint64_t sched_lo, sched_hi; /* __schedule's range */
+	uint64_t ttwu_lo, ttwu_hi;   /* try_to_wake_up's: wakers' stacks start there */
+	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
+	struct kernel_range irq[64];
+	unsigned int nr_irq;
 };
-void kernel_facts__read(struct kernel_facts *k);
+void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
 int synth__all_processes(struct perf_writer *w, uint64_t id);
@@ -139,10 +149,19 @@ bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);
 /* How kernel stacks were taken: walked, from the cache, checked, stale. */
 int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR]);
+/* Samples written: offcpu-time, offcpu-wakeup, sched-delay. */
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
+uint64_t offcpu_bpf__wakeup_samples(const struct offcpu_bpf *b);
+uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b);
 const char *offcpu_drop_name(int i);
-/* Encode one off-CPU sample as a perf SAMPLE record into buf (size 4096+). */
+/*
+ * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
+ * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf (size 4096+).
+ */
 size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
+/* Encode the offcpu-wakeup sample of s, woken by w, into buf (size 4096+). */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
+			    uint64_t time, void *buf);
 uint64_t offcpu_sample_type(void);
 void offcpu_event_attr(struct perf_event_attr *attr);
 

@@ -254,7 +254,8 @@ static uint64_t total_drops(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 
 	offcpu_bpf__drops(s->bpf, drops);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
-		if (i != OFFCPU_DROP_USTACK && i != OFFCPU_DROP_KSTACK)
+		if (i != OFFCPU_DROP_USTACK && i != OFFCPU_DROP_KSTACK &&
+		    i != OFFCPU_DROP_WAKER_USTACK && i != OFFCPU_DROP_WAKER_KSTACK)
 			sum += drops[i];
 	return sum + cpu_events__lost(s->cpu);
 }
@@ -262,7 +263,8 @@ static uint64_t total_drops(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 static void show_status(struct session *s, uint64_t start)
 {
 	uint64_t drops[OFFCPU_DROP__NR];
-	uint64_t samples = offcpu_bpf__samples(s->bpf) + cpu_events__samples(s->cpu);
+	uint64_t samples = offcpu_bpf__samples(s->bpf) + offcpu_bpf__wakeup_samples(s->bpf) +
+			   offcpu_bpf__delay_samples(s->bpf) + cpu_events__samples(s->cpu);
 
 	fprintf(stderr, "\r[ offcpu record: %.1f s, %llu samples, %llu lost, %.2f MB ]\033[K",
 		(now_ns() - start) / 1e9, (unsigned long long)samples,
@@ -349,9 +351,10 @@ static int put_counter(uint8_t **b, size_t *len, size_t *cap, uint32_t *nr, cons
 static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
 	static const char *const keys[OFFCPU_DROP__NR] = {
-		"drop.ringbuf_full", "drop.sum_full",	  "drop.ustack_failed",
-		"drop.kstack_failed", "drop.task_storage", "drop.exits_full",
-		"drop.unclosed",
+		"drop.ringbuf_full",	     "drop.sum_full",		"drop.ustack_failed",
+		"drop.kstack_failed",	     "drop.task_storage",	"drop.exits_full",
+		"drop.unclosed",	     "drop.waker_storage",	"drop.waker_lost",
+		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
 	};
 	uint8_t *b = malloc(4);
 	size_t len = 4, cap = 4;
@@ -374,6 +377,12 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 		err = put_counter(&b, &len, &cap, &nr, "samples.offcpu", offcpu_bpf__samples(s->bpf));
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "samples.cpu", cpu_events__samples(s->cpu));
+	if (!err && s->o->wakeups)
+		err = put_counter(&b, &len, &cap, &nr, "samples.offcpu_wakeup",
+				  offcpu_bpf__wakeup_samples(s->bpf));
+	if (!err && s->o->sched_delay)
+		err = put_counter(&b, &len, &cap, &nr, "samples.sched_delay",
+				  offcpu_bpf__delay_samples(s->bpf));
 	if (!err) {
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
@@ -393,26 +402,43 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	return err;
 }
 
-/* Lost data as LOST records too, so that perf report warns about it. */
-static int write_lost(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
+/* One LOST record: n samples of the event `id` lost. */
+static int write_lost_record(struct session *s, uint64_t id, uint64_t n)
 {
-	uint64_t n = drops[OFFCPU_DROP_RINGBUF] + drops[OFFCPU_DROP_SUM_FULL] +
-		     drops[OFFCPU_DROP_TASK_STORAGE];
 	struct {
 		struct perf_event_header h;
 		uint64_t id, lost;
 		struct sample_id sid;
 	} rec = {
 		.h = { .type = PERF_RECORD_LOST, .size = sizeof(rec) },
-		.id = OFFCPU_ID_OFFCPU,
+		.id = id,
 		.lost = n,
-		.sid = { .time = s->last_time, .id = OFFCPU_ID_OFFCPU },
+		.sid = { .time = s->last_time, .id = id },
 	};
+
+	return n ? perf_writer__write(s->w, &rec, sizeof(rec)) : 0;
+}
+
+/*
+ * Lost data as LOST records too, so that perf report warns about it. The
+ * ring buffer and the sum map are shared by offcpu-time and sched-delay
+ * samples: their losses are booked to offcpu-time.
+ */
+static int write_lost(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
+{
+	uint64_t n = drops[OFFCPU_DROP_RINGBUF] + drops[OFFCPU_DROP_SUM_FULL] +
+		     drops[OFFCPU_DROP_TASK_STORAGE];
+	uint64_t nw = drops[OFFCPU_DROP_WAKER_STORAGE] + drops[OFFCPU_DROP_WAKER_LOST];
+	uint64_t nd = drops[OFFCPU_DROP_DELAY_STORAGE];
 	int err;
 
-	if (!n)
+	if (!n && !nw && !nd)
 		return 0;
-	err = perf_writer__write(s->w, &rec, sizeof(rec));
+	err = write_lost_record(s, OFFCPU_ID_OFFCPU, n);
+	if (!err)
+		err = write_lost_record(s, OFFCPU_ID_WAKEUP, nw);
+	if (!err)
+		err = write_lost_record(s, OFFCPU_ID_SCHED_DELAY, nd);
 	return err ? err : perf_writer__finished_round(s->w);
 }
 
@@ -549,7 +575,7 @@ int record__run(struct record_opts *o)
 	struct session sess = { .o = o }, *s = &sess;
 	struct perf_event_attr oattr;
 	uint64_t drops[OFFCPU_DROP__NR] = { 0 };
-	uint64_t oid = OFFCPU_ID_OFFCPU;
+	uint64_t oid = OFFCPU_ID_OFFCPU, wid = OFFCPU_ID_WAKEUP, did = OFFCPU_ID_SCHED_DELAY;
 	const uint64_t *ids;
 	size_t nr_ids;
 	const char *name;
@@ -589,7 +615,7 @@ int record__run(struct record_opts *o)
 		tgid_set__add(&s->targets, o->pids.v[i]);
 	for (size_t i = 0; i < o->tids.n; i++)
 		tgid_set__add(&s->targets, tgid_of(o->tids.v[i]));
-	kernel_facts__read(&s->kernel);
+	kernel_facts__read(&s->kernel, o->wakeups);
 	err = offcpu_bpf__new(o, &s->kernel, &s->bpf);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
@@ -607,6 +633,11 @@ int record__run(struct record_opts *o)
 	err = perf_writer__add_event(s->w, cattr, name, ids, nr_ids);
 	if (!err)
 		err = perf_writer__add_event(s->w, &oattr, OFFCPU_EVENT_NAME, &oid, 1);
+	/* same attr: the sample id tells the events apart */
+	if (!err && o->wakeups)
+		err = perf_writer__add_event(s->w, &oattr, OFFCPU_WAKEUP_EVENT_NAME, &wid, 1);
+	if (!err && o->sched_delay)
+		err = perf_writer__add_event(s->w, &oattr, OFFCPU_SCHED_DELAY_EVENT_NAME, &did, 1);
 	if (!err)
 		err = perf_writer__begin(s->w);
 	if (err) {

@@ -78,13 +78,30 @@ static int write_mmap2(struct perf_writer *w, const struct mmap2_body *b, const 
 	return perf_writer__write(w, buf, n);
 }
 
+/* Functions where an interrupt's work starts (x86-64, arm64): see irq[]. */
+static bool irq_entry_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"asm_sysvec_",	 "asm_common_interrupt", "asm_spurious_interrupt",
+		"handle_softirqs", "__do_softirq",	 "el0t_64_irq",
+		"el1h_64_irq",	 "el0t_64_fiq",	 "el1h_64_fiq",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 /*
  * The kernel addresses the recorder needs, in one pass over kallsyms (it
- * is large: reading it once matters): _text, and __schedule's range, where
- * kernel stacks are made to start. The core kernel's lines are sorted, so
- * the symbol after __schedule is the next line above it. Zeros when hidden.
+ * is large: reading it once matters): _text, and the ranges of __schedule
+ * and try_to_wake_up, where kernel stacks of sleepers and wakers are made
+ * to start; with irq_entries, also the interrupt entry points over the
+ * whole core kernel (a longer read). The core kernel's lines are sorted,
+ * so a function ends at the next line's address. Zeros when hidden.
  */
-void kernel_facts__read(struct kernel_facts *k)
+void kernel_facts__read(struct kernel_facts *k, bool irq_entries)
 {
 	char line[512];
 	FILE *f = fopen("/proc/kallsyms", "re");
@@ -98,18 +115,34 @@ void kernel_facts__read(struct kernel_facts *k)
 
 		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
 			continue;
+		if (strchr(line, '['))
+			break; /* modules: unsorted, and none of ours */
+		if (k->sched_lo && !k->sched_hi && a > k->sched_lo)
+			k->sched_hi = a;
+		if (k->ttwu_lo && !k->ttwu_hi && a > k->ttwu_lo)
+			k->ttwu_hi = a;
+		if (k->nr_irq && !k->irq[k->nr_irq - 1].hi && a > k->irq[k->nr_irq - 1].lo)
+			k->irq[k->nr_irq - 1].hi = a;
 		if (!k->text && !strcmp(name, "_text"))
 			k->text = a;
 		else if (!k->sched_lo && !strcmp(name, "__schedule"))
 			k->sched_lo = a;
-		else if (k->sched_lo && !k->sched_hi && a > k->sched_lo)
-			k->sched_hi = a;
-		if (k->text && k->sched_hi)
+		else if (!k->ttwu_lo && !strcmp(name, "try_to_wake_up"))
+			k->ttwu_lo = a;
+		else if (irq_entries && a && irq_entry_name(name) &&
+			 k->nr_irq < sizeof(k->irq) / sizeof(k->irq[0]) &&
+			 (!k->nr_irq || k->irq[k->nr_irq - 1].hi))
+			k->irq[k->nr_irq++] = (struct kernel_range){ a, 0 };
+		if (k->text && k->sched_hi && k->ttwu_hi && !irq_entries)
 			break;
 	}
 	fclose(f);
 	if (!k->sched_hi)
 		k->sched_lo = 0;
+	if (!k->ttwu_hi)
+		k->ttwu_lo = 0;
+	if (k->nr_irq && !k->irq[k->nr_irq - 1].hi)
+		k->nr_irq--;
 }
 
 /*

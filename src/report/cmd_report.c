@@ -4,13 +4,16 @@
  * glue from a session to the outputs.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "pprof/pprof.h"
+#include "report/offwake.h"
 #include "report/report.h"
+#include "report/threads.h"
 
 static const char *const sort_names[SK_MAX] = {
 	[SK_COMM] = "comm", [SK_PID] = "pid", [SK_TID] = "tid", [SK_DSO] = "dso",
@@ -36,6 +39,11 @@ static void usage(FILE *f, bool script)
 			"  -g, --call-graph MODE   caller, callee or none (optionally ,MIN%%)\n"
 			"      --folded            one `comm;frame;...;frame VALUE` line per stack\n"
 			"      --pprof FILE        write a gzipped pprof profile (go tool pprof) instead\n"
+			"      --wakeups           who woke the sleepers (record --wakeups): top\n"
+			"                          (sleeper stack, waker stack) pairs by time; with\n"
+			"                          --folded, off-wake stacks `sleeper;--;waker VALUE`\n"
+			"      --threads           per thread: wall, on-CPU, off-CPU S and D,\n"
+			"                          run-queue delay (record --sched-delay)\n"
 			"  -e, --event NAME        only this event\n"
 			"      --srcline           file:line of each frame\n"
 			"      --inline            show inlined frames\n"
@@ -325,6 +333,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 			o->folded = true;
 		} else if (!strcmp(a, "--pprof") && !script) {
 			o->pprof = ARG();
+		} else if (!strcmp(a, "--wakeups") && !script) {
+			o->wakeups = true;
+		} else if (!strcmp(a, "--threads") && !script) {
+			o->threads = true;
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
 			o->event = ARG();
 		} else if (!strcmp(a, "--srcline")) {
@@ -346,6 +358,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool script)
 	}
 	if (o->pprof && o->folded) {
 		fprintf(stderr, "offcpu report: --pprof and --folded exclude each other\n");
+		return -EINVAL;
+	}
+	if ((o->wakeups || o->threads) && (o->pprof || o->event || (o->wakeups && o->threads) ||
+					   (o->threads && o->folded))) {
+		fprintf(stderr, "offcpu report: --wakeups (with or without --folded), --threads, --pprof and -e exclude each other\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -408,15 +425,37 @@ struct agg_ctx {
 	const struct report_opts *o;
 	const struct session *s;
 	struct profile *p;
+	struct offwake *ow; /* --wakeups */
+	struct threads *th; /* --threads */
 };
 
 static int agg_sample(void *ctx, const struct rsample *rs)
 {
 	struct agg_ctx *a = ctx;
+	struct rsample joined;
+	int err;
 
-	if (!report__match(a->o, a->s, rs))
+	if (!a->ow)
+		return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+	/* --wakeups: off-CPU samples (for their total) and joined off-wake stacks */
+	err = offwake__join(a->ow, rs, &joined);
+	if (err < 0)
+		return err;
+	if (err)
+		rs = &joined;
+	else if (!rs->s->evattr->is_offcpu)
 		return 0;
-	return profile__add(a->p, rs);
+	return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+}
+
+int report__event_index(const struct session *s, const char *name)
+{
+	const struct perf_reader *r = session__reader(s);
+
+	for (int i = 0; i < perf_reader__nr_attrs(r); i++)
+		if (!strcmp(perf_reader__attr(r, i)->name, name))
+			return i;
+	return -1;
 }
 
 static struct session *open_session(const struct report_opts *o, const char *cmd)
@@ -436,27 +475,40 @@ int report__aggregate(const struct report_opts *o, unsigned int keep, const char
 {
 	struct session *s = open_session(o, cmd);
 	struct profile *p = NULL;
-	struct agg_ctx a;
+	struct agg_ctx a = { .o = o };
 	int err = -EINVAL;
 
 	if (!s)
 		goto cleanup;
+	if (o->wakeups && report__event_index(s, OFFCPU_WAKEUP_EVENT_NAME) < 0) {
+		fprintf(stderr, "offcpu %s: %s has no %s event: record with --wakeups\n", cmd, o->input,
+			OFFCPU_WAKEUP_EVENT_NAME);
+		goto cleanup;
+	}
 	p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
-	if (!p) {
+	if (o->wakeups)
+		a.ow = offwake__new(s, o->waker_ids);
+	if (!p || (o->wakeups && !a.ow)) {
 		fprintf(stderr, "offcpu: out of memory\n");
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	a = (struct agg_ctx){ o, s, p };
+	a.s = s;
+	a.p = p;
 	err = session__run(s, agg_sample, &a);
 	if (err) {
 		fprintf(stderr, "offcpu %s: %s: %s\n", cmd, o->input, session__error(s));
 		goto cleanup;
 	}
+	if (a.ow && offwake__unjoined(a.ow))
+		fprintf(stderr, "offcpu %s: %" PRIu64 " %s samples without their %s sample, left out\n",
+			cmd, offwake__unjoined(a.ow), OFFCPU_WAKEUP_EVENT_NAME, OFFCPU_EVENT_NAME);
+	offwake__free(a.ow);
 	*sp = s;
 	*pp = p;
 	return 0;
 cleanup:
+	offwake__free(a.ow);
 	profile__free(p);
 	session__free(s);
 	return err;
@@ -474,6 +526,41 @@ void report_opts__init(struct report_opts *o)
 	o->graph_min = 0.5;
 }
 
+/* --threads: every sample that passes the filters, to its thread's row. */
+static int threads_sample(void *ctx, const struct rsample *rs)
+{
+	struct agg_ctx *a = ctx;
+
+	return report__match(a->o, a->s, rs) ? threads__add(a->th, rs) : 0;
+}
+
+static int report_threads(const struct report_opts *o)
+{
+	struct session *s = open_session(o, "report");
+	struct agg_ctx a = { .o = o, .s = s };
+	int err = -EINVAL;
+
+	if (!s)
+		return err;
+	a.th = threads__new();
+	if (!a.th) {
+		fprintf(stderr, "offcpu: out of memory\n");
+		goto cleanup;
+	}
+	err = session__run(s, threads_sample, &a);
+	if (err) {
+		fprintf(stderr, "offcpu report: %s: %s\n", o->input, session__error(s));
+		goto cleanup;
+	}
+	err = threads__print(stdout, a.th, s, o);
+	if (err)
+		fprintf(stderr, "offcpu report: %s\n", strerror(-err));
+cleanup:
+	threads__free(a.th);
+	session__free(s);
+	return err;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
@@ -488,8 +575,16 @@ int cmd_report(int argc, char **argv)
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
+	if (o.threads) {
+		ret = report_threads(&o) ? 1 : 0;
+		goto cleanup;
+	}
 	if (o.pprof) /* its samples carry pid and tid labels */
 		keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
+	if (o.wakeups && !o.folded) { /* pairs by thread, wakers named by thread */
+		keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
+		o.waker_ids = true;
+	}
 	for (int i = 0; i < o.nr_sort; i++) {
 		if (o.sort[i] == SK_PID)
 			keep |= PROFILE_KEEP_PID;
@@ -506,7 +601,16 @@ int cmd_report(int argc, char **argv)
 		ret = 0;
 		goto cleanup;
 	}
-	err = o.folded ? folded__print(stdout, s, p, &o) : report_stdio__print(stdout, s, p, &o);
+	if (o.wakeups && o.folded) {
+		struct report_opts fo = o;
+
+		fo.event = OFFCPU_WAKEUP_EVENT_NAME; /* the off-wake stacks, not the off-CPU ones */
+		err = folded__print(stdout, s, p, &fo);
+	} else if (o.wakeups) {
+		err = offwake__print(stdout, s, p, &o);
+	} else {
+		err = o.folded ? folded__print(stdout, s, p, &o) : report_stdio__print(stdout, s, p, &o);
+	}
 	if (err) {
 		fprintf(stderr, "offcpu report: %s\n", strerror(-err));
 		goto cleanup;

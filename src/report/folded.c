@@ -34,7 +34,8 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 	int ev = -1;
 
 	for (int i = 0; i < profile__nr_events(p); i++) {
-		if (!profile__event(p, i)->samples)
+		if (!profile__event(p, i)->samples ||
+		    !report__event_match(o, perf_reader__attr(r, i)))
 			continue;
 		if (ev < 0)
 			ev = i;

@@ -30,6 +30,9 @@ struct report_opts {
 	bool srcline, inlines;
 	bool folded;
 	const char *pprof;       /* --pprof FILE */
+	bool wakeups;            /* --wakeups: off-wake stacks (the aggregate joins them) */
+	bool waker_ids;          /* --wakeups: wakers named "comm pid/tid", not comm */
+	bool threads;            /* --threads: per-thread time table */
 	bool no_symbols;
 	const char *event;       /* only this event (name, before any ':') */
 	struct id_list pids, tids, cpus;
@@ -55,9 +58,15 @@ void report__filter_usage(FILE *f);
  * Open o->input and fold every sample that passes the filters into a new
  * profile (keep: PROFILE_KEEP_* flags). On success the caller owns *sp and
  * *pp; on error both are untouched and a message naming cmd is printed.
+ * With o->wakeups the profile holds the offcpu-time samples and, as event
+ * offcpu-wakeup, the off-wake stacks (report/offwake.h); a file without
+ * that event is an error.
  */
 int report__aggregate(const struct report_opts *o, unsigned int keep, const char *cmd,
 		      struct session **sp, struct profile **pp);
+
+/* The attr index of the event named name, or -1. */
+int report__event_index(const struct session *s, const char *name);
 
 /* true when the sample passes --pid/--tid/--comm/--cpu/--time/--event */
 bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs);
@@ -67,8 +76,9 @@ bool report__event_match(const struct report_opts *o, const struct perf_evattr *
 /*
  * The events of a time picture (flame graph, pprof), by attr index, -1 when
  * absent: *off the off-CPU event (offcpu-time), *cpu the first other event
- * whose period is nanoseconds (cpu-clock, task-clock). Only events with
- * samples count; others with samples are named on stderr as skipped.
+ * whose period is nanoseconds (cpu-clock, task-clock; not offcpu-wakeup or
+ * sched-delay). Only events with samples count; others with samples are
+ * named on stderr as skipped.
  */
 void report__time_events(const struct session *s, const struct profile *p, const char *cmd,
 			 int *cpu, int *off);

@@ -357,7 +357,7 @@ static int print_event(struct rep *r, int ev)
 	char buf[1024], tbuf[32];
 	bool graphs = (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && o->graph != GRAPH_NONE;
 	bool caller = o->graph == GRAPH_CALLER || (o->graph == GRAPH_DEFAULT && r->children);
-	bool offcpu = a->is_offcpu;
+	bool offcpu = a->is_offcpu || a->is_wakeup || a->is_sched_delay; /* a Time column */
 	int err;
 
 	r->event = ev;
@@ -404,7 +404,9 @@ static int print_event(struct rep *r, int ev)
 	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
 	if (offcpu) {
 		report__fmt_ns(tbuf, sizeof(tbuf), pe->period);
-		fprintf(r->f, " (%s off-CPU)", tbuf);
+		fprintf(r->f, " (%s %s)", tbuf,
+			a->is_sched_delay ? "run-queue delay" :
+			a->is_wakeup	  ? "off-CPU, by the wakers' stacks" : "off-CPU");
 	}
 	fprintf(r->f, "\n#\n#");
 	if (r->children)

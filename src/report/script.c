@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "perfdata/perf_format.h"
 #include "report/report.h"
 
 struct script_ctx {
@@ -69,6 +70,14 @@ static int script_sample(void *ctx, const struct rsample *rs)
 			fprintf(f, "\t%16" PRIx64 " [unknown] (%s)\n", rs->addrs[i], fr->dso);
 	}
 	fputc('\n', f);
+	/* where perf script dumps the raw payload, the waker it holds */
+	if (a->is_wakeup && rs->waker_comm) {
+		if (rs->flags & OFFCPU_RAW_WAKER_IRQ)
+			fprintf(f, "%*swaker: [irq]\n\n", 6, "");
+		else
+			fprintf(f, "%*swaker: %s %u/%u\n\n", 6, "", session__comm(c->s, rs->waker_comm),
+				rs->waker_pid, rs->waker_tid);
+	}
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ struct proc {
 struct thread {
 	uint32_t tid, pid;
 	uint32_t comm;
+	uint64_t fork_time, exit_time; /* 0: not seen */
 };
 
 struct addr_ent {
@@ -90,6 +92,7 @@ struct session {
 	size_t nr_res, cap_res;
 	uint64_t kernel_text;
 	bool kernel_text_set;
+	uint64_t first_time, last_time; /* of records that have a time */
 	/* per-sample scratch */
 	uint32_t sframes[MAX_FRAMES];
 	uint64_t saddrs[MAX_FRAMES], soffs[MAX_FRAMES];
@@ -639,7 +642,8 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 	rs.event = ps->evattr->idx;
 	rs.comm = t->comm;
 	rs.count = 1;
-	if (ps->evattr->is_offcpu && ps->raw_size >= 4) {
+	if ((ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay) &&
+	    ps->raw_size >= 4) {
 		const uint8_t *raw = ps->raw;
 		uint32_t v;
 
@@ -651,6 +655,19 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 			memcpy(&rs.count, raw + 8, 8);
 		if (ps->raw_size >= 24)
 			memcpy(&rs.cgroup, raw + 16, 8);
+	}
+	if (ps->evattr->is_wakeup &&
+	    ps->raw_size >= offsetof(struct offcpu_wakeup_raw, waker_comm) + 16) {
+		const uint8_t *raw = ps->raw;
+		char comm[17];
+
+		memcpy(&rs.waker_pid, raw + offsetof(struct offcpu_wakeup_raw, waker_pid), 4);
+		memcpy(&rs.waker_tid, raw + offsetof(struct offcpu_wakeup_raw, waker_tid), 4);
+		memcpy(comm, raw + offsetof(struct offcpu_wakeup_raw, waker_comm), 16);
+		comm[16] = 0;
+		err = comm_id(s, comm, &rs.waker_comm);
+		if (err)
+			return err;
 	}
 	kernel = ps->cpumode == PERF_RECORD_MISC_KERNEL || ps->cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
 	if (ps->nr_callchain) {
@@ -693,9 +710,21 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 	uint32_t id;
 	int err;
 
+	if (rec->time) {
+		if (!s->first_time || rec->time < s->first_time)
+			s->first_time = rec->time;
+		if (rec->time > s->last_time)
+			s->last_time = rec->time;
+	}
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(s, rec);
+	case PERF_RECORD_EXIT:
+		t = thread_get(s, rec->fork.tid, rec->fork.pid);
+		if (!t)
+			return -ENOMEM;
+		t->exit_time = rec->time;
+		return 0;
 	case PERF_RECORD_COMM:
 		t = thread_get(s, rec->comm.tid, rec->comm.pid);
 		if (!t)
@@ -718,6 +747,8 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 		if (!t)
 			return -ENOMEM;
 		t->pid = rec->fork.pid;
+		t->fork_time = rec->time;
+		t->exit_time = 0; /* a reused tid starts a new life */
 		if (pcomm != UINT32_MAX)
 			t->comm = pcomm;
 		if (rec->fork.pid != rec->fork.ppid) {
@@ -866,4 +897,36 @@ const char *session__comm(const struct session *s, uint32_t id)
 void session__stats(const struct session *s, struct session_stats *st)
 {
 	*st = s->stats;
+}
+
+int session__label_frame(struct session *s, const char *name, uint32_t *id)
+{
+	struct frame f = { 0 };
+
+	f.sym = strpool__intern(&s->strs, name);
+	f.dso = f.dso_short = strpool__intern(&s->strs, "[label]");
+	if (!f.sym || !f.dso)
+		return -ENOMEM;
+	return frame_intern(s, &f, id);
+}
+
+bool session__thread(const struct session *s, uint32_t tid, struct session_thread *out)
+{
+	struct u32_key k = { s->threads, sizeof(struct thread), tid };
+	size_t slot;
+	uint32_t idx = htab__find(&s->thread_ht, htab__mix(tid), u32_eq, &k, &slot);
+	const struct thread *t;
+
+	if (idx == HTAB_EMPTY)
+		return false;
+	t = &s->threads[idx];
+	*out = (struct session_thread){ t->pid, t->tid, t->comm, t->fork_time, t->exit_time };
+	return true;
+}
+
+bool session__time_span(const struct session *s, uint64_t *first, uint64_t *last)
+{
+	*first = s->first_time;
+	*last = s->last_time;
+	return s->first_time != 0;
 }

@@ -34,7 +34,7 @@ struct rsample {
 	const struct perf_sample *s; /* pid, tid, cpu, time, period, evattr */
 	int event;                   /* attr index */
 	uint32_t comm;               /* interned comm id: session__comm() */
-	char state;                  /* 'S'/'D' for offcpu-time, 0 otherwise */
+	char state;                  /* offcpu-time, offcpu-wakeup and sched-delay: see offcpu_raw */
 	uint32_t flags;
 	uint64_t count;              /* intervals summed in an offcpu-time sample, else 1 */
 	uint64_t cgroup;
@@ -42,6 +42,9 @@ struct rsample {
 	const uint32_t *frames;      /* frame ids */
 	const uint64_t *addrs;       /* address shown by script (map-relative for user) */
 	const uint64_t *offs;        /* offset in the symbol */
+	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */
+	uint32_t waker_pid, waker_tid;
+	uint32_t waker_comm;         /* interned comm id, 0 when absent */
 };
 
 typedef int (*session_sample_cb)(void *ctx, const struct rsample *rs);
@@ -65,6 +68,24 @@ const struct perf_reader *session__reader(const struct session *s);
 const struct frame *session__frame(const struct session *s, uint32_t id);
 uint32_t session__nr_frames(const struct session *s);
 const char *session__comm(const struct session *s, uint32_t id);
+
+/*
+ * A frame that is no code: a label in an output's stacks (off-wake
+ * stacks' "--" separator and waker names). Interned like every frame.
+ */
+int session__label_frame(struct session *s, const char *name, uint32_t *id);
+
+/* A thread as the side-band told it, after session__run(). */
+struct session_thread {
+	uint32_t pid, tid;
+	uint32_t comm;      /* its comm at the end */
+	uint64_t fork_time; /* its FORK record, 0 when not seen (it existed before) */
+	uint64_t exit_time; /* its EXIT record, 0 when not seen (it outlived the recording) */
+};
+/* The thread tid (the latest one to bear it); false when never seen. */
+bool session__thread(const struct session *s, uint32_t tid, struct session_thread *out);
+/* The first and last record times of the file; false when no record had one. */
+bool session__time_span(const struct session *s, uint64_t *first, uint64_t *last);
 
 /* Counts for the report header. */
 struct session_stats {

@@ -18,7 +18,13 @@ void report__time_events(const struct session *s, const struct profile *p, const
 
 		if (!profile__event(p, i)->samples)
 			continue;
-		if (a->is_offcpu) {
+		if (a->is_wakeup) {
+			fprintf(stderr, "offcpu %s: event '%s' skipped: it repeats off-CPU time, by the wakers' stacks\n",
+				cmd, a->name);
+		} else if (a->is_sched_delay) {
+			fprintf(stderr, "offcpu %s: event '%s' skipped: run-queue delay is neither on-CPU nor off-CPU time\n",
+				cmd, a->name);
+		} else if (a->is_offcpu) {
 			if (*off < 0)
 				*off = i;
 		} else if (!a->is_time) {

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Per-thread time accounting: `offcpu report --threads`. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/htab.h"
+#include "report/report.h"
+#include "report/threads.h"
+
+struct tacc {
+	uint32_t tid, pid;
+	uint64_t oncpu, sleep_s, sleep_d, rq;
+};
+
+struct threads {
+	struct tacc *v;
+	size_t n, cap;
+	struct htab ht;
+	bool have_delay; /* the file has sched-delay samples */
+	bool have_cpu;   /* ... and CPU samples */
+};
+
+struct tkey {
+	const struct threads *t;
+	uint32_t tid;
+};
+
+static bool tacc_eq(const void *ctx, uint32_t idx)
+{
+	const struct tkey *k = ctx;
+
+	return k->t->v[idx].tid == k->tid;
+}
+
+struct threads *threads__new(void)
+{
+	return calloc(1, sizeof(struct threads));
+}
+
+void threads__free(struct threads *t)
+{
+	if (!t)
+		return;
+	free(t->v);
+	htab__free(&t->ht);
+	free(t);
+}
+
+static struct tacc *tacc_get(struct threads *t, uint32_t tid, uint32_t pid)
+{
+	struct tkey k = { t, tid };
+	uint64_t h = htab__mix(tid);
+	size_t slot;
+	uint32_t idx = htab__find(&t->ht, h, tacc_eq, &k, &slot);
+	struct tacc *a;
+
+	if (idx != HTAB_EMPTY)
+		return &t->v[idx];
+	if (htab__reserve(&t->ht))
+		return NULL;
+	a = vec__push((void **)&t->v, &t->n, &t->cap, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->tid = tid;
+	a->pid = pid;
+	htab__find(&t->ht, h, tacc_eq, &k, &slot);
+	htab__put(&t->ht, slot, h, t->n - 1);
+	return a;
+}
+
+int threads__add(struct threads *t, const struct rsample *rs)
+{
+	const struct perf_evattr *a = rs->s->evattr;
+	struct tacc *acc;
+
+	/* wakeups repeat off-CPU time; idle (0) and exited tasks (-1) are no thread */
+	if (a->is_wakeup || !a->is_time || !rs->s->tid || rs->s->tid == UINT32_MAX)
+		return 0;
+	acc = tacc_get(t, rs->s->tid, rs->s->pid);
+	if (!acc)
+		return -ENOMEM;
+	if (a->is_sched_delay) {
+		acc->rq += rs->s->period;
+		t->have_delay = true;
+	} else if (a->is_offcpu) {
+		if (rs->state == 'D')
+			acc->sleep_d += rs->s->period;
+		else
+			acc->sleep_s += rs->s->period;
+	} else {
+		acc->oncpu += rs->s->period;
+		t->have_cpu = true;
+	}
+	return 0;
+}
+
+static int cmp_tacc(const void *a, const void *b)
+{
+	const struct tacc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Human units, but to the millisecond at least: rows must add up. */
+static void fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else
+		report__fmt_ns(buf, len, ns);
+}
+
+static void put_time(FILE *f, uint64_t ns, uint64_t wall, bool known)
+{
+	char buf[32];
+
+	if (!known) {
+		fprintf(f, "  %11s  %6s", "-", "-");
+		return;
+	}
+	fmt_time(buf, sizeof(buf), ns);
+	fprintf(f, "  %11s  %5.1f%%", buf, wall ? 100.0 * ns / wall : 0.0);
+}
+
+/*
+ * Wall time of a thread: its life (FORK to EXIT record) inside the span of
+ * the file, cut to --time when given. Threads that existed before the
+ * recording start with its first record, those alive after it end with the
+ * last one.
+ */
+static uint64_t wall_time(const struct session_thread *th, uint64_t first, uint64_t last,
+			  const struct report_opts *o)
+{
+	uint64_t b = th->fork_time && th->fork_time > first ? th->fork_time : first;
+	uint64_t e = th->exit_time && th->exit_time >= b && th->exit_time < last ? th->exit_time
+										 : last;
+
+	if (o->time_start && b < o->time_start)
+		b = o->time_start;
+	if (o->time_end && e > o->time_end)
+		e = o->time_end;
+	return e > b ? e - b : 0;
+}
+
+int threads__print(FILE *f, const struct threads *t, const struct session *s,
+		   const struct report_opts *o)
+{
+	struct tacc *rows = NULL;
+	uint64_t first, last;
+	char buf[32];
+
+	fprintf(f, "# offcpu report --threads of %s\n#\n", o->input);
+	fprintf(f, "# wall       the thread's life inside the recording: from its FORK record (or\n"
+		   "#            the file's first record) to its EXIT record (or the last record)\n"
+		   "# on-CPU     cpu-clock samples: statistical, one period per sample\n"
+		   "# off-CPU S  asleep, interruptible; off-CPU D: uninterruptible (offcpu-time)\n"
+		   "# run-queue  waiting for a CPU after a wakeup, preemption or fork (sched-delay)%s\n"
+		   "# rest       wall minus the four: time before the recorder first saw the thread\n"
+		   "#            switch, states or threads not recorded (kernel threads without\n"
+		   "#            --kernel-threads), sampling error\n#\n",
+		t->have_delay ? "" : ";\n#            not in this file: record with --sched-delay");
+	if (!t->n || !session__time_span(s, &first, &last)) {
+		fprintf(f, "# no thread has samples\n");
+		return ferror(f) ? -EIO : 0;
+	}
+	rows = malloc(t->n * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	memcpy(rows, t->v, t->n * sizeof(*rows));
+	qsort(rows, t->n, sizeof(*rows), cmp_tacc);
+	fprintf(f, "# %7s  %7s  %-16s  %11s  %11s  %6s  %11s  %6s  %11s  %6s  %11s  %6s  %11s  %6s\n",
+		"pid", "tid", "comm", "wall", "on-CPU", "%", "off-CPU S", "%", "off-CPU D", "%",
+		"run-queue", "%", "rest", "%");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tacc *r = &rows[i];
+		struct session_thread th = { .pid = r->pid, .tid = r->tid };
+		uint64_t wall, sum;
+		int64_t rest;
+
+		session__thread(s, r->tid, &th);
+		wall = wall_time(&th, first, last, o);
+		sum = r->oncpu + r->sleep_s + r->sleep_d + r->rq;
+		rest = (int64_t)(wall - sum);
+		fmt_time(buf, sizeof(buf), wall);
+		fprintf(f, "  %7u  %7u  %-16s  %11s", r->pid, r->tid, session__comm(s, th.comm), buf);
+		put_time(f, r->oncpu, wall, t->have_cpu);
+		put_time(f, r->sleep_s, wall, true);
+		put_time(f, r->sleep_d, wall, true);
+		put_time(f, r->rq, wall, t->have_delay);
+		fmt_time(buf + 1, sizeof(buf) - 1, rest < 0 ? (uint64_t)-rest : (uint64_t)rest);
+		buf[0] = rest < 0 ? '-' : ' ';
+		fprintf(f, "  %11s  %5.1f%%\n", rest < 0 ? buf : buf + 1,
+			wall ? 100.0 * rest / wall : 0.0);
+	}
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
