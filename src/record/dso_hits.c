@@ -176,6 +176,8 @@ static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
 {
 	size_t lo = 0, hi;
 
+	if (!p->nr)
+		return; /* no maps (qsort must not see a NULL array) */
 	if (!p->sorted) {
 		qsort(p->maps, p->nr, sizeof(*p->maps), map_cmp);
 		p->sorted = true;
