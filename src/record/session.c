@@ -69,6 +69,7 @@ struct session {
 	int child_status;
 	uint64_t first_time, last_time;
 	uint64_t nr_written_samples;
+	uint64_t prev_round; /* time of the previous drain: written up to it */
 	bool status_line;
 };
 
@@ -291,8 +292,16 @@ static int round_trip(struct session *s, bool drain, bool final)
 		err = cpu_events__poll(s->cpu, s->m);
 	if (!err)
 		err = offcpu_bpf__poll(s->bpf, s->m);
+	/*
+	 * Write up to the previous round's time, not this one's: a record
+	 * stamped just before now may still be on its way into a CPU's ring
+	 * (its writer preempted, or its vCPU stalled), and would arrive late,
+	 * out of order (a FORK after its child's samples shows as ':PID' in
+	 * perf). One flush interval is ample time for it to land.
+	 */
 	if (!err)
-		err = merge__flush(s->m, final ? UINT64_MAX : t, s->w, on_record, s);
+		err = merge__flush(s->m, final ? UINT64_MAX : s->prev_round, s->w, on_record, s);
+	s->prev_round = t;
 	return err;
 }
 
