@@ -125,6 +125,18 @@ struct kernel_facts {
 	unsigned int nr_irq;
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
+
+/* ---- procfs.c: parsers of /proc text (pure, fuzzed) ---- */
+struct proc_map {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min;
+	uint32_t prot, flags;	/* PROT_*, MAP_SHARED or MAP_PRIVATE */
+	const char *file;	/* in the line (newline cut), or "//anon" */
+};
+int proc_maps__parse_line(char *line, struct proc_map *m);
+int proc_status__field(const char *text, size_t len, const char *key, int base, uint64_t *out);
+bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entries);
+ssize_t proc_read(const char *path, char *buf, size_t size);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
 int synth__all_processes(struct perf_writer *w, uint64_t id);

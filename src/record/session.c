@@ -167,36 +167,28 @@ static int on_record(void *ctx, const void *rec, size_t len)
 /* The process a thread belongs to (the tid itself when unknown). */
 static uint32_t tgid_of(int tid)
 {
-	char path[64], line[128];
-	unsigned int tgid = tid;
-	FILE *f;
+	char path[64], buf[4096];
+	uint64_t tgid;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
 		return tid;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return (uint32_t)tgid;
 }
 
 static bool have_privileges(void)
 {
-	char line[256];
-	unsigned long long eff = 0;
-	FILE *f;
+	char buf[4096];
+	uint64_t eff = 0;
+	ssize_t n;
 
 	if (geteuid() == 0)
 		return true;
-	f = fopen("/proc/self/status", "re");
-	if (!f)
+	n = proc_read("/proc/self/status", buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "CapEff", 16, &eff))
 		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
 	/* CAP_PERFMON 38, CAP_BPF 39 */
 	return (eff >> 38 & 1) && (eff >> 39 & 1);
 }
