@@ -483,6 +483,18 @@ static int reader__init(struct perf_reader *r, const char *path)
 		r->data_end = r->map_size;
 		fprintf(stderr, "offcpu: warning: %s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there\n",
 			path, r->hdr.data.size);
+	} else if (!(r->hdr.adds_features[0] | r->hdr.adds_features[1] | r->hdr.adds_features[2] |
+		     r->hdr.adds_features[3])) {
+		/*
+		 * Features are written last: a file without any is a recording
+		 * that did not finish (its recorder killed). The header's data
+		 * size is the last round it patched; records written after it
+		 * are read too, up to a cut-off last one.
+		 */
+		r->data_to_eof = true;
+		r->data_end = r->map_size;
+		fprintf(stderr, "offcpu: warning: %s: no feature sections: the recording did not finish (recorder killed?); reading the records written\n",
+			path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
 		err = parse_features(r);

@@ -203,6 +203,20 @@ bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entri
 	return k->text && k->sched_hi && k->ttwu_hi && !irq_entries;
 }
 
+/*
+ * The state letter of a /proc/PID/stat text ("PID (COMM) S ..."), found
+ * after the last ')' as the command may hold any character. 0 when the
+ * text has none.
+ */
+char proc_stat__state(const char *text)
+{
+	const char *p = strrchr(text, ')');
+
+	if (!p || p[1] != ' ' || !p[2])
+		return 0;
+	return p[2];
+}
+
 /* A small /proc file into buf (NUL-terminated, truncated to size - 1): its length or -errno. */
 ssize_t proc_read(const char *path, char *buf, size_t size)
 {

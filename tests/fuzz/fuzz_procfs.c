@@ -24,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	proc_status__field(text, size, "Tgid", 10, &v);
 	proc_status__field(text, size, "CapEff", 16, &v);
+	proc_stat__state(text);
 
 	for (p = text; p < text + size; p = nl + 1) {
 		struct proc_map m;
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!nl)
 			nl = text + size;
 		*nl = '\0';
-		if (!kernel_facts__line(&k, p) && proc_maps__parse_line(p, &m)) {
+		if (!kernel_facts__line(&k, p, size & 1) && proc_maps__parse_line(p, &m)) {
 			/* what synth_maps() writes: the file name must be a string */
 			if (m.end < m.start || strlen(m.file) > size + 6)
 				abort();

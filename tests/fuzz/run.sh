@@ -5,12 +5,15 @@
 #   FUZZ_TIME=SECS tests/fuzz/run.sh     each for SECS seconds instead (long runs);
 #                                        new inputs are kept in build-fuzz/corpus/TARGET
 #   FUZZ_BIN=DIR                         the targets' directory (default build-fuzz/fuzz)
+#   FUZZ_OUT=DIR                         where artifacts and kept inputs go (default build-fuzz)
 # Every input of tests/fuzz/corpus/TARGET (seeds and regression inputs of bugs
 # found) runs first. A crash, leak, sanitizer report or an input slower than
-# 10 s fails the run; the input is saved as build-fuzz/artifacts/TARGET/*.
+# 10 s fails the run; the input is saved as build-fuzz/artifacts/TARGET/crash-*
+# (or timeout-*, leak-*), the log beside it.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${FUZZ_BIN:-$ROOT/build-fuzz/fuzz}
+OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
 RUNS=${FUZZ_RUNS:-3000}
 TIME=${FUZZ_TIME:-}
 targets=("$@")
@@ -28,10 +31,10 @@ rc=0
 for t in "${targets[@]}"; do
 	[ -x "$BIN/$t" ] || { echo "fuzz: $BIN/$t not built (make fuzz-build)"; rc=1; continue; }
 	seeds=$ROOT/tests/fuzz/corpus/$t
-	art=$ROOT/build-fuzz/artifacts/$t
+	art=$OUT/artifacts/$t
 	mkdir -p "$art"
 	if [ -n "$TIME" ]; then
-		work=$ROOT/build-fuzz/corpus/$t
+		work=$OUT/corpus/$t
 		limit=(-max_total_time="$TIME" -print_final_stats=1)
 	else
 		work=$(mktemp -d)
