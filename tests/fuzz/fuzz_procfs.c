@@ -2,8 +2,8 @@
 /*
  * Fuzz target: the /proc text parsers of `offcpu record` (src/record/procfs.c)
  * and its number lists. The whole input goes through each parser: line by
- * line as /proc/PID/maps and /proc/kallsyms, whole as a status file, and
- * its first line as a CPU or PID list.
+ * line as /proc/PID/maps and /proc/kallsyms, whole as a status or stat
+ * file, and its first line as a CPU or PID list.
  */
 #include <stdint.h>
 #include <stdlib.h>
