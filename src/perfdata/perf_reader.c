@@ -445,8 +445,18 @@ static int parse_attrs(struct perf_reader *r)
 		struct perf_file_section ids;
 
 		memcpy(&ids, p + asz - 16, 16);
-		for (uint64_t j = 0; j < ids.size / 8; j++)
-			id_insert(r, rd64(r->map + ids.offset + 8 * j), i);
+		for (uint64_t j = 0; j < ids.size / 8; j++) {
+			uint64_t id = rd64(r->map + ids.offset + 8 * j);
+			struct perf_evattr *a = &r->attrs[i].pub;
+
+			id_insert(r, id, i);
+			/* until EVENT_DESC says otherwise */
+			if (id == OFFCPU_EVENT_ID && a->attr.type == PERF_TYPE_SOFTWARE &&
+			    a->attr.config == PERF_COUNT_SW_BPF_OUTPUT) {
+				snprintf(a->name, sizeof(a->name), "%s", OFFCPU_EVENT_NAME);
+				classify(a);
+			}
+		}
 	}
 	return 0;
 }
@@ -493,7 +503,7 @@ static int reader__init(struct perf_reader *r, const char *path)
 		 */
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		fprintf(stderr, "offcpu: warning: %s: no feature sections: the recording did not finish (recorder killed?); reading the records written\n",
+		fprintf(stderr, "offcpu: warning: %s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written\n",
 			path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;

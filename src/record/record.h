@@ -21,6 +21,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
+#include "perfdata/perf_format.h"
 
 struct perf_writer;
 
@@ -55,7 +56,7 @@ struct record_opts {
 };
 
 /* Sample ids of our events: far above the kernel's sequential event ids. */
-#define OFFCPU_ID_OFFCPU 0x4f46464350550001ULL      /* offcpu-time */
+#define OFFCPU_ID_OFFCPU OFFCPU_EVENT_ID                /* offcpu-time */
 #define OFFCPU_ID_WAKEUP 0x4f46464350550002ULL      /* offcpu-wakeup */
 #define OFFCPU_ID_SCHED_DELAY 0x4f46464350550003ULL /* sched-delay */
 

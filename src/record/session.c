@@ -728,8 +728,8 @@ int record__run(struct record_opts *o)
 	if (!err)
 		err = finish_file(s, drops);
 	if (err) {
-		fprintf(stderr, "\noffcpu record: writing %s failed: %s; what was written stays readable\n",
-			o->output, strerror(-err));
+		fprintf(stderr, "%soffcpu record: writing %s failed: %s; what was written stays readable\n",
+			s->status_line ? "\r\033[K" : "", o->output, strerror(-err));
 		err = 1;
 		goto out;
 	}
