@@ -29,6 +29,11 @@ ifneq ($(SAN),)
 CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
+# FUZZ=1 (set by `make fuzz`, with CC=clang and BUILD=build-fuzz): libFuzzer
+# coverage plus ASan+UBSan in every object.
+ifneq ($(FUZZ),)
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+endif
 
 SRC_DIRS := src/util src/perfdata src/symbols src/record src/report src/pprof src/flamegraph
 LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
@@ -40,12 +45,15 @@ SKELS    := $(patsubst src/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build-fuzz/fuzz/%,$(FUZZ_SRCS))
+
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 WORKLOAD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline -pthread
 
 .SECONDARY:
-.PHONY: all deps test unit integration demo install clean workloads
+.PHONY: all deps test unit integration demo install clean workloads fuzz fuzz-build
 all: $(BUILD)/offcpu workloads
 
 deps:
@@ -94,6 +102,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liboffcpu.a
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(BUILD)/liboffcpu.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(BUILD)/liboffcpu.a
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/liboffcpu.a $(LDLIBS)
+
 $(BUILD)/workloads/%: tests/workloads/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(call msg,CC,$@)
@@ -109,6 +122,15 @@ unit: $(UNIT_BINS)
 test: deps
 	$(Q)tests/run-all.sh
 
+# Fuzz targets (tests/fuzz/fuzz_*.c), libFuzzer + ASan + UBSan, in build-fuzz;
+# `make fuzz` runs each for FUZZ_RUNS inputs from its seed corpus
+# (tests/fuzz/corpus/TARGET); FUZZ_TIME=SECS runs each that long instead.
+fuzz-build:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz FUZZ=1 CC=clang $(FUZZ_BINS)
+
+fuzz: deps fuzz-build
+	$(Q)tests/fuzz/run.sh
+
 demo: deps all
 	$(Q)scripts/demo.sh
 
@@ -117,6 +139,6 @@ install: $(BUILD)/offcpu
 	install -D -m 0644 doc/offcpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

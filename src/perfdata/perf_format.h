@@ -92,6 +92,9 @@ _Static_assert(sizeof(struct perf_file_header) == 104, "perf header size");
 #define OFFCPU_EVENT_NAME "offcpu-time"
 #define OFFCPU_WAKEUP_EVENT_NAME "offcpu-wakeup"   /* record --wakeups */
 #define OFFCPU_SCHED_DELAY_EVENT_NAME "sched-delay" /* record --sched-delay */
+/* Its sample id ("OFFCPU" and 1), far above the kernel's sequential ids: it
+ * names the event in a file whose EVENT_DESC was never written (recorder killed). */
+#define OFFCPU_EVENT_ID 0x4f46464350550001ULL
 
 /*
  * PERF_SAMPLE_RAW payload of offcpu-time and sched-delay samples. Versioned

@@ -49,6 +49,7 @@ struct perf_reader {
 	int fd;
 	const uint8_t *map;
 	size_t map_size;
+	bool borrowed;         /* map is the caller's memory (open_mem): never unmapped */
 	struct perf_file_header hdr;
 	uint64_t data_start, data_end;
 	bool data_to_eof;      /* header said data size 0 */
@@ -444,63 +445,43 @@ static int parse_attrs(struct perf_reader *r)
 		struct perf_file_section ids;
 
 		memcpy(&ids, p + asz - 16, 16);
-		for (uint64_t j = 0; j < ids.size / 8; j++)
-			id_insert(r, rd64(r->map + ids.offset + 8 * j), i);
+		for (uint64_t j = 0; j < ids.size / 8; j++) {
+			uint64_t id = rd64(r->map + ids.offset + 8 * j);
+			struct perf_evattr *a = &r->attrs[i].pub;
+
+			id_insert(r, id, i);
+			/* until EVENT_DESC says otherwise */
+			if (id == OFFCPU_EVENT_ID && a->attr.type == PERF_TYPE_SOFTWARE &&
+			    a->attr.config == PERF_COUNT_SW_BPF_OUTPUT) {
+				snprintf(a->name, sizeof(a->name), "%s", OFFCPU_EVENT_NAME);
+				classify(a);
+			}
+		}
 	}
 	return 0;
 }
 
-struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen)
+/* Header, attrs and features of the mapped file; the one check of both openers. */
+static int reader__init(struct perf_reader *r, const char *path)
 {
-	struct perf_reader *r = calloc(1, sizeof(*r));
-	struct stat st;
-	int err = 0;
+	int err;
 
-	if (!r) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
-		return NULL;
-	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		err = set_err(r, -errno, "cannot open %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	if (fstat(r->fd, &st) < 0) {
-		err = set_err(r, -errno, "cannot stat %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	if ((uint64_t)st.st_size < sizeof(struct perf_file_header)) {
-		err = set_err(r, -EINVAL, "%s: file too small for a perf.data header (%lld bytes)",
-			      path, (long long)st.st_size);
-		goto cleanup;
-	}
-	r->map_size = st.st_size;
-	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		err = set_err(r, -errno, "cannot map %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	madvise((void *)r->map, r->map_size, MADV_SEQUENTIAL);
+	if (r->map_size < sizeof(struct perf_file_header))
+		return set_err(r, -EINVAL, "%s: file too small for a perf.data header (%zu bytes)",
+			       path, r->map_size);
 	memcpy(&r->hdr, r->map, sizeof(r->hdr));
-	if (r->hdr.magic != PERF_MAGIC2) {
-		err = set_err(r, -EINVAL, "%s: not a perf.data file (bad magic %#" PRIx64 ")",
-			      path, r->hdr.magic);
-		goto cleanup;
-	}
-	if (r->hdr.size != sizeof(struct perf_file_header)) {
-		err = set_err(r, -EINVAL, "%s: header size %" PRIu64 " is not %zu", path,
-			      r->hdr.size, sizeof(struct perf_file_header));
-		goto cleanup;
-	}
+	if (r->hdr.magic != PERF_MAGIC2)
+		return set_err(r, -EINVAL, "%s: not a perf.data file (bad magic %#" PRIx64 ")",
+			       path, r->hdr.magic);
+	if (r->hdr.size != sizeof(struct perf_file_header))
+		return set_err(r, -EINVAL, "%s: header size %" PRIu64 " is not %zu", path,
+			       r->hdr.size, sizeof(struct perf_file_header));
 	err = parse_attrs(r);
 	if (err)
-		goto cleanup;
-	if (r->hdr.data.offset < sizeof(struct perf_file_header) || r->hdr.data.offset > r->map_size) {
-		err = set_err(r, -EINVAL, "data section offset %" PRIu64 " is out of range",
-			      r->hdr.data.offset);
-		goto cleanup;
-	}
+		return err;
+	if (r->hdr.data.offset < sizeof(struct perf_file_header) || r->hdr.data.offset > r->map_size)
+		return set_err(r, -EINVAL, "data section offset %" PRIu64 " is out of range",
+			       r->hdr.data.offset);
 	r->data_start = r->hdr.data.offset;
 	if (!r->hdr.data.size) {
 		r->data_to_eof = true;
@@ -512,22 +493,98 @@ struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t err
 		r->data_end = r->map_size;
 		fprintf(stderr, "offcpu: warning: %s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there\n",
 			path, r->hdr.data.size);
+	} else if (!(r->hdr.adds_features[0] | r->hdr.adds_features[1] | r->hdr.adds_features[2] |
+		     r->hdr.adds_features[3])) {
+		/*
+		 * Features are written last: a file without any is a recording
+		 * that did not finish (its recorder killed). The header's data
+		 * size is the last round it patched; records written after it
+		 * are read too, up to a cut-off last one.
+		 */
+		r->data_to_eof = true;
+		r->data_end = r->map_size;
+		fprintf(stderr, "offcpu: warning: %s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written\n",
+			path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
 		err = parse_features(r);
 		if (err)
-			goto cleanup;
+			return err;
 	}
-cleanup:
-	if (err) {
-		/* every message names the file once */
-		if (!strncmp(r->err, path, strlen(path)))
-			snprintf(errbuf, errlen, "%s", r->err);
-		else
-			snprintf(errbuf, errlen, "%s: %s", path, r->err);
-		perf_reader__free(r);
+	return 0;
+}
+
+/* Every message names the file once; r is freed. */
+static struct perf_reader *reader__fail(struct perf_reader *r, const char *path, char *errbuf,
+					size_t errlen)
+{
+	if (!strncmp(r->err, path, strlen(path)))
+		snprintf(errbuf, errlen, "%s", r->err);
+	else
+		snprintf(errbuf, errlen, "%s: %s", path, r->err);
+	perf_reader__free(r);
+	return NULL;
+}
+
+/*
+ * Only a regular file is read (a FIFO or a device named as input would
+ * block or never end): opened non-blocking, checked, then mapped.
+ */
+struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+
+	if (!r) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
 		return NULL;
 	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (r->fd < 0) {
+		set_err(r, -errno, "cannot open %s: %s", path, strerror(errno));
+		return reader__fail(r, path, errbuf, errlen);
+	}
+	if (fstat(r->fd, &st) < 0) {
+		set_err(r, -errno, "cannot stat %s: %s", path, strerror(errno));
+		return reader__fail(r, path, errbuf, errlen);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_err(r, -EINVAL, "%s: not a regular file", path);
+		return reader__fail(r, path, errbuf, errlen);
+	}
+	if ((uint64_t)st.st_size < sizeof(struct perf_file_header)) {
+		set_err(r, -EINVAL, "%s: file too small for a perf.data header (%lld bytes)", path,
+			(long long)st.st_size);
+		return reader__fail(r, path, errbuf, errlen);
+	}
+	r->map_size = st.st_size;
+	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		set_err(r, -errno, "cannot map %s: %s", path, strerror(errno));
+		return reader__fail(r, path, errbuf, errlen);
+	}
+	madvise((void *)r->map, r->map_size, MADV_SEQUENTIAL);
+	if (reader__init(r, path))
+		return reader__fail(r, path, errbuf, errlen);
+	return r;
+}
+
+struct perf_reader *perf_reader__open_mem(const void *buf, size_t len, const char *name,
+					  char *errbuf, size_t errlen)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	r->fd = -1;
+	r->borrowed = true;
+	r->map = buf;
+	r->map_size = len;
+	if (reader__init(r, name))
+		return reader__fail(r, name, errbuf, errlen);
 	return r;
 }
 
@@ -535,9 +592,9 @@ void perf_reader__free(struct perf_reader *r)
 {
 	if (!r)
 		return;
-	if (r->map)
+	if (r->map && !r->borrowed)
 		munmap((void *)r->map, r->map_size);
-	if (r->fd > 0)
+	if (r->fd >= 0)
 		close(r->fd);
 	for (size_t i = 0; i < r->nr_bids; i++)
 		free(r->bids[i].filename);
@@ -712,7 +769,7 @@ static int parse_record(struct perf_reader *r, uint64_t off, struct perf_rec *ou
 	struct attr_priv *a;
 	const char *s;
 
-	memset(out, 0, offsetof(struct perf_rec, sample));
+	memset(out, 0, sizeof(*out)); /* union members not in the record read as 0 (build_id NULL) */
 	out->type = rd32(rec);
 	memcpy(&out->misc, rec + 4, 2);
 	memcpy(&out->size, rec + 6, 2);
@@ -862,7 +919,7 @@ static void release_pages(struct perf_reader *r, uint64_t upto)
 		if (r->q[i].off < upto)
 			upto = r->q[i].off;
 	hi = upto / pg * pg;
-	if (hi <= lo + (4u << 20)) /* in 4 MiB steps */
+	if (r->borrowed || hi <= lo + (4u << 20)) /* in 4 MiB steps */
 		return;
 	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
 	r->released = hi;

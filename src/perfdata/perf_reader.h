@@ -85,6 +85,9 @@ typedef int (*perf_reader_cb)(void *ctx, const struct perf_rec *rec);
 
 /* Open and validate header, attrs and feature sections. NULL on error. */
 struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen);
+/* The same on a file image in memory (name is for messages); buf must outlive the reader. */
+struct perf_reader *perf_reader__open_mem(const void *buf, size_t len, const char *name,
+					  char *errbuf, size_t errlen);
 void perf_reader__free(struct perf_reader *r);
 
 /*

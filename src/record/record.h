@@ -21,6 +21,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
+#include "perfdata/perf_format.h"
 
 struct perf_writer;
 
@@ -55,7 +56,7 @@ struct record_opts {
 };
 
 /* Sample ids of our events: far above the kernel's sequential event ids. */
-#define OFFCPU_ID_OFFCPU 0x4f46464350550001ULL      /* offcpu-time */
+#define OFFCPU_ID_OFFCPU OFFCPU_EVENT_ID                /* offcpu-time */
 #define OFFCPU_ID_WAKEUP 0x4f46464350550002ULL      /* offcpu-wakeup */
 #define OFFCPU_ID_SCHED_DELAY 0x4f46464350550003ULL /* sched-delay */
 
@@ -65,6 +66,16 @@ void int_list__free(struct int_list *l);
 int online_cpus(struct int_list *l);
 int possible_cpus(void);
 bool pid_exists(int pid);
+/* The process is gone or a zombie: it has exited. */
+bool pid_exited(int pid);
+struct target_watch;
+/* Watch the -p processes and the -t threads (tgids[i]: the process of tids.v[i]);
+ * -ESRCH with *gone set when a process has already gone. */
+int target_watch__new(const struct record_opts *o, const uint32_t *tgids,
+		      struct target_watch **out, int *gone);
+void target_watch__free(struct target_watch *w);
+int target_watch__epoll_add(struct target_watch *w, int epfd);
+bool target_watch__all_gone(const struct target_watch *w);
 int cgroup_resolve(const char *arg, char *path, size_t size);
 
 /*
@@ -125,6 +136,19 @@ struct kernel_facts {
 	unsigned int nr_irq;
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
+
+/* ---- procfs.c: parsers of /proc text (pure, fuzzed) ---- */
+struct proc_map {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min;
+	uint32_t prot, flags;	/* PROT_*, MAP_SHARED or MAP_PRIVATE */
+	const char *file;	/* in the line (newline cut), or "//anon" */
+};
+int proc_maps__parse_line(char *line, struct proc_map *m);
+int proc_status__field(const char *text, size_t len, const char *key, int base, uint64_t *out);
+bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entries);
+char proc_stat__state(const char *text);
+ssize_t proc_read(const char *path, char *buf, size_t size);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
 int synth__all_processes(struct perf_writer *w, uint64_t id);

@@ -64,6 +64,7 @@ struct session {
 	struct merge *m;
 	struct dso_hits *hits;
 	struct workload wl;
+	struct target_watch *watch; /* -p/-t without -a: the recording ends when they all exit */
 	bool have_child;
 	bool child_done;
 	int child_status;
@@ -167,36 +168,28 @@ static int on_record(void *ctx, const void *rec, size_t len)
 /* The process a thread belongs to (the tid itself when unknown). */
 static uint32_t tgid_of(int tid)
 {
-	char path[64], line[128];
-	unsigned int tgid = tid;
-	FILE *f;
+	char path[64], buf[4096];
+	uint64_t tgid;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
 		return tid;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return (uint32_t)tgid;
 }
 
 static bool have_privileges(void)
 {
-	char line[256];
-	unsigned long long eff = 0;
-	FILE *f;
+	char buf[4096];
+	uint64_t eff = 0;
+	ssize_t n;
 
 	if (geteuid() == 0)
 		return true;
-	f = fopen("/proc/self/status", "re");
-	if (!f)
+	n = proc_read("/proc/self/status", buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "CapEff", 16, &eff))
 		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
 	/* CAP_PERFMON 38, CAP_BPF 39 */
 	return (eff >> 38 & 1) && (eff >> 39 & 1);
 }
@@ -228,13 +221,15 @@ static int preflight(const struct record_opts *o)
 		}
 	}
 	for (size_t i = 0; i < o->pids.n; i++)
-		if (!pid_exists(o->pids.v[i])) {
-			fprintf(stderr, "offcpu record: no such process: %d\n", o->pids.v[i]);
+		if (!pid_exists(o->pids.v[i]) || pid_exited(o->pids.v[i])) {
+			fprintf(stderr, "offcpu record: no such process: %d%s\n", o->pids.v[i],
+				pid_exists(o->pids.v[i]) ? " (it has exited)" : "");
 			return -ESRCH;
 		}
 	for (size_t i = 0; i < o->tids.n; i++)
-		if (!pid_exists(o->tids.v[i])) {
-			fprintf(stderr, "offcpu record: no such thread: %d\n", o->tids.v[i]);
+		if (!pid_exists(o->tids.v[i]) || pid_exited(o->tids.v[i])) {
+			fprintf(stderr, "offcpu record: no such thread: %d%s\n", o->tids.v[i],
+				pid_exists(o->tids.v[i]) ? " (it has exited)" : "");
 			return -ESRCH;
 		}
 	return 0;
@@ -541,6 +536,8 @@ static int run_loop(struct session *s)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sig_pipe[0], &ev);
 	epoll_ctl(epfd, EPOLL_CTL_ADD, offcpu_bpf__ringbuf_fd(s->bpf), &ev);
 	cpu_events__epoll_add(s->cpu, epfd);
+	if (s->watch)
+		target_watch__epoll_add(s->watch, epfd);
 
 	while (!err) {
 		struct epoll_event evs[16];
@@ -562,7 +559,7 @@ static int run_loop(struct session *s)
 		while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
 			;
 		reap_child(s, false);
-		if (stop_signal || s->child_done)
+		if (stop_signal || s->child_done || (s->watch && target_watch__all_gone(s->watch)))
 			break;
 		now = now_ns();
 		bool drain = now - last_drain >= s->o->flush_ms * 1000000ULL ||
@@ -590,6 +587,7 @@ int record__run(struct record_opts *o)
 	const char *name;
 	const struct perf_event_attr *cattr;
 	bool started = false;
+	uint32_t *tgids = NULL;
 	int err;
 
 	err = preflight(o);
@@ -622,8 +620,29 @@ int record__run(struct record_opts *o)
 		tgid_set__add(&s->targets, s->wl.pid);
 	for (size_t i = 0; i < o->pids.n; i++)
 		tgid_set__add(&s->targets, o->pids.v[i]);
-	for (size_t i = 0; i < o->tids.n; i++)
-		tgid_set__add(&s->targets, tgid_of(o->tids.v[i]));
+	tgids = calloc(o->tids.n + 1, sizeof(*tgids));
+	if (!tgids) {
+		err = -ENOMEM;
+		fprintf(stderr, "offcpu record: out of memory\n");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < o->tids.n; i++) {
+		tgids[i] = tgid_of(o->tids.v[i]);
+		tgid_set__add(&s->targets, tgids[i]);
+	}
+	if ((o->pids.n || o->tids.n) && !o->all_cpus) {
+		int gone = 0;
+
+		err = target_watch__new(o, tgids, &s->watch, &gone);
+		if (err == -ESRCH) {
+			fprintf(stderr, "offcpu record: no such process: %d (it has exited)\n", gone);
+			goto cleanup;
+		}
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot watch the targets: %s\n", strerror(-err));
+			goto cleanup;
+		}
+	}
 	kernel_facts__read(&s->kernel, o->wakeups);
 	err = offcpu_bpf__new(o, &s->kernel, &s->bpf);
 	if (err) {
@@ -709,8 +728,8 @@ int record__run(struct record_opts *o)
 	if (!err)
 		err = finish_file(s, drops);
 	if (err) {
-		fprintf(stderr, "\noffcpu record: writing %s failed: %s; what was written stays readable\n",
-			o->output, strerror(-err));
+		fprintf(stderr, "%soffcpu record: writing %s failed: %s; what was written stays readable\n",
+			s->status_line ? "\r\033[K" : "", o->output, strerror(-err));
 		err = 1;
 		goto out;
 	}
@@ -734,6 +753,8 @@ out:
 	merge__free(s->m);
 	dso_hits__free(s->hits);
 	perf_writer__free(s->w);
+	target_watch__free(s->watch);
+	free(tgids);
 	free(s->targets.v);
 	return err;
 }

@@ -79,20 +79,6 @@ static int write_mmap2(struct perf_writer *w, const struct mmap2_body *b, const 
 }
 
 /* Functions where an interrupt's work starts (x86-64, arm64): see irq[]. */
-static bool irq_entry_name(const char *name)
-{
-	static const char *const prefixes[] = {
-		"asm_sysvec_",	 "asm_common_interrupt", "asm_spurious_interrupt",
-		"handle_softirqs", "__do_softirq",	 "el0t_64_irq",
-		"el1h_64_irq",	 "el0t_64_fiq",	 "el1h_64_fiq",
-	};
-
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
 /*
  * The kernel addresses the recorder needs, in one pass over kallsyms (it
  * is large: reading it once matters): _text, and the ranges of __schedule
@@ -109,33 +95,9 @@ void kernel_facts__read(struct kernel_facts *k, bool irq_entries)
 	memset(k, 0, sizeof(*k));
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-			continue;
-		if (strchr(line, '['))
-			break; /* modules: unsorted, and none of ours */
-		if (k->sched_lo && !k->sched_hi && a > k->sched_lo)
-			k->sched_hi = a;
-		if (k->ttwu_lo && !k->ttwu_hi && a > k->ttwu_lo)
-			k->ttwu_hi = a;
-		if (k->nr_irq && !k->irq[k->nr_irq - 1].hi && a > k->irq[k->nr_irq - 1].lo)
-			k->irq[k->nr_irq - 1].hi = a;
-		if (!k->text && !strcmp(name, "_text"))
-			k->text = a;
-		else if (!k->sched_lo && !strcmp(name, "__schedule"))
-			k->sched_lo = a;
-		else if (!k->ttwu_lo && !strcmp(name, "try_to_wake_up"))
-			k->ttwu_lo = a;
-		else if (irq_entries && a && irq_entry_name(name) &&
-			 k->nr_irq < sizeof(k->irq) / sizeof(k->irq[0]) &&
-			 (!k->nr_irq || k->irq[k->nr_irq - 1].hi))
-			k->irq[k->nr_irq++] = (struct kernel_range){ a, 0 };
-		if (k->text && k->sched_hi && k->ttwu_hi && !irq_entries)
+	while (fgets(line, sizeof(line), f))
+		if (kernel_facts__line(k, line, irq_entries))
 			break;
-	}
 	fclose(f);
 	if (!k->sched_hi)
 		k->sched_lo = 0;
@@ -206,34 +168,23 @@ static int synth_maps(struct perf_writer *w, int pid, uint64_t id)
 	if (!f)
 		return 0; /* exited meanwhile */
 	while (!err && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8];
-		int pos = 0;
+		struct proc_map pm;
 		struct mmap2_body b;
-		char *file;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-			   &min, &ino, &pos) < 7 ||
-		    perms[2] != 'x')
+		if (!proc_maps__parse_line(line, &pm))
 			continue;
-		file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (!*file)
-			file = "//anon";
 		memset(&b, 0, sizeof(b));
 		b.pid = pid;
 		b.tid = pid;
-		b.addr = start;
-		b.len = end - start;
-		b.pgoff = off;
-		b.maj = maj;
-		b.min = min;
-		b.ino = ino;
-		b.prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
-			 (perms[1] == 'w' ? PROT_WRITE : 0);
-		b.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		err = write_mmap2(w, &b, file, id);
+		b.addr = pm.start;
+		b.len = pm.end - pm.start;
+		b.pgoff = pm.pgoff;
+		b.maj = pm.maj;
+		b.min = pm.min;
+		b.ino = pm.ino;
+		b.prot = pm.prot;
+		b.flags = pm.flags;
+		err = write_mmap2(w, &b, pm.file, id);
 	}
 	fclose(f);
 	return err;

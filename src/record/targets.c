@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <time.h>
@@ -115,6 +118,111 @@ bool pid_exists(int pid)
 
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	return access(path, F_OK) == 0;
+}
+
+bool pid_exited(int pid)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0)
+		return true;
+	return strchr("ZXx", proc_stat__state(buf)) != NULL;
+}
+
+/*
+ * Which targets of -p and -t still live. Processes are watched through
+ * pidfds (readable once the process has exited, zombie or not; immune to
+ * the pid being reused), threads through /proc/TGID/task/TID.
+ */
+struct target_watch {
+	int *pidfds;
+	size_t nr_pidfds;
+	int *tids;
+	uint32_t *tgids;
+	size_t nr_tids;
+};
+
+int target_watch__new(const struct record_opts *o, const uint32_t *tgids,
+		      struct target_watch **out, int *gone)
+{
+	struct target_watch *w = calloc(1, sizeof(*w));
+	int err = 0;
+
+	if (!w)
+		return -ENOMEM;
+	w->pidfds = calloc(o->pids.n + 1, sizeof(*w->pidfds));
+	w->tids = calloc(o->tids.n + 1, sizeof(*w->tids));
+	w->tgids = calloc(o->tids.n + 1, sizeof(*w->tgids));
+	if (!w->pidfds || !w->tids || !w->tgids) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < o->pids.n; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, o->pids.v[i], 0);
+
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENOSYS || err == -EINVAL) /* no pidfds: /proc only */
+				continue;
+			*gone = o->pids.v[i];
+			goto cleanup;
+		}
+		w->pidfds[w->nr_pidfds++] = fd;
+	}
+	for (size_t i = 0; i < o->tids.n; i++) {
+		w->tids[i] = o->tids.v[i];
+		w->tgids[i] = tgids[i];
+	}
+	w->nr_tids = o->tids.n;
+	*out = w;
+	return 0;
+cleanup:
+	target_watch__free(w);
+	return err;
+}
+
+void target_watch__free(struct target_watch *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nr_pidfds; i++)
+		close(w->pidfds[i]);
+	free(w->pidfds);
+	free(w->tids);
+	free(w->tgids);
+	free(w);
+}
+
+int target_watch__epoll_add(struct target_watch *w, int epfd)
+{
+	for (size_t i = 0; i < w->nr_pidfds; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, w->pidfds[i], &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+bool target_watch__all_gone(const struct target_watch *w)
+{
+	char path[64];
+
+	for (size_t i = 0; i < w->nr_pidfds; i++) {
+		struct pollfd p = { .fd = w->pidfds[i], .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 0)
+			return false;
+	}
+	for (size_t i = 0; i < w->nr_tids; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task/%d", w->tgids[i], w->tids[i]);
+		if (!access(path, F_OK) && !pid_exited(w->tids[i]))
+			return false;
+	}
+	return true;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "symbols/build_id.h"
+#include "symbols/sym_internal.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -75,9 +76,9 @@ int sym_read_build_id(const char *path, uint8_t *out, size_t max)
 	int fd, ret;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd == -EINVAL ? -ENOEXEC : fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
 		ret = -ENOEXEC;

@@ -19,15 +19,16 @@
 #include "symbols/sym_dso.h"
 
 /* Open path as a memory-mapped ELF and give the descriptor back at once:
- * the mapping keeps the data, so hundreds of DSOs cost no descriptors. */
+ * the mapping keeps the data, so hundreds of DSOs cost no descriptors.
+ * Only a regular file is opened (a FIFO named in a recording would block). */
 static Elf *elf__open(const char *path, int *err)
 {
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path);
 	if (fd < 0) {
-		*err = -errno;
+		*err = fd == -EINVAL ? -ENOEXEC : fd;
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -88,6 +88,8 @@ void perfmap__free(struct perfmap *m);
 size_t perfmap__nr(const struct perfmap *m);
 const struct sym_entry *perfmap__find(const struct perfmap *m, uint64_t addr);
 
+/* Open a regular file read-only (never blocks on a FIFO): fd or -errno, -EINVAL when not regular. */
+int sym_open_regular(const char *path);
 /* Whole file into a NUL-terminated malloc'd buffer, at most max bytes (works on /proc). */
 int sym_read_file(const char *path, size_t max, char **buf, size_t *len);
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/sym_internal.h"
@@ -197,6 +198,25 @@ const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, 
 	return addr - e->start < e->size ? e : NULL;
 }
 
+/*
+ * Paths come from recordings, which may be hostile: a FIFO or a device
+ * there would block the reader or never end. Opened without blocking and
+ * kept only when it is a regular file (-EINVAL otherwise).
+ */
+int sym_open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int sym_read_file(const char *path, size_t max, char **bufp, size_t *lenp)
 {
 	size_t cap = 65536, len = 0;
@@ -206,9 +226,9 @@ int sym_read_file(const char *path, size_t max, char **bufp, size_t *lenp)
 
 	*bufp = NULL;
 	*lenp = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	buf = malloc(cap + 1);
 	if (!buf) {
 		ret = -ENOMEM;

@@ -1018,6 +1018,32 @@ static void test_elf_garbage(void **state)
 	symbolizer__free(s);
 }
 
+/* A FIFO where a recording names a file (an ELF, a perf map, kallsyms) is
+ * refused at once: opening it for reading would block until a writer came. */
+static void test_fifo_paths(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	uint8_t id[SYM_BUILD_ID_MAX];
+	struct sym_frame f[2];
+	struct sym_dso *d;
+	char *buf = NULL;
+	size_t len;
+	int err = 0;
+
+	(void)state;
+	sh("cd %s && rm -f fifo && mkfifo fifo", tmpdir);
+	assert_int_equal(sym_read_file(tpath("fifo"), 1 << 20, &buf, &len), -EINVAL);
+	assert_null(perfmap__load(tpath("fifo"), &err));
+	assert_int_equal(err, -EINVAL);
+	assert_null(ksyms__load(tpath("fifo"), &err));
+	assert_true(sym_read_build_id(tpath("fifo"), id, sizeof(id)) < 0);
+	d = symbolizer__dso(s, tpath("fifo"), NULL, 0);
+	assert_non_null(d);
+	assert_non_null(sym_dso__warning(d));
+	assert_int_equal(symbolizer__resolve(s, d, 0x1000, 0, 0x1100, f, 2), 0);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_parsers_garbage),
 		cmocka_unit_test(test_elf_garbage),
+		cmocka_unit_test(test_fifo_paths),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

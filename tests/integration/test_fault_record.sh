@@ -1,0 +1,104 @@
+#!/bin/bash
+# issue 6: faults around a recording, and what each leaves.
+#  - the recorded command fails (exit 3) or is killed by a signal (SIGKILL,
+#    SIGSEGV): record exits with its status (128+N for a signal) and the file
+#    is complete: feature sections written, offcpu report reads it without a
+#    warning, perf report and perf script read it;
+#  - offcpu record itself is SIGKILLed mid-run: offcpu report reads what was
+#    written, with a warning, and finds samples of the target in it;
+#  - the output file system fills up (a 1 MiB tmpfs): record stops with one
+#    clear line naming the error, exit 1, within seconds; what was written
+#    stays readable (offcpu report, with a warning).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+require_bpf
+require_perf
+require_offcpu
+
+cd "$TESTDIR"
+nfail=0
+bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
+
+# complete FILE WHAT: finished file, read without warning by offcpu, read by perf.
+complete() {
+	"$OFFCPU" report -i "$1" --no-children -g none >"$1.rep" 2>"$1.err"
+	local rc=$?
+	[ "$rc" = 0 ] || { bad "$2: offcpu report exit $rc: $(head -2 "$1.err")"; return; }
+	! grep -qi warning "$1.err" || bad "$2: offcpu report warns: $(head -1 "$1.err")"
+	grep -q '^# offcpu samples.offcpu' "$1.rep" || bad "$2: no offcpu feature section (file not finished)"
+	CHECK readable "$1" || bad "$2: perf cannot read $1 or it holds no sample"
+}
+
+# 1. The command fails or dies by a signal.
+for c in "exit 3:3" "kill -KILL \$\$:137" "kill -SEGV \$\$:139"; do
+	cmd=${c%:*} want=${c##*:}
+	record -o cmd.data -- sh -c "sleep 0.3; $cmd"
+	rc=$?
+	measure "-- sh -c '$cmd': record exit $rc (want $want)"
+	[ "$rc" = "$want" ] || bad "'$cmd': record exit $rc, expected $want"
+	complete cmd.data "'$cmd'"
+	rm -f cmd.data*
+done
+
+# 2. record is SIGKILLed while recording a target that sleeps 20 ms at a time.
+bash -c 'while :; do sleep 0.02; done' &
+target=$!
+trap 'kill $target 2>/dev/null; rm -rf "$TESTDIR"' EXIT
+sleep 0.3 # bash has started
+"$OFFCPU" record -o killed.data -p "$target" --flush-interval 100 2>killed.err &
+rpid=$!
+if wait_recording "$rpid"; then
+	sleep 2
+	kill -KILL "$rpid"
+	wait "$rpid" 2>/dev/null
+	size=$(stat -c %s killed.data)
+	"$OFFCPU" report -i killed.data --no-children -g none --pid "$target" >killed.rep 2>killed.rerr
+	rc=$?
+	n=$(sed -n "s/^# Samples: \([0-9]*\) of event 'offcpu-time'/\1/p" killed.rep)
+	measure "record SIGKILLed after 2 s: $size bytes; offcpu report exit $rc, $n offcpu-time samples of the target; $(head -1 killed.rerr)"
+	[ "$rc" = 0 ] || bad "killed recording: offcpu report exit $rc: $(head -2 killed.rerr)"
+	grep -q 'warning.*did not finish' killed.rerr || bad "killed recording: no warning that the recording did not finish"
+	[ "${n:-0}" -gt 0 ] || bad "killed recording: no offcpu-time sample of the target"
+	# the sanitized report too, when built (a damaged file is where a leak or overflow would hide)
+	if [ -x "${OFFCPU_SAN:-}" ]; then
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			"$OFFCPU_SAN" report -i killed.data >/dev/null 2>killed.san
+		rc=$?
+		[ "$rc" = 0 ] || bad "killed recording: sanitized offcpu report exit $rc: $(grep -m3 -E 'ERROR|runtime error' killed.san)"
+	fi
+else
+	bad "record -p did not start: $(cat killed.err)"
+fi
+kill "$target" 2>/dev/null
+
+# 3. The output file system fills up.
+mkdir small
+if mount -t tmpfs -o size=1m offcpu-test "$TESTDIR/small" 2>/dev/null; then
+	trap 'umount "$TESTDIR/small" 2>/dev/null; rm -rf "$TESTDIR"' EXIT
+	t0=$(mono_ns)
+	# a spinning command sampled at 20 kHz writes ~1 MB in a few seconds
+	"$OFFCPU" record -o small/full.data -F 20000 -- bash -c 'end=$((SECONDS + 30)); while [ $SECONDS -lt $end ]; do :; done' \
+		>full.out 2>full.err
+	rc=$?
+	t1=$(mono_ns)
+	msg=$(grep -v '^\[' full.err | tr -d '\r')
+	measure "1 MiB file system: record exit $rc after $(( (t1 - t0) / 1000000 )) ms: $msg"
+	[ "$rc" = 1 ] || bad "full file system: record exit $rc, expected 1"
+	[ "$(echo "$msg" | grep -c .)" = 1 ] || bad "full file system: expected one message line, got: $msg"
+	echo "$msg" | grep -q '^offcpu record: .*No space left on device' ||
+		bad "full file system: the message does not start with 'offcpu record:' and name ENOSPC"
+	[ $((t1 - t0)) -lt 25000000000 ] || bad "full file system: record did not stop at the error"
+	"$OFFCPU" report -i small/full.data --no-children -g none >full.rep 2>full.rerr
+	rc=$?
+	n=$(sed -n "s/^# Samples: \([0-9]*\) of event 'cpu-clock'/\1/p" full.rep)
+	measure "full file system: $(stat -c %s small/full.data) bytes written; offcpu report exit $rc, $n cpu-clock samples; $(head -1 full.rerr)"
+	[ "$rc" = 0 ] || bad "full file system: offcpu report exit $rc: $(head -2 full.rerr)"
+	grep -q warning full.rerr || bad "full file system: offcpu report gives no warning on an unfinished file"
+	[ "${n:-0}" -gt 0 ] || bad "full file system: no cpu-clock sample readable"
+	umount "$TESTDIR/small"
+else
+	measure "full file system: not checked (cannot mount a tmpfs here)"
+fi
+
+[ "$nfail" = 0 ] || fail "$nfail fault checks failed"
+exit 0
