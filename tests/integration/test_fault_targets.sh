@@ -45,7 +45,13 @@ perf script -i ab.data --show-task-events -F comm,pid,tid,time 2>/dev/null | gre
 	bad "-p A,B: perf script shows no PERF_RECORD_EXIT of A ($a)"
 
 # 2a. A zombie: it has exited, its parent has not reaped it.
-sh -c 'true & echo $! >zpid; exec sleep 5' &
+# (a shell may reap its background job before it execs: Python never does.)
+"$PY" -c 'import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+open("zpid", "w").write("%d\n" % pid)
+time.sleep(5)' &
 parent=$!
 for i in $(seq 50); do [ -s zpid ] && break; sleep 0.02; done
 z=$(cat zpid)
