@@ -32,7 +32,7 @@ static bool stack_eq(const void *ctx, uint32_t idx)
 	return a->event == b->event && a->comm == b->comm && a->pid == b->pid &&
 	       a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state &&
 	       a->nr == b->nr &&
-	       !memcmp(key->p->frames + a->frames_off, key->frames, a->nr * sizeof(uint32_t));
+	       (!a->nr || !memcmp(key->p->frames + a->frames_off, key->frames, a->nr * sizeof(uint32_t)));
 }
 
 struct profile *profile__new(int nr_events, unsigned int keep)
@@ -128,9 +128,12 @@ const struct pstack *profile__stack(const struct profile *p, size_t i)
 	return i < p->nr_stacks ? &p->stacks[i] : NULL;
 }
 
+/* Never NULL: a profile of stacks without frames has no array (fuzzing found NULL + 0). */
 const uint32_t *profile__frames(const struct profile *p, const struct pstack *st)
 {
-	return p->frames + st->frames_off;
+	static const uint32_t none[1];
+
+	return p->frames ? p->frames + st->frames_off : none;
 }
 
 const struct profile_event *profile__event(const struct profile *p, int event)
