@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Checks of the fault tests on recordings of tests/workloads/spawner.c.
+
+    fault_check.py shortlived OFFCPU FILE LIST BINARY
+        every child of LIST ("PID INDEX SLEPT" lines) that blocked in its
+        wait has an offcpu-time sample with comm slINDEX and a frame sl_wait
+        in BINARY, in `offcpu script` and in `perf script`; no sample of a
+        child carries another child's name or resolves sl_wait elsewhere
+    fault_check.py pidreuse OFFCPU FILE PID BIN_A BIN_B
+        PID was process A (reuse-a, wl_reuse_a in BIN_A) then process B
+        (reuse-b, wl_reuse_b in BIN_B): both have samples under PID, and no
+        sample mixes one's name with the other's functions or binary
+
+Prints '# ' figure lines; 'FAIL: ' lines and a non-zero exit on failure.
+"""
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def measure(msg):
+    print("# " + msg, flush=True)
+
+
+def check(ok, msg):
+    if not ok:
+        failures.append(msg)
+        print("FAIL: " + msg, flush=True)
+    return ok
+
+
+HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+(?P<event>[^\s:]+):\s*$")
+OWN_HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>\d+)\s+\[\d+\]\s+[\d.]+:\s+\d+\s+(?P<event>[^\s:]+):")
+FRAME = re.compile(r"^\s+[0-9a-f]+\s+(?P<sym>\S+?)(?:\+0x[0-9a-f]+)?\s+\((?P<dso>.*)\)\s*$")
+
+
+def samples(lines, head):
+    """[(comm, tid, event, [(sym, dso)...])] from perf-script-like text."""
+    out, cur = [], None
+    for line in lines:
+        m = head.match(line)
+        if m:
+            cur = (m.group("comm"), int(m.group("tid")), m.group("event"), [])
+            out.append(cur)
+            continue
+        m = FRAME.match(line)
+        if m and cur is not None:
+            cur[3].append((m.group("sym").split("@")[0], m.group("dso")))
+    return out
+
+
+def run(args):
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, errors="replace")
+    if p.returncode != 0:
+        check(False, "%s exited %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr[-500:]))
+    return p.stdout.splitlines()
+
+
+def both(offcpu, path):
+    return {
+        "offcpu script": samples(run([offcpu, "script", "-i", path]), OWN_HEAD),
+        "perf script": samples(run(["perf", "script", "-i", path, "-F",
+                                    "comm,pid,tid,event,ip,sym,dso"]), HEAD),
+    }
+
+
+def cmd_shortlived(offcpu, path, listfile, binary):
+    kids, no_wait = {}, 0
+    for line in open(listfile):
+        pid, idx, slept = (int(x) for x in line.split())
+        if slept:
+            kids[pid] = idx
+        else:
+            no_wait += 1  # its timer expired before it could block: no interval to record
+    measure("%d children listed; %d of them blocked in their 2 ms wait (the others were owed "
+            "no off-CPU sample: the wait was over before they could block)" % (len(kids) + no_wait, len(kids)))
+    for tool, ss in both(offcpu, path).items():
+        good, seen_bad = set(), []
+        for comm, tid, event, frames in ss:
+            if tid not in kids:
+                continue
+            want = "sl%05d" % kids[tid]
+            syms = [f for f, _ in frames]
+            # a name of another child, or sl_wait resolved outside the binary
+            if (comm.startswith("sl") and comm != want) or ("sl_wait" in syms and ("sl_wait", binary) not in frames):
+                seen_bad.append("%s %d %s: %s" % (comm, tid, event, frames[-4:]))
+            elif event == "offcpu-time" and comm == want and ("sl_wait", binary) in frames:
+                good.add(tid)
+        missing = sorted(set(kids) - good)
+        measure("%s: %d of %d children have an offcpu-time sample named sl<index> in sl_wait (%s); "
+                "%d samples misnamed or misresolved" % (tool, len(good), len(kids), binary.split("/")[-1],
+                                                        len(seen_bad)))
+        check(not missing, "%s: %d children without a resolved sample, e.g. %s" %
+              (tool, len(missing), ", ".join("%d (sl%05d)" % (p, kids[p]) for p in missing[:5])))
+        check(not seen_bad, "%s: samples with a wrong name or stack: %s" % (tool, seen_bad[:3]))
+
+
+def cmd_pidreuse(offcpu, path, pid, bin_a, bin_b):
+    pid = int(pid)
+    me = {"a": ("reuse-a", "wl_reuse_a", bin_a), "b": ("reuse-b", "wl_reuse_b", bin_b)}
+    for tool, ss in both(offcpu, path).items():
+        count = {"a": 0, "b": 0}
+        for comm, tid, event, frames in ss:
+            syms = {f for f, _ in frames}
+            dsos = {d for _, d in frames}
+            for k, (name, fn, binary) in me.items():
+                other = me["b" if k == "a" else "a"]
+                if fn in syms:
+                    check(comm == name, "%s: %s %d %s in %s carries the name %s" % (tool, comm, tid, event, fn, comm))
+                    check(tid == pid or comm == name, "%s: %s in tid %d" % (tool, fn, tid))
+                if comm == name:
+                    check(other[1] not in syms and other[2] not in dsos,
+                          "%s: %s %d %s has a frame of the other process: %s" % (tool, comm, tid, event, frames))
+                    if tid == pid and fn in syms and (fn, binary) in frames:
+                        count[k] += 1
+        measure("%s: pid %d: %d samples of A (reuse-a in wl_reuse_a), %d of B (reuse-b in wl_reuse_b)"
+                % (tool, pid, count["a"], count["b"]))
+        check(count["a"] > 0 and count["b"] > 0, "%s: pid %d lacks samples of A or of B" % (tool, pid))
+
+
+def main():
+    cmds = {"shortlived": cmd_shortlived, "pidreuse": cmd_pidreuse}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit(__doc__)
+    cmds[sys.argv[1]](*sys.argv[2:])
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
