@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"  -C, --cpu LIST             only these CPUs (e.g. 0,2-3)\n"
 	"  -G, --cgroup PATH          only tasks in this cgroup v2 (and below)\n"
 	"  COMMAND                    run it and record it and its children\n"
+	"      --user NAME            run COMMAND as user NAME (its groups too); offcpu\n"
+	"                             keeps its privileges for BPF and perf events only\n"
 	"\n"
 	"Recording:\n"
 	"  -o, --output FILE          output file (default perf.data; an existing one\n"
@@ -52,6 +54,7 @@ enum {
 	OPT_KTHREADS,
 	OPT_WAKEUPS,
 	OPT_SCHED_DELAY,
+	OPT_USER,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +75,7 @@ static const struct option long_opts[] = {
 	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+	{ "user", required_argument, NULL, OPT_USER },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -228,6 +232,11 @@ int cmd_record(int argc, char **argv)
 		case OPT_SCHED_DELAY:
 			o.sched_delay = true;
 			break;
+		case OPT_USER:
+			if (!*optarg)
+				return bad("--user", optarg, "expected a user name or uid");
+			o.user = optarg;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -251,6 +260,11 @@ int cmd_record(int argc, char **argv)
 	if (o.argv && (o.pids.n || o.tids.n || o.all_cpus)) {
 		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
 			usage_text);
+		ret = 2;
+		goto out;
+	}
+	if (o.user && !o.argv) {
+		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
 		ret = 2;
 		goto out;
 	}

@@ -51,6 +51,7 @@ struct record_opts {
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool quiet;
 	char **argv;          /* the command, or NULL */
+	const char *user;     /* --user: run the command as this user */
 	int orig_argc;
 	char **orig_argv;     /* offcpu's own command line, for CMDLINE */
 };
@@ -82,14 +83,29 @@ int cgroup_resolve(const char *arg, char *path, size_t size);
  * The command, forked but held before exec until workload__start(), so that
  * recording is set up before it runs.
  */
+/* Who the command runs as (--user), resolved before the fork. */
+struct run_as {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;   /* supplementary groups (getgrouplist) */
+	int nr_groups;
+	char *name, *home;
+};
+/* NAME or a numeric uid; -ENOENT when there is no such user. */
+int run_as__resolve(struct run_as *r, const char *user);
+void run_as__exit(struct run_as *r);
+
 struct workload {
 	pid_t pid;
 	int go_fd;  /* write end: a byte releases the child */
-	int err_fd; /* read end: errno from a failed exec, EOF on success */
+	int err_fd; /* read end: {stage, errno} of a failed exec or identity change, EOF on success */
 };
-int workload__prepare(struct workload *wl, char **argv);
-/* Release the child; returns 0 or the exec errno as a negative number. */
-int workload__start(struct workload *wl);
+enum { WORKLOAD_ERR_EXEC, WORKLOAD_ERR_IDENTITY };
+/* as: NULL to keep offcpu's identity. */
+int workload__prepare(struct workload *wl, char **argv, const struct run_as *as);
+/* Release the child; returns 0 or the errno of its failure as a negative
+ * number, *stage saying which step failed (WORKLOAD_ERR_*). */
+int workload__start(struct workload *wl, int *stage);
 
 /* ---- merge.c: a time-ordered queue of records ---- */
 struct merge;

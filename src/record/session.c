@@ -64,6 +64,7 @@ struct session {
 	struct merge *m;
 	struct dso_hits *hits;
 	struct workload wl;
+	struct run_as run_as;       /* --user */
 	struct target_watch *watch; /* -p/-t without -a: the recording ends when they all exit */
 	bool have_child;
 	bool child_done;
@@ -606,8 +607,16 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: out of memory\n");
 		goto cleanup;
 	}
+	if (o->user) {
+		err = run_as__resolve(&s->run_as, o->user);
+		if (err) {
+			fprintf(stderr, "offcpu record: --user %s: %s\n", o->user,
+				err == -ENOENT ? "no such user" : strerror(-err));
+			goto cleanup;
+		}
+	}
 	if (o->argv) {
-		err = workload__prepare(&s->wl, o->argv);
+		err = workload__prepare(&s->wl, o->argv, o->user ? &s->run_as : NULL);
 		if (err) {
 			fprintf(stderr, "offcpu record: cannot start '%s': %s\n", o->argv[0],
 				strerror(-err));
@@ -702,10 +711,16 @@ int record__run(struct record_opts *o)
 		goto cleanup;
 	}
 	if (s->have_child) {
-		err = workload__start(&s->wl);
+		int stage;
+
+		err = workload__start(&s->wl, &stage);
 		if (err) {
-			fprintf(stderr, "offcpu record: cannot execute '%s': %s\n", o->argv[0],
-				strerror(-err));
+			if (stage == WORKLOAD_ERR_IDENTITY)
+				fprintf(stderr, "offcpu record: cannot run '%s' as user %s: %s\n",
+					o->argv[0], o->user, strerror(-err));
+			else
+				fprintf(stderr, "offcpu record: cannot execute '%s': %s\n", o->argv[0],
+					strerror(-err));
 			reap_child(s, true);
 			s->have_child = false;
 			perf_writer__abort(s->w);
@@ -754,6 +769,7 @@ out:
 	dso_hits__free(s->hits);
 	perf_writer__free(s->w);
 	target_watch__free(s->watch);
+	run_as__exit(&s->run_as);
 	free(tgids);
 	free(s->targets.v);
 	return err;

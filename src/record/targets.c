@@ -2,12 +2,14 @@
 /* Who is recorded: number lists, CPUs, processes, and the command. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -225,12 +227,95 @@ bool target_watch__all_gone(const struct target_watch *w)
 	return true;
 }
 
+int run_as__resolve(struct run_as *r, const char *user)
+{
+	struct passwd *pw;
+	char *end;
+	int n = 32;
+
+	memset(r, 0, sizeof(*r));
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw && *user >= '0' && *user <= '9') {
+		unsigned long id = strtoul(user, &end, 10);
+
+		if (!*end && id < UINT_MAX)
+			pw = getpwuid((uid_t)id);
+	}
+	if (!pw)
+		return errno ? -errno : -ENOENT;
+	r->uid = pw->pw_uid;
+	r->gid = pw->pw_gid;
+	r->name = strdup(pw->pw_name);
+	r->home = strdup(pw->pw_dir ? pw->pw_dir : "/");
+	if (!r->name || !r->home)
+		goto nomem;
+	for (;;) {
+		gid_t *g = realloc(r->groups, n * sizeof(*g));
+		int got = n;
+
+		if (!g)
+			goto nomem;
+		r->groups = g;
+		if (getgrouplist(r->name, r->gid, r->groups, &got) >= 0) {
+			r->nr_groups = got;
+			return 0;
+		}
+		if (got <= n || got > 65536)
+			return -EINVAL;
+		n = got;
+	}
+nomem:
+	run_as__exit(r);
+	return -ENOMEM;
+}
+
+void run_as__exit(struct run_as *r)
+{
+	free(r->groups);
+	free(r->name);
+	free(r->home);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Become the user for good: supplementary groups, then the group, then the
+ * user (the order in which each step still has the privilege it needs).
+ * Every id, real, effective and saved, changes, so that nothing can be
+ * regained; that it cannot is checked.
+ */
+static int run_as__become(const struct run_as *r)
+{
+	if (setgroups((size_t)r->nr_groups, r->groups) || setresgid(r->gid, r->gid, r->gid) ||
+	    setresuid(r->uid, r->uid, r->uid))
+		return errno;
+	if (r->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return EPERM;
+	setenv("USER", r->name, 1);
+	setenv("LOGNAME", r->name, 1);
+	setenv("HOME", r->home, 1);
+	return 0;
+}
+
+/* In the child: tell the parent what failed, and how. */
+static void __attribute__((noreturn)) child_fail(int fd, int stage, int err)
+{
+	int msg[2] = { stage, err };
+
+	if (write(fd, msg, sizeof(msg)) != sizeof(msg)) {
+		/* nothing more we can do */
+	}
+	_exit(127);
+}
+
 /*
  * Fork the command and hold it before exec. The child waits for a byte on
- * a pipe; if exec fails it writes errno on a close-on-exec pipe, so the
- * parent learns of it (EOF means exec succeeded).
+ * a pipe; then (with --user) takes the user's identity and execs. A failure
+ * of either is written on a close-on-exec pipe, so the parent learns of it
+ * (EOF means exec succeeded). The recorder's own descriptors are all
+ * close-on-exec: the command inherits none of them.
  */
-int workload__prepare(struct workload *wl, char **argv)
+int workload__prepare(struct workload *wl, char **argv, const struct run_as *as)
 {
 	int go[2], er[2];
 	pid_t pid;
@@ -263,12 +348,10 @@ int workload__prepare(struct workload *wl, char **argv)
 		signal(SIGCHLD, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
+		if (as && (e = run_as__become(as)))
+			child_fail(er[1], WORKLOAD_ERR_IDENTITY, e);
 		execvp(argv[0], argv);
-		e = errno;
-		if (write(er[1], &e, sizeof(e)) != sizeof(e)) {
-			/* nothing more we can do */
-		}
-		_exit(127);
+		child_fail(er[1], WORKLOAD_ERR_EXEC, errno);
 	}
 	close(go[0]);
 	close(er[1]);
@@ -278,22 +361,26 @@ int workload__prepare(struct workload *wl, char **argv)
 	return 0;
 }
 
-int workload__start(struct workload *wl)
+int workload__start(struct workload *wl, int *stage)
 {
 	char c = 1;
-	int e = 0;
+	int msg[2] = { WORKLOAD_ERR_EXEC, 0 };
 	ssize_t n;
 
+	*stage = WORKLOAD_ERR_EXEC;
 	if (write(wl->go_fd, &c, 1) != 1)
 		return -errno;
 	close(wl->go_fd);
 	wl->go_fd = -1;
 	do
-		n = read(wl->err_fd, &e, sizeof(e));
+		n = read(wl->err_fd, msg, sizeof(msg));
 	while (n < 0 && errno == EINTR);
 	close(wl->err_fd);
 	wl->err_fd = -1;
-	return n == sizeof(e) ? -e : 0;
+	if (n != sizeof(msg))
+		return 0;
+	*stage = msg[0];
+	return -msg[1];
 }
 
 /*
