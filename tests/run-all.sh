@@ -2,7 +2,11 @@
 # The whole test suite, as run by `make test` and CI:
 #   1. build offcpu, the workloads and the unit tests;
 #   2. unit tests, then the same unit tests built with ASan+UBSan;
-#   3. every tests/integration/test_*.sh (exit 0 pass, 77 skip, else fail).
+#   3. the fuzz targets (tests/fuzz), a short fixed run each;
+#   4. every tests/integration/test_*.sh (exit 0 pass, 77 skip, else fail),
+#      then again with the ASan+UBSan build of offcpu (LeakSanitizer on):
+#      any sanitizer report fails the test. A test whose header says
+#      "# sanitizers: skip (why)" runs once.
 # Ends with one summary line "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
@@ -39,13 +43,46 @@ for t in build-san/tests/test_*; do
 done
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-export OFFCPU="$ROOT/build/offcpu" OFFCPU_SAN="$ROOT/build-san/offcpu" WORKLOADS="$ROOT/build/workloads"
+run_step "build fuzz targets" make -j"$JOBS" fuzz-build
+for f in tests/fuzz/fuzz_*.c; do
+	f=$(basename "$f" .c)
+	run_step "fuzz $f (${FUZZ_RUNS:-3000} runs)" tests/fuzz/run.sh "$f"
+done
+
+export OFFCPU_SAN="$ROOT/build-san/offcpu" WORKLOADS="$ROOT/build/workloads"
+SANLOG=$(mktemp -d)
+tests=()
 for t in tests/integration/test_*.sh; do
 	[ -f "$t" ] || continue
+	tests+=("$t:plain")
+	grep -q '^# sanitizers: skip' "$t" || tests+=("$t:san")
+done
+# plain runs first, then the sanitized ones
+for mode in plain san; do
+for ts in "${tests[@]}"; do
+	t=${ts%:*}
+	[ "${ts##*:}" = "$mode" ] || continue
 	name=$(basename "$t" .sh)
 	log=$(mktemp)
 	start=$(date +%s)
-	bash "$t" >"$log" 2>&1; rc=$?
+	if [ "$mode" = san ]; then
+		name="$name (asan+ubsan)"
+		rm -f "$SANLOG"/*
+		OFFCPU="$ROOT/build-san/offcpu" \
+		ASAN_OPTIONS=detect_leaks=1:log_path="$SANLOG/asan" \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path="$SANLOG/ubsan" \
+			bash "$t" >"$log" 2>&1; rc=$?
+		# reports land in $SANLOG, or on stderr (UBSan under ASan): either fails
+		grep -E '^(.*: )?(.*runtime error: |==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$log" >>"$SANLOG/stderr"
+		[ -s "$SANLOG/stderr" ] || rm -f "$SANLOG/stderr"
+		if [ -n "$(ls "$SANLOG")" ]; then
+			# a sanitizer report is a failure whatever the test concluded
+			{ echo "FAIL: sanitizer reports:"; head -40 "$SANLOG"/*; } >>"$log"
+			rc=1
+		fi
+	else
+		OFFCPU="$ROOT/build/offcpu" bash "$t" >"$log" 2>&1; rc=$?
+	fi
 	dur=$(( $(date +%s) - start ))
 	case $rc in
 	0) note "PASS  $name (${dur}s)"; grep '^#' "$log" | sed 's/^/      /'; pass=$((pass + 1)) ;;
@@ -59,6 +96,8 @@ for t in tests/integration/test_*.sh; do
 	esac
 	rm -f "$log"
 done
+done
+rm -rf "$SANLOG"
 
 [ ${#failed[@]} -eq 0 ] || note "failed: ${failed[*]}"
 for r in "${reasons[@]}"; do note "  $r"; done

@@ -160,46 +160,53 @@ int cmd_record(int argc, char **argv)
 	unsigned long long u;
 	int c, ret;
 
+/* A bad value: usage, exit 2, and the lists parsed so far freed. */
+#define BAD(opt, val, why)                      \
+	do {                                    \
+		ret = bad(opt, val, why);       \
+		goto out;                       \
+	} while (0)
+
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
 	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
-				return bad("-o", optarg, "empty path");
+				BAD("-o", optarg, "empty path");
 			o.output = optarg;
 			break;
 		case 'p':
 			if (int_list__parse(&o.pids, optarg, false))
-				return bad("-p", optarg, "expected PID[,PID...]");
+				BAD("-p", optarg, "expected PID[,PID...]");
 			break;
 		case 't':
 			if (int_list__parse(&o.tids, optarg, false))
-				return bad("-t", optarg, "expected TID[,TID...]");
+				BAD("-t", optarg, "expected TID[,TID...]");
 			break;
 		case 'a':
 			o.all_cpus = true;
 			break;
 		case 'C':
 			if (int_list__parse(&o.cpus, optarg, true))
-				return bad("-C", optarg, "expected a CPU list such as 0,2-3");
+				BAD("-C", optarg, "expected a CPU list such as 0,2-3");
 			break;
 		case 'G':
 			o.cgroup = optarg;
 			break;
 		case 'd':
 			if (parse_double(optarg, &o.duration) || o.duration <= 0)
-				return bad("-d", optarg, "expected seconds > 0");
+				BAD("-d", optarg, "expected seconds > 0");
 			break;
 		case 'F':
 			if (parse_uint(optarg, 100000, &u) || !u)
-				return bad("-F", optarg, "expected a frequency in Hz (1-100000)");
+				BAD("-F", optarg, "expected a frequency in Hz (1-100000)");
 			o.freq = u;
 			break;
 		case 'e':
 			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "task-clock") &&
 			    strcmp(optarg, "cycles"))
-				return bad("-e", optarg, "cpu-clock, task-clock or cycles");
+				BAD("-e", optarg, "cpu-clock, task-clock or cycles");
 			o.event = optarg;
 			break;
 		case OPT_NO_CPU:
@@ -207,21 +214,21 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_THRESH:
 			if (parse_uint(optarg, 3600000, &u))
-				return bad("--off-cpu-thresh", optarg, "expected milliseconds");
+				BAD("--off-cpu-thresh", optarg, "expected milliseconds");
 			o.thresh_ns = u * 1000000ULL;
 			break;
 		case OPT_STATES:
 			if (parse_states(optarg, &o.state_mask))
-				return bad("--off-cpu-states", optarg, "expected S, D or SD");
+				BAD("--off-cpu-states", optarg, "expected S, D or SD");
 			break;
 		case OPT_FLUSH:
 			if (parse_uint(optarg, 3600000, &u) || u < 10)
-				return bad("--flush-interval", optarg, "expected milliseconds >= 10");
+				BAD("--flush-interval", optarg, "expected milliseconds >= 10");
 			o.flush_ms = u;
 			break;
 		case OPT_STACKS:
 			if (parse_stacks(optarg, &o.ustack, &o.kstack))
-				return bad("--stacks", optarg, "expected user, kernel or user,kernel");
+				BAD("--stacks", optarg, "expected user, kernel or user,kernel");
 			break;
 		case OPT_KTHREADS:
 			o.kernel_threads = true;
@@ -234,7 +241,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_USER:
 			if (!*optarg)
-				return bad("--user", optarg, "expected a user name or uid");
+				BAD("--user", optarg, "expected a user name or uid");
 			o.user = optarg;
 			break;
 		case 'q':
@@ -242,7 +249,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		default:
 			if (optopt && optopt < 256)
 				fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
@@ -276,4 +284,5 @@ out:
 	int_list__free(&o.tids);
 	int_list__free(&o.cpus);
 	return ret;
+#undef BAD
 }

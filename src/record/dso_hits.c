@@ -179,7 +179,8 @@ static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
 	if (!p->nr)
 		return; /* no maps (qsort must not see a NULL array) */
 	if (!p->sorted) {
-		qsort(p->maps, p->nr, sizeof(*p->maps), map_cmp);
+		if (p->nr) /* qsort takes no NULL array, even empty */
+			qsort(p->maps, p->nr, sizeof(*p->maps), map_cmp);
 		p->sorted = true;
 	}
 	hi = p->nr;

@@ -88,7 +88,8 @@ int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
 	uint8_t *rest = NULL;
 	int err = 0;
 
-	qsort(m->ents, m->nr, sizeof(*m->ents), ent_cmp);
+	if (m->nr) /* qsort takes no NULL array, even empty */
+		qsort(m->ents, m->nr, sizeof(*m->ents), ent_cmp);
 	for (i = 0; i < m->nr && m->ents[i].time <= upto; i++) {
 		const void *rec = m->data + m->ents[i].off;
 

@@ -572,14 +572,15 @@ static int collect_exits(struct offcpu_bpf *b)
 	for (size_t i = 0; i < b->nr_exits; i++)
 		if (!b->exits[i].age)
 			bpf_map_delete_elem(fd, &b->exits[i].key);
-	qsort(b->exits, b->nr_exits, sizeof(*b->exits), exits_cmp);
+	if (b->nr_exits) /* qsort and bsearch take no NULL array, even empty */
+		qsort(b->exits, b->nr_exits, sizeof(*b->exits), exits_cmp);
 	return 0;
 }
 
 static uint64_t exit_time(struct offcpu_bpf *b, uint32_t tid, uint64_t start_time)
 {
 	struct exit_ent k = { .key = { .tid = tid, .start_time = start_time } };
-	struct exit_ent *e = bsearch(&k, b->exits, b->nr_exits, sizeof(k), exits_cmp);
+	struct exit_ent *e = b->nr_exits ? bsearch(&k, b->exits, b->nr_exits, sizeof(k), exits_cmp) : NULL;
 
 	return e ? e->time : 0;
 }

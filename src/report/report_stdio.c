@@ -367,7 +367,8 @@ static int print_event(struct rep *r, int ev)
 	err = walk(r, false, caller);
 	if (err)
 		return err;
-	qsort_r(r->ents, r->n, sizeof(*r->ents), cmp_entries, r);
+	if (r->n) /* no NULL array to qsort_r, even empty */
+		qsort_r(r->ents, r->n, sizeof(*r->ents), cmp_entries, r);
 	htab__free(&r->ht); /* sorted: rebuild the index */
 	for (size_t i = 0; i < r->n; i++) {
 		struct ekey e = { r, &r->ents[i] };

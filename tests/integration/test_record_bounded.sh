@@ -8,6 +8,7 @@
 # most $RSS_GROWTH_MB between 10 s and 60 s; map memory (the sum maps
 # allocate entries as used, and are drained every second) grows by at most
 # $MAP_GROWTH_KB between 10 s and 60 s, whatever the switch rate.
+# sanitizers: skip (it measures offcpu's resident memory, which ASan's shadow inflates)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf

@@ -13,6 +13,7 @@
 #    (a sample of 20 copies and the FIFO case below);
 #  - a FIFO planted where a recorded binary was (it would block a reader
 #    that opened it) is skipped with a warning, without hanging.
+# sanitizers: skip (it runs the sanitized build on its copies itself)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_offcpu
