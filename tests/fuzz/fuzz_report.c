@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Fuzz target: `offcpu report` and `offcpu script` end to end (reader,
- * process model, aggregation, every output) on the input as a perf.data
+ * process model, aggregation, every output: call graphs, --folded,
+ * --threads, --wakeups, --pprof to stdout) on the input as a perf.data
  * file, through the commands' own entry points. Symbols are off
  * (--no-symbols): the symbolizer would open whatever files the input
  * names; its parsers have targets of their own. Output goes to /dev/null.
+ * (offcpu flamegraph has no --no-symbols and is left out.)
  * LeakSanitizer checks every run, error paths included.
  */
 #include <fcntl.h>
@@ -44,6 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--no-children", "-g", "callee,0",
 	    "-s", "pid,tid,comm,dso,sym,state,cgroup");
 	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--folded");
+	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--threads");
+	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--wakeups");
+	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--pprof", "-");
 	RUN(cmd_script, "script", "-i", path, "--no-symbols");
 	fflush(stdout);
 	return 0;

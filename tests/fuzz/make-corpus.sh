@@ -7,6 +7,7 @@
 #   fuzz_perf_reader, fuzz_report:
 #     offcpu record --no-cpu --off-cpu-thresh 1 -- sh -c 'sleep 0.01; sleep 0.01'
 #     offcpu record -F 500 --off-cpu-thresh 5 -- waitmix -s 0.05 -q -c
+#     offcpu record --wakeups --sched-delay --no-cpu -- sh -c "sleep 0.01; sleep 0.01; echo x | cat"
 #     perf record -g -F 999 --no-buildid --no-bpf-event -- waitmix -s 0.02 -q
 #     perf record -g --no-bpf-event -e cpu-clock,task-clock -F 999 -- waitmix -s 0.02 -q
 #   fuzz_kallsyms, fuzz_procfs: lines of /proc/kallsyms (core and module),
@@ -26,9 +27,10 @@ cd "$TMP"
 
 "$OFFCPU" record -q -o own-sleep.data --no-cpu --off-cpu-thresh 1 -- sh -c 'sleep 0.01; sleep 0.01'
 "$OFFCPU" record -q -o own-waitmix.data -F 500 --off-cpu-thresh 5 -- "$WL" -s 0.05 -q -c -d /var/tmp
+"$OFFCPU" record -q -o own-wakeups.data --wakeups --sched-delay --no-cpu -- sh -c 'sleep 0.01; sleep 0.01; echo x | cat >/dev/null'
 perf record -q -g -F 999 --no-buildid --no-bpf-event -o perf-fp.data -- "$WL" -s 0.02 -q -d /var/tmp 2>/dev/null
 perf record -q -g -F 999 --no-bpf-event -e cpu-clock,task-clock -o perf-two.data -- "$WL" -s 0.02 -q -d /var/tmp 2>/dev/null
-for f in own-sleep own-waitmix perf-fp perf-two; do
+for f in own-sleep own-waitmix own-wakeups perf-fp perf-two; do
 	cp "$f.data" "$C/fuzz_perf_reader/seed-$f"
 	cp "$f.data" "$C/fuzz_report/seed-$f"
 done
