@@ -27,7 +27,7 @@ struct perf_writer;
 
 struct int_list {
 	int *v;
-	size_t n;
+	size_t n, cap;
 };
 
 struct record_opts {

@@ -20,13 +20,25 @@
 
 #include "record/record.h"
 
+/* Lists longer than this are refused: a range list like 0-65536,0-65536,...
+ * would otherwise grow without bound (fuzz_procfs ran out of memory). */
+#define INT_LIST_MAX (1u << 20)
+
+/* Append v, growing the array geometrically. -E2BIG past INT_LIST_MAX. */
 static int list_push(struct int_list *l, int v)
 {
-	int *nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		int *nv;
 
-	if (!nv)
-		return -ENOMEM;
-	l->v = nv;
+		if (l->n >= INT_LIST_MAX)
+			return -E2BIG;
+		nv = realloc(l->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = ncap;
+	}
 	l->v[l->n++] = v;
 	return 0;
 }
@@ -34,7 +46,7 @@ static int list_push(struct int_list *l, int v)
 /*
  * Parse "1,2,5" (or, with ranges, "0-3,6") into l. Appends, so that an
  * option given twice adds up. -EINVAL on anything that is not a list of
- * non-negative numbers.
+ * non-negative numbers, or on a list of more than INT_LIST_MAX.
  */
 int int_list__parse(struct int_list *l, const char *s, bool ranges)
 {
@@ -61,9 +73,12 @@ int int_list__parse(struct int_list *l, const char *s, bool ranges)
 			if (errno || b < a || b > INT_MAX || b - a > 65536)
 				return -EINVAL;
 		}
-		for (long v = a; v <= b; v++)
-			if (list_push(l, (int)v))
-				return -ENOMEM;
+		for (long v = a; v <= b; v++) {
+			int err = list_push(l, (int)v);
+
+			if (err)
+				return err == -E2BIG ? -EINVAL : err;
+		}
 		if (*end == ',')
 			end++;
 		else if (*end)
@@ -77,7 +92,7 @@ void int_list__free(struct int_list *l)
 {
 	free(l->v);
 	l->v = NULL;
-	l->n = 0;
+	l->n = l->cap = 0;
 }
 
 static int read_cpu_list(const char *path, struct int_list *l)

@@ -47,6 +47,18 @@ static void test_int_list(void **state)
 	assert_int_equal(int_list__parse(&l, "99999999999", false), -EINVAL);
 	assert_int_equal(int_list__parse(&l, "12x", false), -EINVAL);
 	int_list__free(&l);
+	/* bounded: 17 ranges of 65537 CPUs are more than a list may hold */
+	{
+		char big[17 * 8 + 1] = "";
+
+		for (int i = 0; i < 17; i++)
+			strcat(big, i ? ",0-65536" : "0-65536");
+		assert_int_equal(int_list__parse(&l, big, true), -EINVAL);
+		int_list__free(&l);
+		assert_int_equal(int_list__parse(&l, "0-65536", true), 0);
+		assert_int_equal(l.n, 65537);
+		int_list__free(&l);
+	}
 }
 
 struct collect {
