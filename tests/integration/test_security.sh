@@ -4,7 +4,9 @@
 #    overwritten) is moved aside to FILE.old like any file, never followed:
 #    the target keeps its content, the new FILE is a regular file of mode
 #    0600; the same with a symlink planted at FILE.old (the rename replaces
-#    the link, not its target), and with a dangling link;
+#    the link, not its target), and with a dangling link; a link planted at
+#    the OUT.tmp that `offcpu flamegraph -o OUT` and `report --pprof OUT`
+#    write before renaming is not followed either;
 #  - --user NAME -- CMD runs CMD as that user: real, effective and saved
 #    uid and gid are the user's, its supplementary groups are the user's
 #    (a group made for the test), it has no capabilities and none of
@@ -49,6 +51,16 @@ ln -s "$TESTDIR/nowhere/x" out.data
 record -o out.data -- sleep 0.1 || bad "dangling symlink at -o: record exit $?"
 [ ! -e nowhere ] || bad "dangling symlink at -o: its target was created"
 [ -f out.data ] && [ ! -L out.data ] || bad "dangling symlink at -o: out.data is not a regular file"
+
+# The exports write OUT.tmp, then rename it: a link planted there is not followed.
+echo precious >victim
+ln -s "$TESTDIR/victim" fg.svg.tmp
+ln -s "$TESTDIR/victim" p.pb.gz.tmp
+"$OFFCPU" flamegraph -i out.data -o fg.svg 2>/dev/null || bad "flamegraph with a link at fg.svg.tmp: exit $?"
+"$OFFCPU" report -i out.data --pprof p.pb.gz 2>/dev/null || bad "report --pprof with a link at p.pb.gz.tmp: exit $?"
+measure "links planted at flamegraph's and pprof's OUT.tmp: victim holds '$(head -c 20 victim)'; fg.svg $(stat -c %F fg.svg), p.pb.gz $(stat -c %F p.pb.gz)"
+[ "$(cat victim)" = precious ] || bad "an export wrote through a link planted at its OUT.tmp"
+[ -f fg.svg ] && [ ! -L fg.svg ] && [ -f p.pb.gz ] && [ ! -L p.pb.gz ] || bad "an export's output is not a regular file"
 
 # 2. --user.
 if ! id offcpu-test >/dev/null 2>&1; then
