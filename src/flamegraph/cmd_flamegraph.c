@@ -4,6 +4,7 @@
  * aggregation, draw on-CPU and off-CPU time in one SVG.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +153,18 @@ static int write_svg(const struct fg_tree *t, const char *out, const struct fg_s
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, len, "%s.tmp", out);
-	f = to_stdout ? stdout : fopen(tmp, "we");
+	if (to_stdout) {
+		f = stdout;
+	} else {
+		/* a fresh file, never through a link planted at OUT.tmp */
+		int fd;
+
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!f && fd >= 0)
+			close(fd);
+	}
 	if (!f) {
 		err = -errno;
 		goto cleanup;

@@ -489,7 +489,11 @@ int pprof__gzip(const char *path, const void *data, size_t len)
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, plen + 5, "%s.tmp", path);
-	fd = out ? dup(STDOUT_FILENO) : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a fresh file, never through a link planted at PATH.tmp */
+	if (!out)
+		unlink(tmp);
+	fd = out ? dup(STDOUT_FILENO) :
+		   open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
