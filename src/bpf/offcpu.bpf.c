@@ -55,8 +55,7 @@ __u32 sum_active;     /* which sum map switch-in adds to */
 __u32 sum_entries[2]; /* entries created in each sum map since its drain */
 __u32 wsum_entries[2]; /* the same for the wakeup sum maps */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
-__u32 calib_done;
-__u64 dbg[8];     /* kstack_skip was measured */
+__u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
 
 struct offcpu_task {
@@ -298,9 +297,8 @@ struct offcpu_uframe {
  * the two words apart and clears the whole buffer. 32-bit tasks are left
  * to bpf_get_stack.
  */
-static __always_inline void ustack_walk(void *ctx, struct task_struct *prev, struct offcpu_task *t)
+static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct offcpu_task *t)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	struct offcpu_uframe f;
 	__u64 fp;
 	__u32 i;
@@ -368,16 +366,13 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_task *t)
  * at every switch.
  */
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *prev,
-					       struct offcpu_task *t, struct offcpu_kfp *k)
+					       struct pt_regs *regs, struct offcpu_task *t,
+					       struct offcpu_kfp *k)
 {
-	struct pt_regs *regs;
 	__u64 sp, base, depth;
 
-	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-	if (!regs) {
-		dbg[0]++;
+	if (!regs)
 		return false;
-	}
 	/*
 	 * The program's own stack may be a private one; its context (the
 	 * tracepoint's argument array) is on the task's kernel stack, a fixed
@@ -387,11 +382,8 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	*(volatile __u64 *)&t->sp = (__u64)ctx;
 	sp = *(volatile __u64 *)&t->sp;
 	base = (__u64)BPF_CORE_READ(prev, stack);
-	dbg[2] = sp; dbg[3] = base;
-	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE) {
-		dbg[1]++;
+	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE)
 		return false;
-	}
 	depth = base + OFFCPU_THREAD_SIZE - sp;
 	k->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	/*
@@ -415,14 +407,14 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
  * that differs from the cached one is counted (stale) and replaces it: the
  * recording states how often the cache was checked and how often wrong.
  */
-static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct offcpu_task *t)
+static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct pt_regs *regs,
+					struct offcpu_task *t)
 {
 	struct offcpu_kfp k = {};
 	struct offcpu_kstack *e, *scratch;
 	__u32 zero = 0, n;
 
-	dbg[4] = kstack_skip; dbg[5]++;
-	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, t, &k)) {
+	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, regs, t, &k)) {
 		kstack_walk(ctx, t);
 		return;
 	}
@@ -777,7 +769,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 				       __u64 clk)
 {
 	struct offcpu_task *t;
-	long n;
+	struct pt_regs *regs;
 
 	t = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
@@ -792,11 +784,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	t->s.cgroup = bpf_get_current_cgroup_id();
 	t->s.ulen = 0;
 	t->s.klen = 0;
+	/* prev's user registers, read once for both stacks */
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (want_ustack && prev->mm)
-		ustack_walk(ctx, prev, t);
+		ustack_walk(ctx, regs, t);
 	t->uhash = hash_frames(t->s.stack, t->s.ulen);
 	if (want_kstack)
-		kstack_take(ctx, prev, t);
+		kstack_take(ctx, prev, regs, t);
 	t->ts_wake = 0;
 	t->ts_out = clk;
 }

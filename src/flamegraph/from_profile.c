@@ -40,6 +40,39 @@ static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name
 }
 
 /* The comm frame, or comm-pid/tid with per_thread, into the caller's buffers. */
+/* One stack's frames and the text their names and details are printed into. */
+struct path_scratch {
+	struct fg_frame *path;
+	char (*names)[256], (*details)[256];
+	uint32_t cap;
+};
+
+/* Room for need frames (the old contents are not kept); -ENOMEM. */
+static int path_reserve(struct path_scratch *sc, uint32_t need)
+{
+	if (need <= sc->cap)
+		return 0;
+	free(sc->path);
+	free(sc->names);
+	free(sc->details);
+	sc->cap = need;
+	sc->path = malloc(need * sizeof(*sc->path));
+	sc->names = malloc(need * sizeof(*sc->names));
+	sc->details = malloc(need * sizeof(*sc->details));
+	if (!sc->path || !sc->names || !sc->details) {
+		sc->cap = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void path_scratch__free(struct path_scratch *sc)
+{
+	free(sc->path);
+	free(sc->names);
+	free(sc->details);
+}
+
 static struct fg_frame group_frame(const struct session *s, const struct pstack *st,
 				   bool per_thread, char *group, size_t glen, char *ids, size_t ilen)
 {
@@ -55,9 +88,7 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 {
 	static const char *const split[FG_NR_CLASSES] = { "[on-cpu]", "[off-cpu]" };
 	bool both = o->cpu_event >= 0 && o->off_event >= 0;
-	struct fg_frame *path = NULL;
-	char (*names)[256] = NULL, (*details)[256] = NULL;
-	uint32_t cap = 0;
+	struct path_scratch sc = {};
 	int err = 0;
 
 	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
@@ -73,45 +104,32 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 			cls = FG_OFF_CPU;
 		else
 			continue;
-		if (st->nr + 2 > cap) {
-			cap = st->nr + 2;
-			free(path);
-			free(names);
-			free(details);
-			path = malloc(cap * sizeof(*path));
-			names = malloc(cap * sizeof(*names));
-			details = malloc(cap * sizeof(*details));
-			if (!path || !names || !details) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		path[n++] = group_frame(s, st, o->per_thread, group, sizeof(group), ids, sizeof(ids));
+		err = path_reserve(&sc, st->nr + 2);
+		if (err)
+			break;
+		sc.path[n++] = group_frame(s, st, o->per_thread, group, sizeof(group), ids, sizeof(ids));
 		if (both)
-			path[n++] = (struct fg_frame){ split[cls], NULL,
+			sc.path[n++] = (struct fg_frame){ split[cls], NULL,
 						       cls == FG_ON_CPU ? FG_COLOR_CPU : FG_COLOR_OFF };
 		for (uint32_t j = st->nr; j-- > 0;) {
 			const struct frame *f = session__frame(s, fr[j]);
 			enum fg_color c = cls == FG_ON_CPU ? (f->kernel ? FG_COLOR_CPU_KERNEL : FG_COLOR_CPU)
 							   : (f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF);
 
-			path[n] = to_fg(f, c, names[n], sizeof(names[n]), details[n], sizeof(details[n]));
+			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
 			n++;
 		}
-		err = fg_tree__add(t, path, n, cls, st->period);
+		err = fg_tree__add(t, sc.path, n, cls, st->period);
 	}
-	free(path);
-	free(names);
-	free(details);
+	path_scratch__free(&sc);
 	return err;
 }
 
 int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
 		     bool per_thread)
 {
-	struct fg_frame *path = NULL;
-	char (*names)[256] = NULL, (*details)[256] = NULL;
-	uint32_t cap = 0, sep;
+	struct path_scratch sc = {};
+	uint32_t sep;
 	int err = offwake__separator(s, &sep);
 
 	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
@@ -123,45 +141,33 @@ int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile 
 
 		if ((int)st->event != ev)
 			continue;
-		if (st->nr + 1 > cap) {
-			cap = st->nr + 1;
-			free(path);
-			free(names);
-			free(details);
-			path = malloc(cap * sizeof(*path));
-			names = malloc(cap * sizeof(*names));
-			details = malloc(cap * sizeof(*details));
-			if (!path || !names || !details) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
+		err = path_reserve(&sc, st->nr + 1);
+		if (err)
+			break;
+		sc.path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
 		/* leaf first: waker name, waker root .. leaf, --, sleeper leaf .. root */
 		for (uint32_t j = st->nr; j-- > 0;) {
 			const struct frame *f = session__frame(s, fr[j]);
 			enum fg_color c;
 
 			if (fr[j] == sep) {
-				path[n++] = (struct fg_frame){ "--", NULL, FG_COLOR_SEPARATOR };
+				sc.path[n++] = (struct fg_frame){ "--", NULL, FG_COLOR_SEPARATOR };
 				waker = true;
 				continue;
 			}
 			if (!j && waker) { /* the waker's name */
-				path[n++] = (struct fg_frame){ f->sym, "waker", FG_COLOR_META };
+				sc.path[n++] = (struct fg_frame){ f->sym, "waker", FG_COLOR_META };
 				continue;
 			}
 			if (waker)
 				c = f->kernel ? FG_COLOR_WAKER_KERNEL : FG_COLOR_WAKER;
 			else
 				c = f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF;
-			path[n] = to_fg(f, c, names[n], sizeof(names[n]), details[n], sizeof(details[n]));
+			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
 			n++;
 		}
-		err = fg_tree__add(t, path, n, FG_OFF_CPU, st->period);
+		err = fg_tree__add(t, sc.path, n, FG_OFF_CPU, st->period);
 	}
-	free(path);
-	free(names);
-	free(details);
+	path_scratch__free(&sc);
 	return err;
 }
