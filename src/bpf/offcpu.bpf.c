@@ -49,6 +49,13 @@ const volatile bool use_kcache = true;      /* kernel stacks from the cache */
 const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
 const volatile bool want_wakeups = false;    /* --wakeups */
 const volatile bool want_sched_delay = false; /* --sched-delay */
+/*
+ * Tests only (OFFCPU_TEST_HIDE): act as if 1 in test_hide of the switch-ins
+ * and wakeups had not reached the programs, as the kernel does at times, so
+ * that the repair in interval_unclosed is exercised. 0: off (the verifier
+ * drops the branches).
+ */
+const volatile __u32 test_hide = 0;
 
 /* Runtime state shared with user space (.bss). */
 __u32 sum_active;     /* which sum map switch-in adds to */
@@ -62,7 +69,8 @@ struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
 	__u64 ts_wake; /* wakeup, rq clock; 0 until woken */
 	__u32 summed;  /* has added to a sum map: note its exit */
-	__u32 pad;
+	__u32 pcount_out; /* sched_info.pcount (switch-ins) at switch-out */
+	__u64 delay_out;  /* sched_info.run_delay at switch-out */
 	__u64 uhash;   /* hashes of the stacks in s */
 	__u64 khash;
 	__u64 sp;      /* scratch: the kernel stack pointer at switch-out */
@@ -746,21 +754,63 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 }
 
 /*
- * The task runs (it switches out again, or exits) but its last interval is
- * still open: the switch program missed its switch-in. End the interval at
- * its wakeup when that was seen (what switch-in would have done), else
- * count it lost: its end is not known.
+ * The scheduler's own run-delay accounting (sched_info, as in
+ * /proc/PID/schedstat), kept whatever the tracepoints show: the number of
+ * switch-ins, the time spent waiting on a run queue, the last switch-in (rq
+ * clock). false when the kernel has no such accounting.
  */
-static __always_inline void interval_unclosed(struct offcpu_task *t, __u64 now)
+static __always_inline bool task_sched_info(struct task_struct *p, __u32 *pcount, __u64 *delay,
+					    __u64 *arrival)
 {
+	if (!bpf_core_field_exists(p->sched_info.last_arrival))
+		return false;
+	*pcount = BPF_CORE_READ(p, sched_info.pcount);
+	*delay = BPF_CORE_READ(p, sched_info.run_delay);
+	*arrival = BPF_CORE_READ(p, sched_info.last_arrival);
+	return true;
+}
+
+/*
+ * The task p runs (it switches out again, or exits) but its last interval
+ * is still open: the switch program missed its switch-in. The kernel skips
+ * a tracepoint's programs at times (while another program attaches to it;
+ * on some hosts whenever a hidden agent's thread is the one switched out),
+ * and the wakeup may be missed alike. End the interval at its wakeup:
+ *  - seen by the wakeup program: its time;
+ *  - else, when p has been switched in exactly once since (sched_info's
+ *    count), that switch-in's time less the run-queue wait before it, both
+ *    from sched_info: the time it was queued, i.e. woken;
+ *  - else the end is not known: count the interval lost.
+ * With --sched-delay the run-queue wait before the missed switch-in is
+ * emitted too when sched_info gives it.
+ */
+static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
+					      __u64 now)
+{
+	__u64 delay = 0, arrival = 0, wait = 0, wake = 0;
+	__u32 pcount = 0;
+	bool once;
+
 	if (!t->ts_out)
 		return;
+	once = task_sched_info(p, &pcount, &delay, &arrival) && pcount == t->pcount_out + 1 &&
+	       delay >= t->delay_out && arrival >= t->ts_out;
+	if (once) {
+		wait = delay - t->delay_out;
+		if (arrival - t->ts_out >= wait)
+			wake = arrival - wait;
+	}
 	if (t->ts_wake && t->ts_wake >= t->ts_out) {
 		interval_done(t, t->ts_wake - t->ts_out, now);
 		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
+	} else if (wake) {
+		interval_done(t, wake - t->ts_out, now);
+		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
 	}
+	if (want_sched_delay && wake)
+		delay_emit(p, &t->s, t->uhash, t->khash, t->s.state, wait, now);
 	t->ts_out = 0;
 }
 
@@ -770,13 +820,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 {
 	struct offcpu_task *t;
 	struct pt_regs *regs;
+	__u64 arrival;
 
 	t = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		drop(OFFCPU_DROP_TASK_STORAGE);
 		return;
 	}
-	interval_unclosed(t, now);
+	interval_unclosed(t, prev, now);
 	t->s.pid = prev->tgid;
 	t->s.tid = prev->pid;
 	t->s.start_time = prev->start_time;
@@ -792,6 +843,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	if (want_kstack)
 		kstack_take(ctx, prev, regs, t);
 	t->ts_wake = 0;
+	task_sched_info(prev, &t->pcount_out, &t->delay_out, &arrival);
 	t->ts_out = clk;
 }
 
@@ -801,6 +853,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u64
 	struct offcpu_task *t;
 	__u64 end, delta;
 
+	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
+		return;
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t || !t->ts_out)
 		return;
@@ -814,6 +868,20 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u64
 	if (!(want_wakeups && waker_in(next, t, delta, now)))
 		interval_done(t, delta, now);
 	t->ts_out = 0;
+}
+
+/*
+ * A task is preempted: if it still has an interval open, its switch-in was
+ * missed; end that interval now, while sched_info can still time it, and
+ * before a later switch-in would stretch it over this run (and --sched-delay
+ * would count this run as a wait).
+ */
+static __always_inline void preempted(struct task_struct *prev, __u64 now)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, prev, 0, 0);
+
+	if (t && t->ts_out)
+		interval_unclosed(t, prev, now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -834,6 +902,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		   wanted(prev->tgid, prev->pid);
 	if (measured)
 		switch_out(ctx, prev, state, now, clk);
+	else if (!prev_state && (kernel_threads || !(prev->flags & PF_KTHREAD)))
+		preempted(prev, now);
 	if (want_sched_delay) /* before switch_in: it reads next's interval */
 		sched_delay_switch(ctx, prev, next, prev_state, measured, now, clk);
 	switch_in(next, now, clk);
@@ -848,8 +918,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 {
-	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct offcpu_task *t;
 
+	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (t && t->ts_out && !t->ts_wake)
 		t->ts_wake = task_rq_clock(p);
 	return 0;
@@ -956,7 +1029,7 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 	__u64 now = bpf_ktime_get_ns();
 
 	if (t)
-		interval_unclosed(t, now);
+		interval_unclosed(t, p, now);
 	if (t && t->summed) {
 		struct offcpu_exit_key k = { .tid = p->pid, .start_time = p->start_time };
 

@@ -55,7 +55,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_KSTACK_CACHED,
 	OFFCPU_STAT_KSTACK_CHECKED,
 	OFFCPU_STAT_KSTACK_STALE,
-	OFFCPU_STAT_CLOSED_AT_WAKEUP,
+	OFFCPU_STAT_CLOSED_AT_WAKEUP,     /* switch-in missed, wakeup seen */
+	OFFCPU_STAT_CLOSED_BY_SCHED_INFO, /* both missed, wakeup from sched_info */
 	OFFCPU_STAT__NR,
 };
 

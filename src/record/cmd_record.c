@@ -278,6 +278,17 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.argv && !o.pids.n && !o.tids.n)
 		o.all_cpus = true; /* as perf: no target means the whole machine */
+	if (getenv("OFFCPU_TEST_HIDE") && *getenv("OFFCPU_TEST_HIDE")) {
+		unsigned long long n;
+
+		if (parse_uint(getenv("OFFCPU_TEST_HIDE"), 1000000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
+				getenv("OFFCPU_TEST_HIDE"));
+			ret = 2;
+			goto out;
+		}
+		o.test_hide = n;
+	}
 	ret = record__run(&o);
 out:
 	int_list__free(&o.pids);

@@ -401,6 +401,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->follow_children = o->argv != NULL;
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
+	sk->rodata->test_hide = o->test_hide;
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup;
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);

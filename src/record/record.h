@@ -49,6 +49,7 @@ struct record_opts {
 	bool kernel_threads;
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
+	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	bool quiet;
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */

@@ -391,7 +391,7 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err) {
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
-			"offcpu.closed_at_wakeup",
+			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info",
 		};
 		uint64_t ks[OFFCPU_STAT__NR];
 
@@ -488,10 +488,13 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE]);
-	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP])
-		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup: their switch-in "
-			"was hidden from offcpu (another tracer attaching or detaching?) ]\n",
-			(unsigned long long)ks[OFFCPU_STAT_CLOSED_AT_WAKEUP]);
+	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
+		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
+			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
+			"the scheduler's run-delay accounting, their wakeup unseen too ]\n",
+			(unsigned long long)(ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] +
+					     ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]),
+			(unsigned long long)ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		any |= drops[i] != 0;
 	if (!any) {
