@@ -69,6 +69,8 @@ struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
 	__u64 ts_wake; /* wakeup, rq clock; 0 until woken */
 	__u32 summed;  /* has added to a sum map: note its exit */
+	__u32 gen;     /* execs seen: the sum keys' gen */
+	__u64 last_sum; /* sample time of its last summed interval */
 	__u32 pcount_out; /* sched_info.pcount (switch-ins) at switch-out */
 	__u64 delay_out;  /* sched_info.run_delay at switch-out */
 	__u64 uhash;   /* hashes of the stacks in s */
@@ -513,7 +515,7 @@ static __always_inline void sum_key_init(struct offcpu_sum_key *k, const struct 
 	k->khash = khash;
 	k->cgroup = s->cgroup;
 	k->state = s->state;
-	k->pad = 0;
+	k->gen = 0;
 }
 
 /*
@@ -545,15 +547,26 @@ static __always_inline void take_stacks(void *ctx, __u64 *stack, __u32 *ulen, __
 	}
 }
 
-/* Remember that a task has sums pending, so that its exit is noted. */
-static __always_inline void mark_summed(struct task_struct *task)
+/*
+ * t adds a sample of time now to the sums: note it, so that its exit or
+ * exec is noted, and its sums are timed before either. Returns the key's gen.
+ */
+static __always_inline __u32 summed_at(struct offcpu_task *t, __u64 now)
+{
+	t->summed = 1;
+	t->last_sum = now;
+	return t->gen;
+}
+
+/* summed_at for a task whose storage is not at hand. */
+static __always_inline __u32 mark_summed(struct task_struct *task, __u64 now)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (t)
-		t->summed = 1;
-	else
-		drop(OFFCPU_DROP_TASK_STORAGE);
+		return summed_at(t, now);
+	drop(OFFCPU_DROP_TASK_STORAGE);
+	return 0;
 }
 
 /*
@@ -583,7 +596,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		k.wtid = w->tid;
 		k.wuhash = hash_frames(w->stack, w->ulen);
 		k.wkhash = hash_frames(&w->stack[OFFCPU_MAX_STACK], w->klen);
-		t->summed = 1;
+		k.k.gen = summed_at(t, now);
 		v = bpf_map_lookup_elem(map, &k);
 		if (v) { /* the common case: no copy */
 			__sync_fetch_and_add(&v->period, delta);
@@ -632,7 +645,7 @@ static __always_inline void delay_emit(struct task_struct *task, struct offcpu_s
 			drop(OFFCPU_DROP_RINGBUF);
 	} else {
 		sum_key_init(&k, s, uhash, khash);
-		mark_summed(task);
+		k.gen = mark_summed(task, now);
 		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay)
 				     : sum_add(&sum0, &sum_entries[0], &k, s, delay)))
 			drop(OFFCPU_DROP_SUM_FULL);
@@ -745,9 +758,8 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 	k.khash = t->khash;
 	k.cgroup = t->s.cgroup;
 	k.state = t->s.state;
-	k.pad = 0;
+	k.gen = summed_at(t, now);
 	t->s.cpu = bpf_get_smp_processor_id();
-	t->summed = 1;
 	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta)
 			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta)))
 		drop(OFFCPU_DROP_SUM_FULL);
@@ -809,7 +821,7 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
 	}
-	if (want_sched_delay && wake)
+	if (want_sched_delay && once)
 		delay_emit(p, &t->s, t->uhash, t->khash, t->s.state, wait, now);
 	t->ts_out = 0;
 }
@@ -1031,7 +1043,7 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 	if (t)
 		interval_unclosed(t, p, now);
 	if (t && t->summed) {
-		struct offcpu_exit_key k = { .tid = p->pid, .start_time = p->start_time };
+		struct offcpu_exit_key k = { .tid = p->pid, .gen = t->gen, .start_time = p->start_time };
 
 		if (bpf_map_update_elem(&exits, &k, &now, BPF_ANY))
 			drop(OFFCPU_DROP_EXITS_FULL);
@@ -1041,6 +1053,34 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 
 		bpf_map_delete_elem(&tgids, &tgid);
 	}
+	return 0;
+}
+
+/*
+ * A task with pending sums execs: its sums so far belong to the old image,
+ * whose maps the exec's COMM and MMAP records (written before this
+ * tracepoint) replace. Note them under their gen, timed at the last of
+ * them, which is before the exec; later sums go under the next gen. A
+ * thread other than the leader takes the leader's pid and start time in
+ * the exec: its earlier sums are keyed by its old ones.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct offcpu_exit_key k;
+
+	if (!t || !t->summed)
+		return 0;
+	k.tid = old_pid;
+	k.gen = t->gen;
+	k.start_time = BPF_CORE_READ(p, start_time);
+	if (old_pid != p->pid)
+		k.start_time = t->s.start_time;
+	if (bpf_map_update_elem(&exits, &k, &t->last_sum, BPF_ANY))
+		drop(OFFCPU_DROP_EXITS_FULL);
+	t->gen++;
+	t->summed = 0;
 	return 0;
 }
 

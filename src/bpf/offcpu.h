@@ -113,7 +113,7 @@ struct offcpu_sum_key {
 	__u64 khash; /* hash of the kernel frames */
 	__u64 cgroup;
 	__u32 state;
-	__u32 pad;
+	__u32 gen;   /* the task's execs seen: sums of each image apart */
 };
 
 /*
@@ -148,10 +148,13 @@ struct offcpu_wsum_key {
 	__u64 wkhash;
 };
 
-/* Key of the exit map: a task that exited while it had sums pending. */
+/*
+ * Key of the exit map: a task that exited, or exec'd, while it had sums
+ * pending; gen tells the sums of each image of the task (offcpu_sum_key).
+ */
 struct offcpu_exit_key {
 	__u32 tid;
-	__u32 pad;
+	__u32 gen;
 	__u64 start_time;
 };
 

@@ -470,6 +470,10 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_exit = l;
+	l = bpf_program__attach(sk->progs.offcpu_exec);
+	if (!l)
+		return -errno;
+	sk->links.offcpu_exec = l;
 	if (bpf_program__autoload(sk->progs.offcpu_fork)) {
 		l = bpf_program__attach(sk->progs.offcpu_fork);
 		if (!l)
@@ -534,6 +538,8 @@ static int exits_cmp(const void *a, const void *b)
 
 	if (x->key.tid != y->key.tid)
 		return x->key.tid < y->key.tid ? -1 : 1;
+	if (x->key.gen != y->key.gen)
+		return x->key.gen < y->key.gen ? -1 : 1;
 	return x->key.start_time < y->key.start_time ? -1 : x->key.start_time > y->key.start_time;
 }
 
@@ -578,9 +584,10 @@ static int collect_exits(struct offcpu_bpf *b)
 	return 0;
 }
 
-static uint64_t exit_time(struct offcpu_bpf *b, uint32_t tid, uint64_t start_time)
+/* When the task image of sum key k ended (exit or exec); 0: it lives. */
+static uint64_t exit_time(struct offcpu_bpf *b, const struct offcpu_sum_key *sk)
 {
-	struct exit_ent k = { .key = { .tid = tid, .start_time = start_time } };
+	struct exit_ent k = { .key = { .tid = sk->tid, .gen = sk->gen, .start_time = sk->start_time } };
 	struct exit_ent *e = b->nr_exits ? bsearch(&k, b->exits, b->nr_exits, sizeof(k), exits_cmp) : NULL;
 
 	return e ? e->time : 0;
@@ -611,11 +618,11 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 			uint8_t *v = (uint8_t *)vals + i * val_size;
 			struct offcpu_sample *s = (void *)v;
 			const struct offcpu_waker *w = NULL;
-			uint64_t t = exit_time(b, k->tid, k->start_time);
+			uint64_t t = exit_time(b, k);
 
 			if (val_size >= sizeof(struct offcpu_wsample))
 				w = (void *)(v + offsetof(struct offcpu_wsample, w));
-			/* a task that exited is timed just before its exit */
+			/* an image that exited or exec'd is timed just before */
 			t = t && t <= now ? t - 1 : now;
 			s->time = 0;
 			err = queue_sample(b, m, s, w, t);

@@ -11,6 +11,11 @@
         PID was process A (reuse-a, wl_reuse_a in BIN_A) then process B
         (reuse-b, wl_reuse_b in BIN_B): both have samples under PID, and no
         sample mixes one's name with the other's functions or binary
+    fault_check.py exec OFFCPU FILE PID BINARY
+        PID (spawner exec: ex-before, 10 waits of 3 ms in ex_before in
+        BINARY, then an exec of another program) has offcpu-time samples
+        named ex-before in ex_before in BINARY totalling 30-40 ms, and no
+        sample with a user frame in BINARY under another name
 
 Prints '# ' figure lines; 'FAIL: ' lines and a non-zero exit on failure.
 """
@@ -122,8 +127,49 @@ def cmd_pidreuse(offcpu, path, pid, bin_a, bin_b):
         check(count["a"] > 0 and count["b"] > 0, "%s: pid %d lacks samples of A or of B" % (tool, pid))
 
 
+PERIOD_HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?:\[\d+\]\s+)?(?:[\d.]+:\s+)?(?P<period>\d+)\s+"
+                         r"(?P<event>[^\s:]+):")
+
+
+def with_periods(lines):
+    """[(comm, tid, event, period, [(sym, dso)...])] from perf-script-like text."""
+    out, cur = [], None
+    for line in lines:
+        m = PERIOD_HEAD.match(line)
+        if m:
+            cur = (m.group("comm"), int(m.group("tid")), m.group("event"), int(m.group("period")), [])
+            out.append(cur)
+            continue
+        m = FRAME.match(line)
+        if m and cur is not None:
+            cur[4].append((m.group("sym").split("@")[0], m.group("dso")))
+    return out
+
+
+def cmd_exec(offcpu, path, pid, binary):
+    pid = int(pid)
+    tools = {
+        "offcpu script": with_periods(run([offcpu, "script", "-i", path])),
+        "perf script": with_periods(run(["perf", "script", "-i", path, "-F",
+                                         "comm,tid,time,period,event,ip,sym,dso"])),
+    }
+    for tool, ss in tools.items():
+        before, bad = 0, []
+        for comm, tid, event, period, frames in ss:
+            if tid != pid or event != "offcpu-time":
+                continue
+            if ("ex_before", binary) in frames and comm == "ex-before":
+                before += period
+            elif any(d == binary for _, d in frames) or comm == "ex-before":
+                bad.append("%s %d %s: %s" % (comm, tid, event, frames[-4:]))
+        measure("%s: pid %d: %.2f ms off-CPU as ex-before in ex_before (10 waits of 3 ms before "
+                "its exec); %d samples of it misnamed or misresolved" % (tool, pid, before / 1e6, len(bad)))
+        check(30e6 <= before <= 40e6, "%s: %.2f ms in ex_before, not 30-40 ms" % (tool, before / 1e6))
+        check(not bad, "%s: samples with a wrong name or stack: %s" % (tool, bad[:3]))
+
+
 def main():
-    cmds = {"shortlived": cmd_shortlived, "pidreuse": cmd_pidreuse}
+    cmds = {"shortlived": cmd_shortlived, "pidreuse": cmd_pidreuse, "exec": cmd_exec}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -15,6 +15,9 @@
  *   spawner reuse a|b         name itself reuse-a or reuse-b, then 10 times:
  *                             sleep 10 ms and spin 2 ms in wl_reuse_a or
  *                             wl_reuse_b
+ *   spawner exec CMD...       name itself ex-before, sleep 10 times 3 ms in
+ *                             ex_before (short waits: summed in the
+ *                             kernel), then exec CMD
  *
  * Every child waits in a function of its own binary, so that its off-CPU
  * sample has a user frame that must resolve to that binary. Built with
@@ -51,6 +54,12 @@ static void __attribute__((noinline)) spin_ns(long ns)
 void __attribute__((noinline)) sl_wait(void)
 {
 	nap_ns(2000000);
+}
+
+void __attribute__((noinline)) ex_before(void)
+{
+	for (int i = 0; i < 10; i++)
+		nap_ns(3000000);
 }
 
 void __attribute__((noinline)) wl_reuse_a(void)
@@ -147,6 +156,13 @@ int main(int argc, char **argv)
 			wl_reuse_b();
 		return 0;
 	}
-	fprintf(stderr, "usage: spawner spawn N LIST [J] | child I | reuse a|b\n");
+	if (argc >= 3 && !strcmp(argv[1], "exec")) {
+		prctl(PR_SET_NAME, "ex-before");
+		ex_before();
+		execvp(argv[2], argv + 2);
+		perror("spawner: exec");
+		return 127;
+	}
+	fprintf(stderr, "usage: spawner spawn N LIST [J] | child I | reuse a|b | exec CMD...\n");
 	return 2;
 }

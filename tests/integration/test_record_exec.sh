@@ -1,0 +1,27 @@
+#!/bin/bash
+# Short waits summed in the kernel before an exec are written with the
+# image they were taken in: `spawner exec sleep 0.3` waits 10 times 3 ms in
+# ex_before (named ex-before), then execs sleep. Before the fix those sums
+# were timed at the process's exit, after the exec's COMM and MMAP records,
+# and their user frames resolved in sleep's maps ([unknown]). In
+# `offcpu script` and `perf script`: 30-40 ms as ex-before in ex_before of
+# the spawner binary, and no sample of the process in that binary under
+# another name. Both with the default threshold and with --wakeups (its own
+# sum map) and --sched-delay.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+require_bpf
+require_perf
+require_offcpu
+require_workload spawner
+
+cd "$TESTDIR"
+rc=0
+for opts in "" "--wakeups --sched-delay"; do
+	measure "--- record $opts -- spawner exec sleep 0.3"
+	# shellcheck disable=SC2086
+	record -o ex.data $opts -- sh -c 'echo $$ >pid.txt; exec "$0" exec sleep 0.3' "$WORKLOADS/spawner" ||
+		fail "offcpu record -- spawner exec exited $?"
+	"$PY" "$HERE/fault_check.py" exec "$OFFCPU" ex.data "$(cat pid.txt)" "$WORKLOADS/spawner" || rc=1
+done
+exit $rc
