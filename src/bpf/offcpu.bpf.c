@@ -776,9 +776,9 @@ static __always_inline bool task_sched_info(struct task_struct *p, __u32 *pcount
 {
 	if (!bpf_core_field_exists(p->sched_info.last_arrival))
 		return false;
-	*pcount = BPF_CORE_READ(p, sched_info.pcount);
-	*delay = BPF_CORE_READ(p, sched_info.run_delay);
-	*arrival = BPF_CORE_READ(p, sched_info.last_arrival);
+	*pcount = p->sched_info.pcount; /* BTF pointer: plain loads */
+	*delay = p->sched_info.run_delay;
+	*arrival = p->sched_info.last_arrival;
 	return true;
 }
 
