@@ -19,22 +19,14 @@
 
 Prints '# ' figure lines; 'FAIL: ' lines and a non-zero exit on failure.
 """
+import os
 import re
 import subprocess
 import sys
 
-failures = []
-
-
-def measure(msg):
-    print("# " + msg, flush=True)
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg, flush=True)
-    return ok
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfcheck import check, failures, measure  # noqa: E402  (one set of checks)
 
 
 HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+(?P<event>[^\s:]+):\s*$")

@@ -37,25 +37,13 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfcheck  # noqa: E402  (script_samples, fname: the perf script parser)
+from perfcheck import check, failures, measure  # noqa: E402  (one set of checks)
 
 FUNCS = ["wl_nanosleep_loop", "wl_pipe_read", "wl_pipe_write", "wl_mutex_hold",
          "wl_mutex_wait", "wl_fsync", "wl_vfork_wait", "wl_child_sleep"]
 AGREE = 0.005   # offcpu report / --folded / perf script, same file
 WORKLOAD = 0.03  # against the workload's own measurement (record issue's band)
 SPIN = 0.10      # cpu-clock samples against thread CPU time
-
-failures = []
-
-
-def measure(msg):
-    print("# " + msg, flush=True)
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg, flush=True)
-    return ok
 
 
 def pct(got, ref):
