@@ -134,6 +134,7 @@ struct offcpu_delay {
 	__u32 pad;
 	__u64 uhash;     /* hashes of the stacks in s */
 	__u64 khash;
+	__u64 sp;        /* scratch: the kernel stack pointer at switch-out */
 	struct offcpu_sample s; /* who, and the stacks where it stopped */
 };
 
@@ -300,14 +301,14 @@ struct offcpu_uframe {
 };
 
 /*
- * prev's user stack into t->s by its frame pointers, as perf's user
+ * prev's user stack into s by its frame pointers, as perf's user
  * callchain walks it: the user instruction pointer, then one return
  * address per frame until a frame cannot be read. One 16-byte read a
  * frame costs about half of bpf_get_stack(BPF_F_USER_STACK), which reads
  * the two words apart and clears the whole buffer. 32-bit tasks are left
  * to bpf_get_stack.
  */
-static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct offcpu_task *t)
+static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct offcpu_sample *s)
 {
 	struct offcpu_uframe f;
 	__u64 fp;
@@ -315,14 +316,14 @@ static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct 
 	long n;
 
 	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
-		n = bpf_get_stack(ctx, t->s.stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+		n = bpf_get_stack(ctx, s->stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
 		if (n > 0)
-			t->s.ulen = n / 8;
+			s->ulen = n / 8;
 		else
 			drop(OFFCPU_DROP_USTACK);
 		return;
 	}
-	t->s.stack[0] = BPF_CORE_READ(regs, ip);
+	s->stack[0] = BPF_CORE_READ(regs, ip);
 	fp = BPF_CORE_READ(regs, bp);
 	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
 		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
@@ -331,14 +332,14 @@ static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct 
 			break;
 		if (f.ret < 4096)
 			break;
-		t->s.stack[i] = f.ret;
+		s->stack[i] = f.ret;
 		fp = f.next;
 	}
-	t->s.ulen = i;
+	s->ulen = i;
 }
 
-/* The kernel's unwinder: prev's kernel stack into t->s, from __schedule on. */
-static __always_inline void kstack_walk(void *ctx, struct offcpu_task *t)
+/* The kernel's unwinder: prev's kernel stack into s (hash: *khash), from __schedule on. */
+static __always_inline void kstack_walk(void *ctx, struct offcpu_sample *s, __u64 *khash)
 {
 	long n;
 
@@ -356,28 +357,28 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_task *t)
 		}
 		calib_done = 1;
 	}
-	n = bpf_get_stack(ctx, &t->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8,
+	n = bpf_get_stack(ctx, &s->stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8,
 			  kstack_skip & BPF_F_SKIP_FIELD_MASK);
 	if (n > 0) {
-		t->s.klen = n / 8;
+		s->klen = n / 8;
 	} else {
-		t->s.klen = 0;
+		s->klen = 0;
 		drop(OFFCPU_DROP_KSTACK);
 	}
-	t->khash = hash_frames(&t->s.stack[OFFCPU_MAX_STACK], t->s.klen);
+	*khash = hash_frames(&s->stack[OFFCPU_MAX_STACK], s->klen);
 	stat(OFFCPU_STAT_KSTACK_WALKED);
 }
 
 /*
  * Where prev blocks, as a cache key (struct offcpu_kfp); false when it
  * cannot be told (no user context, or the stack pointer is not on prev's
- * stack). Depth is measured from the top of the task's stack, down to this
+ * stack). spword: a word of a map value, for the stack pointer. Depth is measured from the top of the task's stack, down to this
  * tracepoint's frame: the glue between __schedule and here is the same
  * at every switch.
  */
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *prev,
-					       struct pt_regs *regs, struct offcpu_task *t,
-					       struct offcpu_kfp *k)
+					       struct pt_regs *regs, __u64 *spword,
+					       __u64 uhash, struct offcpu_kfp *k)
 {
 	__u64 sp, base, depth;
 
@@ -389,8 +390,8 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	 * distance below __schedule. A pointer as a number: through memory,
 	 * as the verifier wants.
 	 */
-	*(volatile __u64 *)&t->sp = (__u64)ctx;
-	sp = *(volatile __u64 *)&t->sp;
+	*(volatile __u64 *)spword = (__u64)ctx;
+	sp = *(volatile __u64 *)spword;
 	base = (__u64)BPF_CORE_READ(prev, stack);
 	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE)
 		return false;
@@ -406,26 +407,28 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	 */
 	k->depth = depth;
 	k->uip = BPF_CORE_READ(regs, ip);
-	k->uhash = t->uhash;
+	k->uhash = uhash;
 	return true;
 }
 
 /*
- * prev's kernel stack into t->s (klen frames, khash): from the cache when
+ * prev's kernel stack into s (klen frames, *khash), its user stack (hashing
+ * to uhash) already in s: from the cache when
  * this blocking point was seen before, else by walking, which also fills
  * the cache. One hit in kcache_check_mask+1 is walked anyway, and a stack
  * that differs from the cached one is counted (stale) and replaces it: the
  * recording states how often the cache was checked and how often wrong.
  */
 static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct pt_regs *regs,
-					struct offcpu_task *t)
+					struct offcpu_sample *s, __u64 uhash, __u64 *khash,
+					__u64 *spword)
 {
 	struct offcpu_kfp k = {};
 	struct offcpu_kstack *e, *scratch;
 	__u32 zero = 0, n;
 
-	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, regs, t, &k)) {
-		kstack_walk(ctx, t);
+	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, regs, spword, uhash, &k)) {
+		kstack_walk(ctx, s, khash);
 		return;
 	}
 	e = bpf_map_lookup_elem(&kcache, &k);
@@ -434,30 +437,30 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 		n = e->klen;
 		if (n > OFFCPU_MAX_STACK)
 			n = OFFCPU_MAX_STACK;
-		if (bpf_probe_read_kernel(&t->s.stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
+		if (bpf_probe_read_kernel(&s->stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
 			n = 0;
-		t->s.klen = n;
-		t->khash = e->khash;
+		s->klen = n;
+		*khash = e->khash;
 		stat(OFFCPU_STAT_KSTACK_CACHED);
 		return;
 	}
-	kstack_walk(ctx, t);
-	if (!t->s.klen)
+	kstack_walk(ctx, s, khash);
+	if (!s->klen)
 		return;
 	if (e) {
 		stat(OFFCPU_STAT_KSTACK_CHECKED);
-		if (e->khash == t->khash)
+		if (e->khash == *khash)
 			return;
 		stat(OFFCPU_STAT_KSTACK_STALE);
 	}
 	scratch = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!scratch)
 		return;
-	scratch->khash = t->khash;
-	scratch->klen = t->s.klen;
+	scratch->khash = *khash;
+	scratch->klen = s->klen;
 	scratch->uses = 1;
 	if (bpf_probe_read_kernel(scratch->frames, sizeof(scratch->frames),
-				  &t->s.stack[OFFCPU_MAX_STACK]))
+				  &s->stack[OFFCPU_MAX_STACK]))
 		return;
 	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
 }
@@ -662,6 +665,7 @@ static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsig
 				      __u64 clk)
 {
 	struct offcpu_delay *d;
+	struct pt_regs *regs;
 
 	d = bpf_task_storage_get(&delays, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d) {
@@ -672,10 +676,16 @@ static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsig
 	d->s.tid = prev->pid;
 	d->s.start_time = prev->start_time;
 	d->s.cgroup = bpf_get_current_cgroup_id();
-	take_stacks(ctx, d->s.stack, &d->s.ulen, &d->s.klen, prev->mm != NULL, kstack_skip,
-		    OFFCPU_DROP_USTACK, OFFCPU_DROP_KSTACK);
+	/* as switch_out: own user walk, kernel stacks from the cache */
+	d->s.ulen = 0;
+	d->s.klen = 0;
+	d->khash = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (want_ustack && prev->mm)
+		ustack_walk(ctx, regs, &d->s);
 	d->uhash = hash_frames(d->s.stack, d->s.ulen);
-	d->khash = hash_frames(&d->s.stack[OFFCPU_MAX_STACK], d->s.klen);
+	if (want_kstack)
+		kstack_take(ctx, prev, regs, &d->s, d->uhash, &d->khash, &d->sp);
 	if (!prev_state) {
 		d->s.state = 0;
 		d->ts_queued = clk;
@@ -850,10 +860,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	/* prev's user registers, read once for both stacks */
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (want_ustack && prev->mm)
-		ustack_walk(ctx, regs, t);
+		ustack_walk(ctx, regs, &t->s);
 	t->uhash = hash_frames(t->s.stack, t->s.ulen);
 	if (want_kstack)
-		kstack_take(ctx, prev, regs, t);
+		kstack_take(ctx, prev, regs, &t->s, t->uhash, &t->khash, &t->sp);
 	t->ts_wake = 0;
 	task_sched_info(prev, &t->pcount_out, &t->delay_out, &arrival);
 	t->ts_out = clk;
