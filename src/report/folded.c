@@ -13,7 +13,11 @@
 
 #include "report/report.h"
 
-static void put_frame(FILE *f, const struct frame *fr)
+/*
+ * fr's name in the text outputs: its symbol, else [its DSO], else
+ * [unknown]; then inl or kern when it is an inlined or a kernel frame.
+ */
+void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern)
 {
 	if (fr->sym)
 		fputs(fr->sym, f);
@@ -22,9 +26,9 @@ static void put_frame(FILE *f, const struct frame *fr)
 	else
 		fputs("[unknown]", f);
 	if (fr->inlined)
-		fputs("_[i]", f);
+		fputs(inl, f);
 	else if (fr->kernel)
-		fputs("_[k]", f);
+		fputs(kern, f);
 }
 
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
@@ -55,7 +59,7 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		fputs(session__comm(s, st->comm), f);
 		for (uint32_t j = st->nr; j-- > 0;) {
 			fputc(';', f);
-			put_frame(f, session__frame(s, fr[j]));
+			frame__fput(f, session__frame(s, fr[j]), "_[i]", "_[k]");
 		}
 		fprintf(f, " %" PRIu64 "\n", time ? st->period : st->samples);
 	}

@@ -113,20 +113,6 @@ int offwake__join(struct offwake *w, const struct rsample *rs, struct rsample *o
 	return 1;
 }
 
-static void put_frame(FILE *f, const struct frame *fr)
-{
-	if (fr->sym)
-		fputs(fr->sym, f);
-	else if (strcmp(fr->dso, "[unknown]"))
-		fprintf(f, "[%s]", fr->dso_short);
-	else
-		fputs("[unknown]", f);
-	if (fr->inlined)
-		fputs(" (inlined)", f);
-	else if (fr->kernel)
-		fputs(" [k]", f);
-}
-
 /* One side of a pair, innermost first, frames [from, to) stepping by dir. */
 static void print_side(FILE *f, const struct session *s, const char *title, const uint32_t *fr,
 		       int from, int to, int dir)
@@ -135,7 +121,7 @@ static void print_side(FILE *f, const struct session *s, const char *title, cons
 
 	for (int i = from; i != to; i += dir) {
 		fprintf(f, "      %-8s  ", first ? title : "");
-		put_frame(f, session__frame(s, fr[i]));
+		frame__fput(f, session__frame(s, fr[i]), " (inlined)", " [k]");
 		fputc('\n', f);
 		first = false;
 	}

@@ -90,6 +90,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 			const struct report_opts *o);
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o);
+void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern);
 int script__run(FILE *f, struct session *s, const struct report_opts *o);
 
 #endif
