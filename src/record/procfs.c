@@ -12,31 +12,17 @@
 #include <unistd.h>
 
 #include "record/record.h"
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
+#include "util/hex.h"
 
 /* Hex number at *p (1-16 digits); advances *p past it. false when none or too long. */
 static bool take_hex(const char **p, uint64_t *out)
 {
-	uint64_t v = 0;
-	int n = 0, d;
+	const char *q = hex_parse(*p, NULL, out);
 
-	while ((d = hexval((unsigned char)**p)) >= 0) {
-		if (++n > 16)
-			return false;
-		v = v << 4 | (uint64_t)d;
-		(*p)++;
-	}
-	*out = v;
-	return n > 0;
+	if (!q)
+		return false;
+	*p = q;
+	return true;
 }
 
 static bool take_dec(const char **p, uint64_t *out)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "symbols/sym_internal.h"
+#include "util/hex.h"
 
 #define KSYMS_FILE_MAX (512u << 20)
 #define KSYMS_LAST_SIZE 4096
@@ -23,35 +24,12 @@ struct ksyms {
 	size_t nr_mods;
 };
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parses hex digits at *p (at most 16, an optional 0x); NULL when none or overlong. */
 static char *parse_hex(char *p, char *end, uint64_t *out)
 {
-	uint64_t v = 0;
-	int n = 0, d;
-
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	while (p < end && (d = hexval((unsigned char)*p)) >= 0) {
-		if (++n > 16)
-			return NULL;
-		v = v << 4 | (uint64_t)d;
-		p++;
-	}
-	if (!n)
-		return NULL;
-	*out = v;
-	return p;
+	return (char *)hex_parse(p, end, out);
 }
 
 static char *skip_blanks(char *p, char *end)

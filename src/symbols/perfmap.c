@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "symbols/sym_internal.h"
+#include "util/hex.h"
 
 #define PERFMAP_FILE_MAX (1u << 30)
 
@@ -18,32 +19,16 @@ struct perfmap {
 	size_t nr;
 };
 
-static int hexdig(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static const char *hex_field(const char *p, const char *end, uint64_t *out)
 {
-	uint64_t v = 0;
-	int n = 0, d;
+	uint64_t v;
 
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	if (end - p >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x')
 		p += 2;
-	while (p < end && (d = hexdig((unsigned char)*p)) >= 0) {
-		if (++n > 16)
-			return NULL;
-		v = v << 4 | (uint64_t)d;
-		p++;
-	}
-	if (!n || p == end || (*p != ' ' && *p != '\t'))
+	p = hex_parse(p, end, &v);
+	if (!p || p == end || (*p != ' ' && *p != '\t'))
 		return NULL;
 	*out = v;
 	return p;

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Hex numbers in text: /proc files, kallsyms, perf-PID.map. */
+#ifndef OFFCPU_UTIL_HEX_H
+#define OFFCPU_UTIL_HEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The value of hex digit c (either case), or -1. */
+int hex_digit(int c);
+
+/*
+ * The hex digits at p, up to end (NULL: a NUL-terminated string) and
+ * without a prefix, as a number in *out. Returns the first character after
+ * them; NULL when there are none or more than 16.
+ */
+const char *hex_parse(const char *p, const char *end, uint64_t *out);
+
+#endif
