@@ -47,13 +47,19 @@ def run_perf(args):
 
 # ---------------------------------------------------------------- perf script
 
-HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?P<time>\d+\.\d+):\s+"
+# the header line; perf adds [cpu] when bpf-output is asked for
+HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?:\[\d+\]\s+)?(?P<time>\d+\.\d+):\s+"
                     r"(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]+)(?::[^\s:]*)?:\s*(?P<rest>.*)$")
 FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s*$")
+# a line of a BPF-output event's raw payload, after its callchain and a blank line
+DUMP = re.compile(r"^\s+(?:BPF output: )?[0-9a-f]{4}: ((?:[0-9a-f]{2} )+)")
 
 
 class Sample:
-    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames", "ips")
+    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames", "ips", "raw")
+
+    def funcs(self):
+        return {fname(f) for f in self.frames}
 
     def __str__(self):
         return "%s %d/%d %.9f %s %s [%s]" % (self.comm, self.pid, self.tid, self.time / 1e9,
@@ -70,15 +76,21 @@ def to_ns(text):
     return int(sec) * 1000000000 + int((frac + "000000000")[:9])
 
 
-def script_samples(path, extra=()):
+def script_samples(path, extra=(), raw=False):
     """Every sample of `perf script`, with its callchain (innermost first),
-    in the order perf prints them. Returns (samples, perf's stderr)."""
-    out, err = run_perf(["script", "-i", path, "--ns", "-F", "comm,pid,tid,time,event,period,ip,sym"]
-                        + list(extra))
+    in the order perf prints them; with raw, the payload of BPF-output events
+    too (Sample.raw, bytes). Returns (samples, perf's stderr)."""
+    fields = "comm,pid,tid,time,event,period,ip,sym" + (",bpf-output" if raw else "")
+    out, err = run_perf(["script", "-i", path, "--ns", "-F", fields] + list(extra))
     samples, cur = [], None
     for line in out.splitlines():
         if not line.strip():
-            cur = None
+            if not raw:  # the payload follows a blank line
+                cur = None
+            continue
+        m = DUMP.match(line) if raw else None
+        if m and cur is not None:
+            cur.raw += bytes(int(x, 16) for x in m.group(1).split())
             continue
         if line[0] in " \t" and cur is not None:
             m = FRAME.match(line)
@@ -95,7 +107,7 @@ def script_samples(path, extra=()):
         cur.time = to_ns(m.group("time"))
         cur.period = int(m.group("period") or 0)
         cur.event = m.group("event")
-        cur.frames, cur.ips = [], []
+        cur.frames, cur.ips, cur.raw = [], [], b""
         rest = m.group("rest").split()
         if len(rest) >= 2:  # no callchain: "ip sym" on the header line
             cur.frames.append(" ".join(rest[1:]))

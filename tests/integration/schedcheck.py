@@ -25,50 +25,11 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import FRAME, check, finish, fname, measure, run_perf, to_ns  # noqa: E402
-
-# perf script's header line; it adds [cpu] when bpf-output is asked for
-HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?:\[\d+\]\s+)?"
-                    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]+):")
-DUMP = re.compile(r"^\s+(?:BPF output: )?[0-9a-f]{4}: ((?:[0-9a-f]{2} )+)")
-
-
-class Sample:
-    __slots__ = ("comm", "pid", "tid", "time", "period", "event", "frames", "raw")
-
-    def funcs(self):
-        return {fname(f) for f in self.frames}
-
+from perfcheck import check, finish, measure, run_perf, script_samples, to_ns  # noqa: E402
 
 def perf_samples(path):
     """Every sample of `perf script` with its callchain and raw payload."""
-    out, _ = run_perf(["script", "-i", path, "--ns",
-                       "-F", "comm,pid,tid,time,event,period,ip,sym,bpf-output"])
-    samples, cur = [], None
-    for line in out.splitlines():
-        if not line.strip():
-            continue
-        m = DUMP.match(line)
-        if m and cur is not None:
-            cur.raw += bytes(int(x, 16) for x in m.group(1).split())
-            continue
-        if line[0] in " \t" and cur is not None:
-            m = FRAME.match(line)
-            if m:
-                cur.frames.append(m.group("sym"))
-            continue
-        m = HEADER.match(line)
-        if not m:
-            continue
-        cur = Sample()
-        cur.comm = m.group("comm").strip()
-        cur.pid, cur.tid = int(m.group("pid")), int(m.group("tid"))
-        cur.time = to_ns(m.group("time"))
-        cur.period = int(m.group("period") or 0)
-        cur.event = m.group("event")
-        cur.frames, cur.raw = [], b""
-        samples.append(cur)
-    return samples
+    return script_samples(path, raw=True)[0]
 
 
 def waker_of(s):
