@@ -21,20 +21,17 @@ Checked:
 Prints '# ' figures and 'FAIL: ' lines; exit status 1 on failure.
 """
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfcheck import check, failures  # noqa: E402  (shared with the other checks)
+
 NS = "{http://www.w3.org/2000/svg}"
 UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
-failures = []
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg, flush=True)
-    return ok
 
 
 def ns(text):

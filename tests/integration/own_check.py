@@ -31,13 +31,12 @@ the exit status is 1.
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfcheck  # noqa: E402  (script_samples, fname: the perf script parser)
-from perfcheck import check, failures, measure  # noqa: E402  (one set of checks)
+from perfcheck import check, failures, measure, run  # noqa: E402  (one set of checks)
 
 FUNCS = ["wl_nanosleep_loop", "wl_pipe_read", "wl_pipe_write", "wl_mutex_hold",
          "wl_mutex_wait", "wl_fsync", "wl_vfork_wait", "wl_child_sleep"]
@@ -54,15 +53,6 @@ def close(got, ref, tol, resolution=0.0):
     """got within tol (relative) of ref, or within the printed resolution
     (half a unit of the last digit) when that is coarser."""
     return abs(got - ref) <= max(tol * abs(ref), resolution) + 1.0
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace")
-    if p.returncode != 0:
-        print("FAIL: %s exited %d:\n%s" % (" ".join(cmd), p.returncode, p.stderr[-3000:]))
-        sys.exit(1)
-    return p.stdout
 
 
 def frame_name(frame):

@@ -36,6 +36,16 @@ def finish():
     sys.exit(1 if failures else 0)
 
 
+def run(cmd):
+    """cmd's standard output; a failure of cmd ends the check (exit 1)."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, errors="replace")
+    if p.returncode != 0:
+        print("FAIL: %s exited %d:\n%s" % (" ".join(cmd), p.returncode, p.stderr[-3000:]))
+        sys.exit(1)
+    return p.stdout
+
+
 def run_perf(args):
     p = subprocess.run([PERF] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, errors="replace")

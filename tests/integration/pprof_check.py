@@ -19,17 +19,16 @@ Prints '# ' figures and 'FAIL: ' lines; exit status 1 on failure.
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfcheck  # noqa: E402
+from perfcheck import check, failures, run  # noqa: E402  (shared with the other checks)
 
 OFF_FUNCS = ["wl_nanosleep_loop", "wl_pipe_read", "wl_pipe_write", "wl_mutex_hold",
              "wl_mutex_wait", "wl_fsync", "wl_vfork_wait", "wl_child_sleep"]
 OFF_TOL, SPIN_TOL = 0.05, 0.10
-failures = []
 
 
 def band(t):
@@ -39,22 +38,6 @@ def band(t):
     may end at the wake-up or at the switch-in."""
     ref = t["func_offcpu_ns"]
     return ref * (1 - OFF_TOL), (ref + t["func_rq_wake_ns"] + t["func_rq_mixed_ns"]) * (1 + OFF_TOL)
-
-
-def check(ok, msg):
-    if not ok:
-        failures.append(msg)
-        print("FAIL: " + msg, flush=True)
-    return ok
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace")
-    if p.returncode != 0:
-        print("FAIL: %s exited %d:\n%s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
-        sys.exit(1)
-    return p.stdout
 
 
 ROW = re.compile(r"^\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+(\d+)(?:ns)?\s+[\d.]+%\s+(.+?)\s*$")
