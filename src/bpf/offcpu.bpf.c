@@ -705,9 +705,9 @@ static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsig
  * interval the wait started at the wakeup and the stack is the one it
  * slept in; otherwise it is what delay_out (or the fork) noted.
  */
-static __always_inline void delay_in(struct task_struct *next, __u64 now, __u64 clk)
+static __always_inline void delay_in(struct task_struct *next, struct offcpu_task *t, __u64 now,
+				     __u64 clk)
 {
-	struct offcpu_task *t = bpf_task_storage_get(&tasks, next, 0, 0);
 	struct offcpu_delay *d;
 	__u64 since;
 
@@ -728,13 +728,14 @@ static __always_inline void delay_in(struct task_struct *next, __u64 now, __u64 
 
 /* The run-queue delay side of one context switch (--sched-delay). */
 static __always_inline void sched_delay_switch(void *ctx, struct task_struct *prev,
-					       struct task_struct *next, unsigned int prev_state,
-					       bool measured, __u64 now, __u64 clk)
+					       struct task_struct *next, struct offcpu_task *tn,
+					       unsigned int prev_state, bool measured, __u64 now,
+					       __u64 clk)
 {
 	if (!measured && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
 	    wanted(prev->tgid, prev->pid))
 		delay_out(ctx, prev, prev_state, clk);
-	delay_in(next, now, clk);
+	delay_in(next, tn, now, clk);
 }
 
 /* ---- end of wakers and run-queue delay ---- */
@@ -869,15 +870,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	t->ts_out = clk;
 }
 
-/* A waiting task is back: emit its interval or add it to the sums. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now, __u64 clk)
+/* A waiting task is back: emit its interval or add it to the sums (t: its storage). */
+static __always_inline void switch_in(struct task_struct *next, struct offcpu_task *t, __u64 now,
+				      __u64 clk)
 {
-	struct offcpu_task *t;
 	__u64 end, delta;
 
 	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
 		return;
-	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t || !t->ts_out)
 		return;
 	/*
@@ -913,6 +913,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u64 now = bpf_ktime_get_ns(); /* the samples' time line */
 	__u64 clk = task_rq_clock(prev); /* the intervals': this CPU's run queue */
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+	struct offcpu_task *tn; /* next's, for both switch-in sides */
 	bool measured;
 
 	/*
@@ -926,9 +927,10 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		switch_out(ctx, prev, state, now, clk);
 	else if (!prev_state && (kernel_threads || !(prev->flags & PF_KTHREAD)))
 		preempted(prev, now);
+	tn = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (want_sched_delay) /* before switch_in: it reads next's interval */
-		sched_delay_switch(ctx, prev, next, prev_state, measured, now, clk);
-	switch_in(next, now, clk);
+		sched_delay_switch(ctx, prev, next, tn, prev_state, measured, now, clk);
+	switch_in(next, tn, now, clk);
 	return 0;
 }
 
