@@ -31,21 +31,26 @@ from perfcheck import check, failures, measure  # noqa: E402  (one set of checks
 
 HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<pid>\d+)/(?P<tid>\d+)\s+(?P<event>[^\s:]+):\s*$")
 OWN_HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>\d+)\s+\[\d+\]\s+[\d.]+:\s+\d+\s+(?P<event>[^\s:]+):")
+# either reader with the period: perf script -F comm,tid,time,period,... or offcpu script
+PERIOD_HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?:\[\d+\]\s+)?(?:[\d.]+:\s+)?(?P<period>\d+)\s+"
+                         r"(?P<event>[^\s:]+):")
 FRAME = re.compile(r"^\s+[0-9a-f]+\s+(?P<sym>\S+?)(?:\+0x[0-9a-f]+)?\s+\((?P<dso>.*)\)\s*$")
 
 
 def samples(lines, head):
-    """[(comm, tid, event, [(sym, dso)...])] from perf-script-like text."""
+    """[(comm, tid, event, period, [(sym, dso)...])] from perf-script-like
+    text; period 0 when head has no period group."""
     out, cur = [], None
     for line in lines:
         m = head.match(line)
         if m:
-            cur = (m.group("comm"), int(m.group("tid")), m.group("event"), [])
+            period = int(m.group("period")) if "period" in head.groupindex else 0
+            cur = (m.group("comm"), int(m.group("tid")), m.group("event"), period, [])
             out.append(cur)
             continue
         m = FRAME.match(line)
         if m and cur is not None:
-            cur[3].append((m.group("sym").split("@")[0], m.group("dso")))
+            cur[4].append((m.group("sym").split("@")[0], m.group("dso")))
     return out
 
 
@@ -77,7 +82,7 @@ def cmd_shortlived(offcpu, path, listfile, binary):
             "no off-CPU sample: the wait was over before they could block)" % (len(kids) + no_wait, len(kids)))
     for tool, ss in both(offcpu, path).items():
         good, seen_bad = set(), []
-        for comm, tid, event, frames in ss:
+        for comm, tid, event, _, frames in ss:
             if tid not in kids:
                 continue
             want = "sl%05d" % kids[tid]
@@ -101,7 +106,7 @@ def cmd_pidreuse(offcpu, path, pid, bin_a, bin_b):
     me = {"a": ("reuse-a", "wl_reuse_a", bin_a), "b": ("reuse-b", "wl_reuse_b", bin_b)}
     for tool, ss in both(offcpu, path).items():
         count = {"a": 0, "b": 0}
-        for comm, tid, event, frames in ss:
+        for comm, tid, event, _, frames in ss:
             syms = {f for f, _ in frames}
             dsos = {d for _, d in frames}
             for k, (name, fn, binary) in me.items():
@@ -119,31 +124,12 @@ def cmd_pidreuse(offcpu, path, pid, bin_a, bin_b):
         check(count["a"] > 0 and count["b"] > 0, "%s: pid %d lacks samples of A or of B" % (tool, pid))
 
 
-PERIOD_HEAD = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?:\[\d+\]\s+)?(?:[\d.]+:\s+)?(?P<period>\d+)\s+"
-                         r"(?P<event>[^\s:]+):")
-
-
-def with_periods(lines):
-    """[(comm, tid, event, period, [(sym, dso)...])] from perf-script-like text."""
-    out, cur = [], None
-    for line in lines:
-        m = PERIOD_HEAD.match(line)
-        if m:
-            cur = (m.group("comm"), int(m.group("tid")), m.group("event"), int(m.group("period")), [])
-            out.append(cur)
-            continue
-        m = FRAME.match(line)
-        if m and cur is not None:
-            cur[4].append((m.group("sym").split("@")[0], m.group("dso")))
-    return out
-
-
 def cmd_exec(offcpu, path, pid, binary):
     pid = int(pid)
     tools = {
-        "offcpu script": with_periods(run([offcpu, "script", "-i", path])),
-        "perf script": with_periods(run(["perf", "script", "-i", path, "-F",
-                                         "comm,tid,time,period,event,ip,sym,dso"])),
+        "offcpu script": samples(run([offcpu, "script", "-i", path]), PERIOD_HEAD),
+        "perf script": samples(run(["perf", "script", "-i", path, "-F",
+                                    "comm,tid,time,period,event,ip,sym,dso"]), PERIOD_HEAD),
     }
     for tool, ss in tools.items():
         before, bad = 0, []
