@@ -35,7 +35,7 @@ ifneq ($(FUZZ),)
 CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 endif
 
-SRC_DIRS := src/util src/perfdata src/symbols src/record src/report src/pprof src/flamegraph
+SRC_DIRS := src/util src/perfdata src/symbols src/unwind src/record src/report src/pprof src/flamegraph
 LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
