@@ -25,6 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "offcpu.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
@@ -151,6 +152,12 @@ struct {
 	__type(key, struct offcpu_exit_key);
 	__type(value, __u64);
 } exits SEC(".maps");
+
+/* --call-graph dwarf: CPU samples with the stacks unwound here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} cpu_samples SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -301,30 +308,17 @@ struct offcpu_uframe {
 };
 
 /*
- * prev's user stack into s by its frame pointers, as perf's user
- * callchain walks it: the user instruction pointer, then one return
- * address per frame until a frame cannot be read. One 16-byte read a
- * frame costs about half of bpf_get_stack(BPF_F_USER_STACK), which reads
- * the two words apart and clears the whole buffer. 32-bit tasks are left
- * to bpf_get_stack.
+ * A user stack by its frame pointers, as perf's user callchain walks it:
+ * ip, then one return address per frame until a frame cannot be read. One
+ * 16-byte read a frame costs about half of bpf_get_stack(BPF_F_USER_STACK),
+ * which reads the two words apart and clears the whole buffer.
  */
-static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct offcpu_sample *s)
+static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack)
 {
 	struct offcpu_uframe f;
-	__u64 fp;
 	__u32 i;
-	long n;
 
-	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
-		n = bpf_get_stack(ctx, s->stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
-		if (n > 0)
-			s->ulen = n / 8;
-		else
-			drop(OFFCPU_DROP_USTACK);
-		return;
-	}
-	s->stack[0] = BPF_CORE_READ(regs, ip);
-	fp = BPF_CORE_READ(regs, bp);
+	stack[0] = ip;
 	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
 		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
 			break;
@@ -332,10 +326,46 @@ static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, struct 
 			break;
 		if (f.ret < 4096)
 			break;
-		s->stack[i] = f.ret;
+		stack[i] = f.ret;
 		fp = f.next;
 	}
-	s->ulen = i;
+	return i;
+}
+
+/*
+ * current's user stack from its user registers ip, sp, bp into stack[]
+ * (*ulen frames): from the DWARF tables with --call-graph dwarf when its
+ * process has them, else by frame pointers. scratch: the calling program's
+ * unwinder slot (UNW_SCRATCH_*).
+ */
+static __always_inline void ustack_regs(__u64 ip, __u64 sp, __u64 bp, __u64 *stack, __u32 *ulen,
+					__u32 scratch)
+{
+	if (unwind_dwarf && unwind_user(ip, sp, bp, stack, ulen, scratch))
+		return;
+	*ulen = ustack_fp(ip, bp, stack);
+}
+
+/*
+ * current's user stack into stack[] (*ulen frames) from its registers at
+ * kernel entry (regs). 32-bit tasks are left to bpf_get_stack; a failure
+ * counts udrop.
+ */
+static __always_inline void ustack_walk(void *ctx, struct pt_regs *regs, __u64 *stack, __u32 *ulen,
+					__u32 scratch, __u32 udrop)
+{
+	long n;
+
+	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
+		n = bpf_get_stack(ctx, stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+		if (n > 0)
+			*ulen = n / 8;
+		else
+			drop(udrop);
+		return;
+	}
+	ustack_regs(BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp), stack,
+		    ulen, scratch);
 }
 
 /* The kernel's unwinder: prev's kernel stack into s (hash: *khash), from __schedule on. */
@@ -541,7 +571,10 @@ static __always_inline void take_stacks(void *ctx, __u64 *stack, __u32 *ulen, __
 		else
 			drop(kdrop);
 	}
-	if (want_ustack && user) {
+	if (want_ustack && user && unwind_dwarf) {
+		ustack_walk(ctx, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), stack,
+			    ulen, UNW_SCRATCH_WAKING, udrop);
+	} else if (want_ustack && user) {
 		n = bpf_get_stack(ctx, stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
 		if (n > 0)
 			*ulen = n / 8;
@@ -682,7 +715,7 @@ static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsig
 	d->khash = 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (want_ustack && prev->mm)
-		ustack_walk(ctx, regs, &d->s);
+		ustack_walk(ctx, regs, d->s.stack, &d->s.ulen, UNW_SCRATCH_SWITCH, OFFCPU_DROP_USTACK);
 	d->uhash = hash_frames(d->s.stack, d->s.ulen);
 	if (want_kstack)
 		kstack_take(ctx, prev, regs, &d->s, d->uhash, &d->khash, &d->sp);
@@ -861,7 +894,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	/* prev's user registers, read once for both stacks */
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (want_ustack && prev->mm)
-		ustack_walk(ctx, regs, &t->s);
+		ustack_walk(ctx, regs, t->s.stack, &t->s.ulen, UNW_SCRATCH_SWITCH, OFFCPU_DROP_USTACK);
 	t->uhash = hash_frames(t->s.stack, t->s.ulen);
 	if (want_kstack)
 		kstack_take(ctx, prev, regs, &t->s, t->uhash, &t->khash, &t->sp);
@@ -1036,8 +1069,12 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
-	if (ptgid != ctgid && bpf_map_lookup_elem(&tgids, &ptgid))
+	if (ptgid == ctgid)
+		return 0;
+	if (follow_children && bpf_map_lookup_elem(&tgids, &ptgid))
 		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	if (unwind_dwarf)
+		unwind_fork(ptgid, ctgid);
 	return 0;
 }
 
@@ -1065,6 +1102,8 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 
 		bpf_map_delete_elem(&tgids, &tgid);
 	}
+	if (unwind_dwarf && !BPF_CORE_READ(p, signal, live.counter))
+		unwind_exit(p->tgid);
 	return 0;
 }
 
@@ -1082,6 +1121,8 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	struct offcpu_exit_key k;
 
+	if (unwind_dwarf)
+		unwind_exec(p->tgid);
 	if (!t || !t->summed)
 		return 0;
 	k.tid = old_pid;
@@ -1093,6 +1134,61 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 		drop(OFFCPU_DROP_EXITS_FULL);
 	t->gen++;
 	t->summed = 0;
+	return 0;
+}
+
+/*
+ * --call-graph dwarf: CPU samples of the perf events, unwound here and
+ * emitted on the cpu_samples ring (the kernel writes none of its own: the
+ * program returns 0). The perf event is opened without callchains, so the
+ * kernel does not walk the stacks first.
+ */
+SEC("perf_event")
+int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cs = ctx->regs.csx;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct offcpu_cpu_sample *s;
+	struct pt_regs *regs;
+	bool user = (cs & 3) == 3; /* the sample interrupted user mode */
+	long n;
+
+	if (!wanted(id >> 32, (__u32)id))
+		return 0;
+	s = bpf_ringbuf_reserve(&cpu_samples, sizeof(*s), 0);
+	if (!s) {
+		drop(OFFCPU_DROP_CPU_RINGBUF);
+		return 0;
+	}
+	s->time = bpf_ktime_get_ns();
+	s->period = ctx->sample_period;
+	s->ip = ctx->regs.ip;
+	s->pid = id >> 32;
+	s->tid = (__u32)id;
+	s->cpu = bpf_get_smp_processor_id();
+	s->user = user;
+	s->ulen = 0;
+	s->klen = 0;
+	if (!user && want_kstack) {
+		n = bpf_get_stack(ctx, &s->stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8, 0);
+		if (n > 0)
+			s->klen = n / 8;
+	}
+	if (want_ustack && task->mm) {
+		if (user && (cs & 0xffff) == OFFCPU_USER_CS) {
+			ustack_regs(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, s->stack, &s->ulen,
+				    UNW_SCRATCH_CPU);
+		} else if (user) {
+			n = bpf_get_stack(ctx, s->stack, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+			if (n > 0)
+				s->ulen = n / 8;
+		} else {
+			regs = (struct pt_regs *)bpf_task_pt_regs(task);
+			ustack_walk(ctx, regs, s->stack, &s->ulen, UNW_SCRATCH_CPU, OFFCPU_DROP__NR);
+		}
+	}
+	bpf_ringbuf_submit(s, bpf_ringbuf_query(&cpu_samples, BPF_RB_AVAIL_DATA) > (4 << 20) / 4
+				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -37,6 +37,8 @@ enum offcpu_drop {
 	OFFCPU_DROP_WAKER_KSTACK,  /* waker's kernel stack unreadable (kept, empty) */
 	/* --sched-delay (ring buffer and sum map full count as above) */
 	OFFCPU_DROP_DELAY_STORAGE, /* no task storage: a run-queue wait not measured */
+	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */
+	OFFCPU_DROP_CPU_RINGBUF,   /* its ring buffer full: a CPU sample lost */
 	OFFCPU_DROP__NR,
 };
 
@@ -103,6 +105,24 @@ struct offcpu_sample {
 };
 
 #define OFFCPU_SAMPLE_HDR_SIZE ((unsigned long)&((struct offcpu_sample *)0)->stack)
+
+/*
+ * --call-graph dwarf: a CPU sample taken by the BPF program on the perf
+ * event, with its stacks (ulen user frames, then klen kernel frames from
+ * stack[OFFCPU_MAX_STACK], innermost first).
+ */
+struct offcpu_cpu_sample {
+	__u64 time;
+	__u64 period;
+	__u64 ip;   /* where it was interrupted */
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 user; /* it interrupted user mode */
+	__u32 ulen;
+	__u32 klen;
+	__u64 stack[2 * OFFCPU_MAX_STACK];
+};
 
 /* Key of the in-kernel sums of short intervals. */
 struct offcpu_sum_key {

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * User stacks from DWARF call-frame information: the tables user space
+ * builds from each file's .eh_frame (or .debug_frame) and the BPF unwinder
+ * (unwind.bpf.h) reads. Shared by BPF and user space.
+ *
+ *   unw_rows   one global array of rows {file address, rule}, each file's
+ *              rows sorted and contiguous, a range of it (user space
+ *              allocates the ranges; memory-mapped, so loading a file is a
+ *              memcpy);
+ *   unw_rules  the distinct rules of every file, deduplicated (a few
+ *              thousand on a whole machine), so a row is 8 bytes;
+ *   unw_procs  per process (tgid): its executable mappings, sorted, each
+ *              with its file's row range and load bias;
+ *   unw_cache  stacks by blocking point, with the stack slots they were
+ *              read from, re-read on a hit to confirm.
+ */
+#ifndef OFFCPU_UNWIND_H
+#define OFFCPU_UNWIND_H
+
+#define OFFCPU_UNW_MAX_MAPS 256   /* executable mappings per process */
+#define OFFCPU_UNW_MAX_READS 128  /* stack reads a cached stack depends on */
+#define OFFCPU_UNW_MAX_RULES 32768
+
+/* How a frame's CFA (the caller's stack pointer) is found. */
+enum offcpu_unw_cfa {
+	OFFCPU_UNW_CFA_NONE = 0,    /* no CFI here: a frame-pointer step */
+	OFFCPU_UNW_CFA_RSP,         /* CFA = rsp + cfa_off */
+	OFFCPU_UNW_CFA_RBP,         /* CFA = rbp + cfa_off */
+	OFFCPU_UNW_CFA_PLT,         /* CFA = rsp + cfa_off + ((pc & 15) >= arg ? 8 : 0) */
+	OFFCPU_UNW_CFA_SIGNAL,      /* rt_sigreturn trampoline: registers in the ucontext at rsp */
+	OFFCPU_UNW_CFA_END,         /* return address undefined: the outermost frame */
+	OFFCPU_UNW_CFA_UNSUPPORTED, /* an expression or register BPF does not follow */
+};
+
+/* Where the caller's rbp is. */
+enum offcpu_unw_rbp {
+	OFFCPU_UNW_RBP_SAME = 0,    /* unchanged */
+	OFFCPU_UNW_RBP_OFFSET,      /* saved at CFA + rbp_off */
+	OFFCPU_UNW_RBP_UNSUPPORTED, /* elsewhere: unknown from here on */
+};
+
+struct offcpu_unw_rule {
+	__u8 cfa;  /* enum offcpu_unw_cfa */
+	__u8 rbp;  /* enum offcpu_unw_rbp */
+	__u8 arg;  /* PLT: the threshold of pc & 15 */
+	__u8 pad;
+	__s32 cfa_off;
+	__s32 rbp_off;
+};
+
+/* From this file address up to the next row's, the rule `rule`. */
+struct offcpu_unw_row {
+	__u32 pc;
+	__u32 rule;
+};
+
+/*
+ * One executable mapping: file address = address - bias. row_count 0: no
+ * call-frame information (a file without it, anonymous or JIT code):
+ * frame-pointer steps.
+ */
+struct offcpu_unw_map {
+	__u64 start, end;
+	__u64 bias;
+	__u32 row_start, row_count;
+};
+
+/*
+ * A process's mappings, sorted by start. execs: the execs of the process
+ * user space had seen when it wrote this (COMM records with the exec flag);
+ * the BPF side counts them too (unw_execs) and ignores a table of an image
+ * that is gone. gen changes at every write: it is part of the cache key.
+ */
+struct offcpu_unw_proc {
+	__u32 nr;
+	__u32 execs;
+	__u32 gen;
+	__u32 pad;
+	struct offcpu_unw_map maps[OFFCPU_UNW_MAX_MAPS];
+};
+
+/* Key of the stack cache: where a thread is when its stack is taken. */
+struct offcpu_unw_key {
+	__u32 tgid;
+	__u32 gen;
+	__u64 ip;
+	__u64 sp;
+};
+
+/*
+ * A read the walk made: 8 bytes at addr (16 when bit 0 of addr is set,
+ * then v[1] too). The walk is a function of the registers it started from
+ * and of these values: when they read the same again, it would give the
+ * same stack.
+ */
+struct offcpu_unw_read {
+	__u64 addr;
+	__u64 v[2];
+};
+
+struct offcpu_unw_cached {
+	__u32 nframes;
+	__u32 nreads;
+	__u32 uses;
+	__u32 bp_used; /* the walk used the starting rbp: it is part of the check */
+	__u64 bp;
+	__u64 frames[127];
+	struct offcpu_unw_read reads[OFFCPU_UNW_MAX_READS];
+};
+
+/*
+ * Facts of the unwinder (the per-CPU `unw_stats` array). Stacks, not frames,
+ * except FRAMES. A stack ended by a failure keeps the frames found so far.
+ */
+enum offcpu_unw_stat {
+	OFFCPU_UNW_WALKED = 0,     /* unwound from the tables */
+	OFFCPU_UNW_CACHED,         /* taken from the cache of blocking points (slots re-read, equal) */
+	OFFCPU_UNW_CHECKED,        /* cache hits unwound anyway to check the cache */
+	OFFCPU_UNW_STALE,          /* ... and found different */
+	OFFCPU_UNW_FRAMES,         /* frames of the unwound stacks */
+	OFFCPU_UNW_NO_TABLE,       /* process without tables yet: frame-pointer stack kept */
+	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings (table not
+				      loaded yet): the rest by frame pointers */
+	OFFCPU_UNW_FP_STEPS,       /* a frame in code without CFI (a file without it, JIT or
+				      anonymous code): stepped by its frame pointer */
+	OFFCPU_UNW_UNSUPPORTED,    /* ended at a rule BPF does not follow */
+	OFFCPU_UNW_READ_FAILED,    /* ended at a stack slot that could not be read */
+	OFFCPU_UNW_BAD_FRAME,      /* ended at a frame whose CFA is not above it */
+	OFFCPU_UNW_TRUNCATED,      /* ended at the frame limit */
+	OFFCPU_UNW_STAT__NR,
+};
+
+#endif
