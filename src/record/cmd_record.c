@@ -37,6 +37,13 @@ static const char usage_text[] =
 	"      --off-cpu-states S|D|SD  sleep states that count as off-CPU (default SD)\n"
 	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
 	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
+	"      --call-graph dwarf|fp  how user stacks are walked: dwarf (default) unwinds\n"
+	"                             them in the kernel from each binary's .eh_frame\n"
+	"                             (code built without frame pointers: distribution\n"
+	"                             libraries, python...), falling back to frame\n"
+	"                             pointers where a binary has no such table; fp\n"
+	"                             follows frame pointers only (cheaper, loses callers\n"
+	"                             in code built without them)\n"
 	"      --kernel-threads       include kernel threads\n"
 	"      --wakeups              note who woke each waiting thread, with its stacks\n"
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
@@ -55,6 +62,7 @@ enum {
 	OPT_WAKEUPS,
 	OPT_SCHED_DELAY,
 	OPT_USER,
+	OPT_CALL_GRAPH,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +84,7 @@ static const struct option long_opts[] = {
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 	{ "user", required_argument, NULL, OPT_USER },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -154,6 +163,7 @@ int cmd_record(int argc, char **argv)
 		.flush_ms = 1000,
 		.ustack = true,
 		.kstack = true,
+		.dwarf = true,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
@@ -238,6 +248,14 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_SCHED_DELAY:
 			o.sched_delay = true;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "dwarf"))
+				o.dwarf = true;
+			else if (!strcmp(optarg, "fp"))
+				o.dwarf = false;
+			else
+				BAD("--call-graph", optarg, "expected dwarf or fp");
 			break;
 		case OPT_USER:
 			if (!*optarg)

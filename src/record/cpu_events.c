@@ -93,6 +93,7 @@ static int event_attr(const struct record_opts *o, struct perf_event_attr *a, co
 int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out)
 {
 	struct int_list cpus = { 0 };
+	struct perf_event_attr open_attr;
 	struct cpu_events *c;
 	int err;
 
@@ -119,6 +120,17 @@ int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_
 		if (err)
 			goto cleanup;
 	}
+	/*
+	 * --call-graph dwarf: the BPF program on the event takes the samples
+	 * with their stacks; the kernel need not walk them first (it does for
+	 * PERF_SAMPLE_CALLCHAIN before running the program). The file's attr
+	 * keeps the callchain: the samples written have one.
+	 */
+	open_attr = c->attr;
+	if (o->dwarf && !o->no_cpu) {
+		open_attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		open_attr.sample_max_stack = 0;
+	}
 	c->rings = calloc(cpus.n, sizeof(*c->rings));
 	c->ids = calloc(cpus.n, sizeof(*c->ids));
 	if (!c->rings || !c->ids) {
@@ -129,7 +141,7 @@ int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_
 		struct cpu_ring *r = &c->rings[c->nr];
 		int fd;
 
-		fd = syscall(SYS_perf_event_open, &c->attr, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
+		fd = syscall(SYS_perf_event_open, &open_attr, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			err = -errno;
 			if (c->attr.type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
@@ -308,6 +320,23 @@ int cpu_events__poll(struct cpu_events *c, struct merge *m)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int cpu_events__cpu_ids(const struct cpu_events *c, int **cpus, uint64_t **ids, size_t *n)
+{
+	*cpus = calloc(c->nr ? c->nr : 1, sizeof(**cpus));
+	*ids = calloc(c->nr ? c->nr : 1, sizeof(**ids));
+	if (!*cpus || !*ids) {
+		free(*cpus);
+		free(*ids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nr; i++) {
+		(*cpus)[i] = c->rings[i].cpu;
+		(*ids)[i] = c->rings[i].id;
+	}
+	*n = c->nr;
 	return 0;
 }
 

@@ -39,7 +39,11 @@ struct offcpu_bpf {
 	int err;
 	bool filter_perf;
 	bool wakeups;
-	uint64_t samples, wakeup_samples, delay_samples;
+	bool dwarf;        /* --call-graph dwarf */
+	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
+	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
+	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
+	int nr_cpu_ids;
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
 	struct offcpu_sum_key *keys;
@@ -69,6 +73,7 @@ static const char *const drop_names[OFFCPU_DROP__NR] = {
 	[OFFCPU_DROP_WAKER_USTACK] = "waker user stack unreadable",
 	[OFFCPU_DROP_WAKER_KSTACK] = "waker kernel stack unreadable",
 	[OFFCPU_DROP_DELAY_STORAGE] = "sched-delay storage unavailable",
+	[OFFCPU_DROP_CPU_RINGBUF] = "cpu samples (BPF ring buffer full)",
 };
 
 const char *offcpu_drop_name(int i)
@@ -306,6 +311,27 @@ static int on_direct(void *ctx, void *data, size_t len)
 	return err;
 }
 
+/* --call-graph dwarf: a CPU sample unwound by the BPF program on the perf event. */
+static int on_cpu_sample(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_cpu_sample *s = data;
+	uint64_t id;
+	size_t n;
+	int err;
+
+	if (len < sizeof(*s))
+		return 0;
+	id = s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
+	n = cpu_sample__encode(s, id, b->rec);
+	err = merge__add(b->m, s->time, b->rec, n);
+	if (err)
+		b->err = err;
+	else
+		b->cpu_samples++;
+	return err;
+}
+
 static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 {
 	struct offcpu_skel *sk = b->skel;
@@ -367,6 +393,8 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b->keys = calloc(DRAIN_BATCH, sizeof(*b->keys));
 	b->vals = calloc(DRAIN_BATCH, sizeof(*b->vals));
 	b->wakeups = o->wakeups;
+	b->dwarf = o->dwarf;
+	b->cpu_sampling = o->dwarf && !o->no_cpu;
 	if (o->wakeups) {
 		b->wkeys = calloc(DRAIN_BATCH, sizeof(*b->wkeys));
 		b->wvals = calloc(DRAIN_BATCH, sizeof(*b->wvals));
@@ -402,7 +430,18 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->test_hide = o->test_hide;
+	sk->rodata->unwind_dwarf = o->dwarf;
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup;
+	if (o->dwarf) {
+		bpf_map__set_max_entries(sk->maps.unw_rows, OFFCPU_UNWIND_ROWS);
+		bpf_map__set_max_entries(sk->maps.unw_procs, OFFCPU_UNWIND_PROCS);
+		bpf_map__set_max_entries(sk->maps.unw_execs, OFFCPU_UNWIND_PROCS);
+	} else {
+		bpf_map__set_max_entries(sk->maps.unw_cache, 64);
+		bpf_map__set_max_entries(sk->maps.unw_rules, 1);
+	}
+	if (!b->cpu_sampling)
+		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);
 	if (o->wakeups) {
@@ -412,8 +451,10 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
-	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL);
-	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter, b->filter_perf && !o->no_cpu);
+	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->dwarf);
+	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
+				  b->filter_perf && !o->no_cpu && !b->cpu_sampling);
+	bpf_program__set_autoload(sk->progs.offcpu_cpu_sample, b->cpu_sampling);
 	err = offcpu_skel__load(sk);
 	if (err)
 		goto cleanup;
@@ -424,6 +465,11 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	if (!b->rb) {
 		err = -errno;
 		goto cleanup;
+	}
+	if (b->cpu_sampling) {
+		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
+		if (err)
+			goto cleanup;
 	}
 	*out = b;
 	return 0;
@@ -443,6 +489,7 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b->vals);
 	free(b->wkeys);
 	free(b->wvals);
+	free(b->cpu_ids);
 	free(b);
 }
 
@@ -503,9 +550,42 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b)
 {
+	if (b->cpu_sampling)
+		return bpf_program__fd(b->skel->progs.offcpu_cpu_sample);
 	if (!bpf_program__autoload(b->skel->progs.offcpu_cpu_filter))
 		return -1;
 	return bpf_program__fd(b->skel->progs.offcpu_cpu_filter);
+}
+
+int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n)
+{
+	int max = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (cpus[i] + 1 > max)
+			max = cpus[i] + 1;
+	free(b->cpu_ids);
+	b->cpu_ids = calloc(max ? max : 1, sizeof(*b->cpu_ids));
+	if (!b->cpu_ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		b->cpu_ids[cpus[i]] = ids[i];
+	b->nr_cpu_ids = max;
+	return 0;
+}
+
+int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_maps *m)
+{
+	struct offcpu_skel *sk = b->skel;
+
+	if (!b->dwarf)
+		return -ENOENT;
+	m->rows = bpf_map__fd(sk->maps.unw_rows);
+	m->rules = bpf_map__fd(sk->maps.unw_rules);
+	m->procs = bpf_map__fd(sk->maps.unw_procs);
+	m->execs = bpf_map__fd(sk->maps.unw_execs);
+	m->row_cap = bpf_map__max_entries(sk->maps.unw_rows);
+	return 0;
 }
 
 int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b)
@@ -685,6 +765,16 @@ int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR
 int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR])
 {
 	return sum_percpu(b, bpf_map__fd(b->skel->maps.stats), stats, OFFCPU_STAT__NR);
+}
+
+int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_UNW_STAT__NR])
+{
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.unw_stats), stats, OFFCPU_UNW_STAT__NR);
+}
+
+uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b)
+{
+	return b->cpu_samples;
 }
 
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)

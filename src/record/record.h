@@ -9,6 +9,9 @@
  *   synth.c       records synthesized from /proc; host facts for features
  *   merge.c       records from every source, written in time order
  *   dso_hits.c    which DSOs samples hit, for the BUILD_ID feature
+ *   unwind_loader.c  --call-graph dwarf: the unwind tables of the recorded
+ *                 processes, kept up to date from their side-band
+ *   cpu_samples.c --call-graph dwarf: CPU samples unwound in BPF, encoded
  *   session.c     the loop that ties them together
  */
 #ifndef OFFCPU_RECORD_H
@@ -17,10 +20,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
+#include "bpf/unwind.h"
 #include "perfdata/perf_format.h"
 
 struct perf_writer;
@@ -49,6 +54,7 @@ struct record_opts {
 	bool kernel_threads;
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
+	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	bool quiet;
 	char **argv;          /* the command, or NULL */
@@ -207,6 +213,43 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 uint64_t offcpu_sample_type(void);
 void offcpu_event_attr(struct perf_event_attr *attr);
 
+/* --call-graph dwarf: the unwinder's maps (src/bpf/unwind.h) and its facts. */
+#define OFFCPU_UNWIND_ROWS (1u << 20) /* rows of all tables: 8 MiB */
+#define OFFCPU_UNWIND_PROCS 65536     /* processes with tables (memory follows use) */
+struct offcpu_unwind_maps {
+	int rows, rules, procs, execs;
+	uint32_t row_cap;
+};
+int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_maps *m);
+int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_UNW_STAT__NR]);
+/* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
+int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
+uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
+
+/* ---- cpu_samples.c ---- */
+/* A CPU sample unwound in BPF as the perf SAMPLE of event id (buf: 4096+ bytes, aligned). */
+size_t cpu_sample__encode(const struct offcpu_cpu_sample *s, uint64_t id, void *buf);
+
+/* ---- unwind_loader.c ---- */
+struct unwind_loader;
+/* Side-band events and the tables' backend; nothing runs yet. */
+int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
+		       struct unwind_loader **out);
+/*
+ * Start following: tables for the command (before it runs), for the
+ * processes already there (-p, -t, -a; child: the forked command), then a
+ * thread keeps them up to date. Call after the BPF programs are attached.
+ */
+int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
+/* Stop the thread (the tables stay in the maps). */
+void unwind_loader__stop(struct unwind_loader *l);
+void unwind_loader__free(struct unwind_loader *l);
+/* Every unwind counter, by name, user space's and the BPF side's. */
+int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,
+			    int (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* The end-of-recording summary lines. */
+void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b, FILE *f);
+
 /* ---- cpu_events.c ---- */
 struct cpu_events;
 int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out);
@@ -221,6 +264,8 @@ const struct perf_event_attr *cpu_events__attr(const struct cpu_events *c, size_
 int cpu_events__poll(struct cpu_events *c, struct merge *m);
 int cpu_events__epoll_add(struct cpu_events *c, int epfd);
 uint64_t cpu_events__samples(const struct cpu_events *c);
+/* Each CPU's event and its sample id (arrays to free). */
+int cpu_events__cpu_ids(const struct cpu_events *c, int **cpus, uint64_t **ids, size_t *n);
 uint64_t cpu_events__lost(const struct cpu_events *c);
 uint64_t cpu_sample_type(void);
 

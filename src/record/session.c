@@ -60,6 +60,7 @@ struct session {
 	bool filter_sideband;
 	struct perf_writer *w;
 	struct offcpu_bpf *bpf;
+	struct unwind_loader *unwind; /* --call-graph dwarf */
 	struct cpu_events *cpu;
 	struct merge *m;
 	struct dso_hits *hits;
@@ -261,7 +262,8 @@ static void show_status(struct session *s, uint64_t start)
 {
 	uint64_t drops[OFFCPU_DROP__NR];
 	uint64_t samples = offcpu_bpf__samples(s->bpf) + offcpu_bpf__wakeup_samples(s->bpf) +
-			   offcpu_bpf__delay_samples(s->bpf) + cpu_events__samples(s->cpu);
+			   offcpu_bpf__delay_samples(s->bpf) + cpu_events__samples(s->cpu) +
+			   offcpu_bpf__cpu_samples(s->bpf);
 
 	fprintf(stderr, "\r[ offcpu record: %.1f s, %llu samples, %llu lost, %.2f MB ]\033[K",
 		(now_ns() - start) / 1e9, (unsigned long long)samples,
@@ -352,6 +354,19 @@ static int put_counter(uint8_t **b, size_t *len, size_t *cap, uint32_t *nr, cons
 	return 0;
 }
 
+struct counter_buf {
+	uint8_t *b;
+	size_t len, cap;
+	uint32_t nr;
+};
+
+static int put_counter_cb(void *ctx, const char *name, uint64_t v)
+{
+	struct counter_buf *c = ctx;
+
+	return put_counter(&c->b, &c->len, &c->cap, &c->nr, name, v);
+}
+
 /* The offcpu section: drop counters and recording facts, by name. */
 static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
@@ -360,6 +375,7 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 		"drop.kstack_failed",	     "drop.task_storage",	"drop.exits_full",
 		"drop.unclosed",	     "drop.waker_storage",	"drop.waker_lost",
 		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
+		"drop.cpu_ringbuf_full",
 	};
 	uint8_t *b = malloc(4);
 	size_t len = 4, cap = 4;
@@ -381,7 +397,19 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "samples.offcpu", offcpu_bpf__samples(s->bpf));
 	if (!err)
-		err = put_counter(&b, &len, &cap, &nr, "samples.cpu", cpu_events__samples(s->cpu));
+		err = put_counter(&b, &len, &cap, &nr, "samples.cpu",
+				  cpu_events__samples(s->cpu) + offcpu_bpf__cpu_samples(s->bpf));
+	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "unwind.dwarf", s->o->dwarf);
+	if (!err && s->unwind) {
+		struct counter_buf c = { b, len, cap, nr };
+
+		err = unwind_loader__counters(s->unwind, s->bpf, put_counter_cb, &c);
+		b = c.b;
+		len = c.len;
+		cap = c.cap;
+		nr = c.nr;
+	}
 	if (!err && s->o->wakeups)
 		err = put_counter(&b, &len, &cap, &nr, "samples.offcpu_wakeup",
 				  offcpu_bpf__wakeup_samples(s->bpf));
@@ -488,6 +516,8 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE]);
+	if (s->unwind)
+		unwind_loader__summary(s->unwind, s->bpf, stderr);
 	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
@@ -664,9 +694,32 @@ int record__run(struct record_opts *o)
 	}
 	if (s->have_child && (err = offcpu_bpf__add_tgid(s->bpf, s->wl.pid)))
 		goto cleanup;
+	if (o->dwarf) {
+		err = unwind_loader__new(o, s->bpf, &s->unwind);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+	}
 	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(s->bpf), &s->cpu);
 	if (err)
 		goto cleanup;
+	if (o->dwarf) {
+		/* CPU samples come from BPF: they take the event's id of their CPU */
+		uint64_t *cpu_ids;
+		int *cpus;
+		size_t n;
+
+		err = cpu_events__cpu_ids(s->cpu, &cpus, &cpu_ids, &n);
+		if (!err) {
+			err = offcpu_bpf__set_cpu_ids(s->bpf, cpus, cpu_ids, n);
+			free(cpus);
+			free(cpu_ids);
+		}
+		if (err)
+			goto cleanup;
+	}
 
 	cattr = cpu_events__attr(s->cpu, 0, &name, &ids, &nr_ids);
 	offcpu_event_attr(&oattr);
@@ -692,6 +745,18 @@ int record__run(struct record_opts *o)
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
 		goto cleanup;
+	}
+	/*
+	 * The unwinder follows exec, fork and exit from here on, its BPF side
+	 * attached: both count a process's execs alike.
+	 */
+	if (s->unwind) {
+		err = unwind_loader__start(s->unwind, o, s->have_child ? s->wl.pid : 0);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot start the DWARF unwinder: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
 	}
 	err = cpu_events__enable(s->cpu);
 	if (err) {
@@ -743,6 +808,7 @@ int record__run(struct record_opts *o)
 	cpu_events__disable(s->cpu);
 	if (!err)
 		err = round_trip(s, true, true);
+	unwind_loader__stop(s->unwind);
 	if (!err)
 		err = finish_file(s, drops);
 	if (err) {
@@ -767,6 +833,7 @@ cleanup:
 	err = 1;
 out:
 	cpu_events__free(s->cpu);
+	unwind_loader__free(s->unwind);
 	offcpu_bpf__free(s->bpf);
 	merge__free(s->m);
 	dso_hits__free(s->hits);

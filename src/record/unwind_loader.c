@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --call-graph dwarf: keeps the BPF unwinder's tables (src/unwind/) up to
+ * date with the recorded processes.
+ *
+ * Before the command runs, its files' tables are built (and those of the
+ * files offcpu itself maps: libc, ld.so and the vDSO are everyone's), and
+ * the processes already there are read from /proc. From then on a thread
+ * follows the side-band of its own perf events, one per CPU, that wake it
+ * at every record (MMAP2 of executable mappings, COMM of an exec, FORK,
+ * EXIT): a process that execs or dlopens gets its tables within
+ * milliseconds, not at the recorder's next drain (the file's side-band
+ * comes through the CPU event's ring, woken only when half full). A stack
+ * taken before its tables are there is counted by the BPF side
+ * (unwind.no_table, unwind.no_mapping) and keeps its frame-pointer frames.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "perfdata/perf_format.h"
+#include "record/record.h"
+#include "unwind/tables.h"
+
+#define SB_PAGES 64 /* data pages per CPU: 256 KiB */
+
+struct sb_ring {
+	int cpu, fd;
+	void *base;
+};
+
+/* A side-band record copied out of its ring, to be handled in time order. */
+struct sb_rec {
+	uint64_t time;
+	size_t seq, off;
+	uint32_t len;
+};
+
+struct unwind_loader {
+	struct unw_tables *t;
+	struct offcpu_unwind_maps maps;
+	void *rows_map;
+	size_t rows_len;
+	struct sb_ring *rings;
+	size_t nr;
+	size_t page;
+	int epfd, stopfd;
+	pthread_t thread;
+	bool running;
+	int err;
+	uint64_t lost, records, setup_ns;
+	uint8_t *buf; /* records of one batch */
+	size_t len, cap;
+	struct sb_rec *recs;
+	size_t nrec, caprec;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- the backend: the BPF maps ---- */
+
+static int put_rules(void *ctx, uint32_t first, uint32_t n, const struct offcpu_unw_rule *r)
+{
+	struct unwind_loader *l = ctx;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = first + i;
+
+		if (bpf_map_update_elem(l->maps.rules, &id, &r[i], BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int put_proc(void *ctx, uint32_t tgid, const struct offcpu_unw_proc *p)
+{
+	struct unwind_loader *l = ctx;
+
+	return bpf_map_update_elem(l->maps.procs, &tgid, p, BPF_ANY) ? -errno : 0;
+}
+
+static int del_proc(void *ctx, uint32_t tgid)
+{
+	struct unwind_loader *l = ctx;
+
+	bpf_map_delete_elem(l->maps.procs, &tgid);
+	return 0;
+}
+
+static int get_execs(void *ctx, uint32_t tgid, uint32_t *execs)
+{
+	struct unwind_loader *l = ctx;
+
+	if (bpf_map_lookup_elem(l->maps.execs, &tgid, execs))
+		*execs = 0;
+	return 0;
+}
+
+/* ---- side-band events ---- */
+
+static int open_rings(struct unwind_loader *l)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.sample_id_all = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.disabled = 1,
+		.watermark = 1,
+		.wakeup_watermark = 1, /* every record wakes the thread */
+	};
+	struct int_list cpus = { 0 };
+	int err = online_cpus(&cpus);
+
+	if (err)
+		return err;
+	l->rings = calloc(cpus.n ? cpus.n : 1, sizeof(*l->rings));
+	if (!l->rings) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < cpus.n; i++) {
+		struct sb_ring *r = &l->rings[l->nr];
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
+
+		r->fd = syscall(SYS_perf_event_open, &a, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0) {
+			err = -errno;
+			goto out;
+		}
+		r->cpu = cpus.v[i];
+		l->nr++;
+		r->base = mmap(NULL, (SB_PAGES + 1) * l->page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->base == MAP_FAILED) {
+			r->base = NULL;
+			err = -errno;
+			goto out;
+		}
+		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, r->fd, &ev)) {
+			err = -errno;
+			goto out;
+		}
+	}
+out:
+	int_list__free(&cpus);
+	return err;
+}
+
+/* Copy one ring's records into the batch. */
+static int ring_take(struct unwind_loader *l, struct sb_ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	uint8_t *data = (uint8_t *)r->base + l->page;
+	uint64_t size = SB_PAGES * l->page;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t off = tail % size;
+		struct sb_rec *rec;
+		uint8_t *dst;
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(off + i) % size];
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;
+		if (l->len + h.size > l->cap) {
+			size_t ncap = (l->cap + h.size) * 2;
+			uint8_t *nb = realloc(l->buf, ncap);
+
+			if (!nb)
+				return -ENOMEM;
+			l->buf = nb;
+			l->cap = ncap;
+		}
+		if (l->nrec == l->caprec) {
+			size_t ncap = l->caprec ? l->caprec * 2 : 256;
+			struct sb_rec *nr = realloc(l->recs, ncap * sizeof(*nr));
+
+			if (!nr)
+				return -ENOMEM;
+			l->recs = nr;
+			l->caprec = ncap;
+		}
+		dst = l->buf + l->len;
+		if (off + h.size <= size) {
+			memcpy(dst, data + off, h.size);
+		} else {
+			memcpy(dst, data + off, size - off);
+			memcpy(dst + (size - off), data, h.size - (size - off));
+		}
+		rec = &l->recs[l->nrec];
+		rec->off = l->len;
+		rec->len = h.size;
+		rec->seq = l->nrec;
+		rec->time = 0;
+		if (h.size >= sizeof(h) + 16)
+			memcpy(&rec->time, dst + h.size - 8, 8); /* trailer: pid, tid, time */
+		l->len += h.size;
+		l->nrec++;
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct sb_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Is the process pid gone (its last thread exited)? */
+static bool process_gone(uint32_t pid)
+{
+	char path[64], buf[2048];
+	uint64_t threads = 0;
+	ssize_t n;
+	char st;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	n = proc_read(path, buf, sizeof(buf));
+	if (n <= 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	st = 0;
+	{
+		char sbuf[512];
+		ssize_t m = proc_read(path, sbuf, sizeof(sbuf));
+
+		if (m > 0)
+			st = proc_stat__state(sbuf);
+	}
+	proc_status__field(buf, (size_t)n, "Threads", 10, &threads);
+	return (st == 'Z' || st == 'X') && threads <= 1;
+}
+
+static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len, uint64_t time)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	const uint8_t *b = rec + sizeof(*h);
+	size_t body = len - sizeof(*h) - 16; /* without the trailer */
+	uint32_t pid, ppid, tid;
+
+	l->records++;
+	switch (h->type) {
+	case PERF_RECORD_MMAP2: {
+		struct unw_mapping m;
+		uint64_t addr, mlen;
+		uint32_t prot;
+		char path[4096];
+
+		if (body < 64 || (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			return;
+		memcpy(&pid, b, 4);
+		memcpy(&addr, b + 8, 8);
+		memcpy(&mlen, b + 16, 8);
+		memcpy(&m.pgoff, b + 24, 8);
+		memcpy(&m.maj, b + 32, 4);
+		memcpy(&m.min, b + 36, 4);
+		memcpy(&m.ino, b + 40, 8);
+		memcpy(&prot, b + 56, 4);
+		if (!(prot & 4 /* PROT_EXEC */))
+			return;
+		snprintf(path, sizeof(path), "%.*s", (int)(body - 64), (const char *)b + 64);
+		m.start = addr;
+		m.end = addr + mlen;
+		m.path = path;
+		unw_tables__mmap(l->t, pid, &m, time);
+		break;
+	}
+	case PERF_RECORD_COMM:
+		if (body >= 8 && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+			memcpy(&pid, b, 4);
+			unw_tables__exec(l->t, pid, time);
+		}
+		break;
+	case PERF_RECORD_FORK:
+		if (body >= 16) {
+			memcpy(&pid, b, 4);
+			memcpy(&ppid, b + 4, 4);
+			if (pid != ppid)
+				unw_tables__fork(l->t, ppid, pid, time);
+		}
+		break;
+	case PERF_RECORD_EXIT:
+		if (body >= 16) {
+			memcpy(&pid, b, 4);
+			memcpy(&tid, b + 8, 4);
+			(void)tid;
+			if (unw_tables__follows(l->t, pid) && process_gone(pid))
+				unw_tables__exit(l->t, pid, time);
+		}
+		break;
+	case PERF_RECORD_LOST:
+		if (body >= 16) {
+			uint64_t n;
+
+			memcpy(&n, b + 8, 8);
+			l->lost += n;
+		}
+		break;
+	}
+}
+
+/* Everything in the rings, in time order, into the tables. */
+static int drain(struct unwind_loader *l)
+{
+	int err = 0;
+
+	l->len = 0;
+	l->nrec = 0;
+	for (size_t i = 0; i < l->nr && !err; i++)
+		err = ring_take(l, &l->rings[i]);
+	if (l->nrec)
+		qsort(l->recs, l->nrec, sizeof(*l->recs), rec_cmp);
+	for (size_t i = 0; i < l->nrec; i++)
+		if (l->recs[i].len >= sizeof(struct perf_event_header) + 16)
+			handle(l, l->buf + l->recs[i].off, l->recs[i].len, l->recs[i].time);
+	if (!err)
+		err = unw_tables__flush(l->t);
+	return err;
+}
+
+static void *loader_main(void *arg)
+{
+	struct unwind_loader *l = arg;
+	uint64_t last_expire = mono_ns();
+
+	for (;;) {
+		struct epoll_event evs[8];
+		bool stop = false;
+		int n = epoll_wait(l->epfd, evs, 8, 1000);
+
+		for (int i = 0; i < n; i++)
+			stop |= evs[i].data.u64 == 0;
+		l->err = drain(l);
+		if (stop || l->err)
+			break;
+		if (mono_ns() - last_expire > 1000000000ULL) {
+			unw_tables__expire(l->t, mono_ns());
+			last_expire = mono_ns();
+		}
+	}
+	return NULL;
+}
+
+/* ---- set-up ---- */
+
+int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
+		       struct unwind_loader **out)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+	struct unwind_loader *l;
+	struct unw_backend be;
+	int err;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->epfd = -1;
+	l->stopfd = -1;
+	l->page = sysconf(_SC_PAGESIZE);
+	err = offcpu_bpf__unwind_maps(b, &l->maps);
+	if (err)
+		goto cleanup;
+	l->rows_len = ((size_t)l->maps.row_cap * sizeof(struct offcpu_unw_row) + l->page - 1) /
+		      l->page * l->page;
+	l->rows_map = mmap(NULL, l->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->maps.rows, 0);
+	if (l->rows_map == MAP_FAILED) {
+		l->rows_map = NULL;
+		err = -errno;
+		goto cleanup;
+	}
+	be = (struct unw_backend){
+		.ctx = l,
+		.rows = l->rows_map,
+		.row_cap = l->maps.row_cap,
+		.put_rules = put_rules,
+		.put_proc = put_proc,
+		.del_proc = del_proc,
+		.get_execs = get_execs,
+	};
+	err = unw_tables__new(&be, o->all_cpus, &l->t);
+	if (err)
+		goto cleanup;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->epfd < 0 || l->stopfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->stopfd, &ev)) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = open_rings(l);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	*out = l;
+	return 0;
+cleanup:
+	unwind_loader__free(l);
+	return err;
+}
+
+/* The files offcpu itself maps executable: libc, ld.so... most processes share them. */
+static void preload_own(struct unwind_loader *l)
+{
+	char line[4096 + 256];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8], *path;
+		int pos = 0;
+
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &pos) < 1 || !pos ||
+		    perms[2] != 'x')
+			continue;
+		path = line + pos;
+		path[strcspn(path, "\n")] = 0;
+		if (path[0] == '/')
+			unw_tables__preload(l->t, path);
+	}
+	if (f)
+		fclose(f);
+	unw_tables__preload_vdso(l->t);
+}
+
+/* The process a thread belongs to (the tid itself when unknown). */
+static uint32_t tgid_of(uint32_t tid)
+{
+	char path[64], buf[4096];
+	uint64_t tgid;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
+		return tid;
+	return (uint32_t)tgid;
+}
+
+int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child)
+{
+	uint64_t t0 = mono_ns(), since;
+	int err = 0;
+
+	for (size_t i = 0; i < l->nr; i++)
+		if (ioctl(l->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
+	preload_own(l);
+	if (o->argv)
+		unw_tables__preload_command(l->t, o->argv[0]);
+	since = mono_ns();
+	if (child > 0)
+		unw_tables__add_process(l->t, child, since);
+	for (size_t i = 0; i < o->pids.n; i++)
+		unw_tables__add_process(l->t, o->pids.v[i], since);
+	for (size_t i = 0; i < o->tids.n; i++)
+		unw_tables__add_process(l->t, tgid_of(o->tids.v[i]), since);
+	if (o->all_cpus) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+				unw_tables__add_process(l->t, atoi(e->d_name), since);
+		if (d)
+			closedir(d);
+	}
+	err = unw_tables__flush(l->t);
+	l->setup_ns = mono_ns() - t0;
+	if (err)
+		return err;
+	err = -pthread_create(&l->thread, NULL, loader_main, l);
+	if (!err)
+		l->running = true;
+	return err;
+}
+
+void unwind_loader__stop(struct unwind_loader *l)
+{
+	uint64_t one = 1;
+
+	if (!l || !l->running)
+		return;
+	if (write(l->stopfd, &one, sizeof(one)) < 0) {
+		/* cannot happen with an eventfd below its maximum */
+	}
+	pthread_join(l->thread, NULL);
+	l->running = false;
+}
+
+void unwind_loader__free(struct unwind_loader *l)
+{
+	if (!l)
+		return;
+	unwind_loader__stop(l);
+	for (size_t i = 0; i < l->nr; i++) {
+		if (l->rings[i].base)
+			munmap(l->rings[i].base, (SB_PAGES + 1) * l->page);
+		close(l->rings[i].fd);
+	}
+	free(l->rings);
+	unw_tables__free(l->t);
+	if (l->rows_map)
+		munmap(l->rows_map, l->rows_len);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->stopfd >= 0)
+		close(l->stopfd);
+	free(l->buf);
+	free(l->recs);
+	free(l);
+}
+
+/* ---- counters ---- */
+
+/* The BPF side's counters (enum offcpu_unw_stat): name in the file, and what it counts. */
+static const struct {
+	const char *name, *what;
+} unw_counter[OFFCPU_UNW_STAT__NR] = {
+	[OFFCPU_UNW_WALKED] = { "unwind.walked", "unwound" },
+	[OFFCPU_UNW_CACHED] = { "unwind.cached", "from the cache of blocking points" },
+	[OFFCPU_UNW_CHECKED] = { "unwind.checked", "cache hits checked by a walk" },
+	[OFFCPU_UNW_STALE] = { "unwind.stale", "checked hits that differed" },
+	[OFFCPU_UNW_FRAMES] = { "unwind.frames", "frames unwound" },
+	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table", "process without tables yet (frame pointers)" },
+	[OFFCPU_UNW_NO_MAPPING] = { "unwind.no_mapping",
+				    "a frame outside the known mappings (frame pointers from there)" },
+	[OFFCPU_UNW_FP_STEPS] = { "unwind.fp_steps", "a frame in code without CFI (frame pointer)" },
+	[OFFCPU_UNW_UNSUPPORTED] = { "unwind.unsupported", "ended at a rule BPF does not follow" },
+	[OFFCPU_UNW_READ_FAILED] = { "unwind.read_failed", "ended at an unreadable stack slot" },
+	[OFFCPU_UNW_BAD_FRAME] = { "unwind.bad_frame", "ended at a frame not above the last" },
+	[OFFCPU_UNW_TRUNCATED] = { "unwind.truncated", "ended at the frame limit" },
+};
+
+int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,
+			    int (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	uint64_t s[OFFCPU_UNW_STAT__NR];
+	struct unw_tables_stats ts;
+	int err = offcpu_bpf__unwind_stats(b, s);
+
+	for (int i = 0; !err && i < OFFCPU_UNW_STAT__NR; i++)
+		err = fn(ctx, unw_counter[i].name, s[i]);
+	if (err || !l)
+		return err;
+	unw_tables__stats(l->t, &ts);
+	{
+		const struct {
+			const char *name;
+			uint64_t v;
+		} u[] = {
+			{ "unwind.files", ts.files },
+			{ "unwind.files_no_cfi", ts.files_no_cfi },
+			{ "unwind.files_failed", ts.files_failed },
+			{ "unwind.files_no_room", ts.files_no_room },
+			{ "unwind.files_dropped", ts.files_dropped },
+			{ "unwind.rows_peak", ts.rows_peak },
+			{ "unwind.row_capacity", ts.row_cap },
+			{ "unwind.rules", ts.rules },
+			{ "unwind.rules_overflow", ts.rules_overflow },
+			{ "unwind.unsupported_rows", ts.unsupported_rows },
+			{ "unwind.build_us", ts.build_ns / 1000 },
+			{ "unwind.setup_us", l->setup_ns / 1000 },
+			{ "unwind.procs_peak", ts.procs_peak },
+			{ "unwind.maps_dropped", ts.maps_dropped },
+			{ "unwind.sideband_lost", l->lost },
+		};
+
+		for (size_t i = 0; !err && i < sizeof(u) / sizeof(u[0]); i++)
+			err = fn(ctx, u[i].name, u[i].v);
+	}
+	return err;
+}
+
+void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b, FILE *f)
+{
+	uint64_t s[OFFCPU_UNW_STAT__NR];
+	struct unw_tables_stats ts;
+	bool any = false;
+
+	if (offcpu_bpf__unwind_stats(b, s))
+		return;
+	unw_tables__stats(l->t, &ts);
+	fprintf(f, "[ offcpu record: user stacks from DWARF tables: %llu unwound, %llu from the cache of "
+		   "blocking points (%llu checked by a walk, %llu differed), %.1f frames a stack; "
+		   "tables of %llu files, %llu rows at most (of %llu), built in %.0f ms ]\n",
+		(unsigned long long)s[OFFCPU_UNW_WALKED], (unsigned long long)s[OFFCPU_UNW_CACHED],
+		(unsigned long long)s[OFFCPU_UNW_CHECKED], (unsigned long long)s[OFFCPU_UNW_STALE],
+		s[OFFCPU_UNW_WALKED] ? (double)s[OFFCPU_UNW_FRAMES] / s[OFFCPU_UNW_WALKED] : 0.0,
+		(unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
+		(unsigned long long)ts.row_cap, ts.build_ns / 1e6);
+	for (int i = OFFCPU_UNW_NO_TABLE; i < OFFCPU_UNW_STAT__NR; i++) {
+		if (!s[i])
+			continue;
+		fprintf(f, "%s %s %llu", any ? ";" : "[ offcpu record: user stacks:", unw_counter[i].name,
+			(unsigned long long)s[i]);
+		any = true;
+	}
+	if (ts.files_no_room || ts.files_failed || l->lost || ts.maps_dropped) {
+		fprintf(f, "%s unwind.files_no_room %llu; unwind.files_failed %llu; "
+			   "unwind.sideband_lost %llu; unwind.maps_dropped %llu",
+			any ? ";" : "[ offcpu record: user stacks:", (unsigned long long)ts.files_no_room,
+			(unsigned long long)ts.files_failed, (unsigned long long)l->lost,
+			(unsigned long long)ts.maps_dropped);
+		any = true;
+	}
+	if (any)
+		fprintf(f, " (see offcpu report's header) ]\n");
+}
