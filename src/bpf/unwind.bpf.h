@@ -18,12 +18,16 @@
  * three times a frame-pointer walk. A thread blocks at the same few points
  * again and again, so stacks are cached by blocking point (tgid, table
  * generation, ip, sp) together with every read the walk made. A walk is a
- * function of its starting registers and of the values it read: on a hit
- * the same addresses are read again, and only if every value is the same
- * (and the starting rbp, when the walk used it) is the cached stack used.
- * That costs one read a frame, as a frame-pointer walk does. Stale stack
- * memory cannot fool it: whatever the memory holds, the walk would read the
- * same and find the same. One hit in unw_check_mask + 1 is walked anyway
+ * function of its starting registers and of the values it used (return
+ * addresses, and saved rbp values a later frame needed): on a hit those
+ * words are read again, and only if each is the same (and the starting
+ * rbp, when the walk used it) is the cached stack used. Stale stack memory
+ * cannot fool it: whatever the memory holds, the walk would read the same
+ * and find the same. A read of user memory costs about 75 ns here whatever
+ * its size up to a few KiB (a 2 KiB read: 110 ns), so the words are
+ * re-read in spans of up to 4 KiB (the slots of a 14-frame python stack
+ * lie within 1.5 KiB): a hit costs one or two reads, where a frame-pointer
+ * walk costs one a frame. One hit in unw_check_mask + 1 is walked anyway
  * and compared, and the recording says how often that differed (stale).
  */
 #ifndef OFFCPU_UNWIND_BPF_H
@@ -34,6 +38,15 @@
 /* Set by user space before load. */
 const volatile bool unwind_dwarf = false;   /* --call-graph dwarf */
 const volatile __u32 unw_check_mask = 15;   /* walk 1 cache hit in mask+1 */
+
+/* Table generation per process (tgid % OFFCPU_UNW_PGEN), part of the cache key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, OFFCPU_UNW_PGEN);
+	__type(key, __u32);
+	__type(value, __u32);
+} unw_pgen SEC(".maps");
 
 /* Per-CPU scratch slots: programs that can interrupt each other use their own. */
 enum { UNW_SCRATCH_SWITCH = 0, UNW_SCRATCH_WAKING, UNW_SCRATCH_CPU, UNW_SCRATCH__NR };
@@ -61,13 +74,25 @@ struct {
 	__type(value, struct offcpu_unw_proc);
 } unw_procs SEC(".maps");
 
-/* Execs seen per process (tgid), to tell a table of a replaced image. */
+/*
+ * Execs seen per process (tgid), to tell a table of a replaced image: their
+ * count (user space counts COMM-exec records alike) and the kernel's
+ * self_exec_id after the last one. An exec changes self_exec_id when the
+ * old image is gone (begin_new_exec), before sched_process_exec: a stack
+ * taken in between is of neither image.
+ */
+struct unw_exec {
+	__u32 count;
+	__u32 pad;
+	__u64 exec_id;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1); /* sized by user space */
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct unw_exec);
 } unw_execs SEC(".maps");
 
 struct {
@@ -91,6 +116,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_unw_proc);
 } unw_fork_scratch SEC(".maps");
+
+/* Per CPU: a span of the stack read at once to confirm a cached stack. */
+#define UNW_SPAN 4096
+struct unw_span {
+	__u64 w[UNW_SPAN / 8 + 2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_SCRATCH__NR);
+	__type(key, __u32);
+	__type(value, struct unw_span);
+} unw_spans SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -129,9 +167,12 @@ struct unw_state {
 	__u8 no_mapping; /* a frame outside the known mappings */
 	__u8 fp_step;    /* a frame stepped by its frame pointer */
 	__u8 pad[2];
+	__u32 bp_src;    /* where bp was read: (read index << 1 | word) + 1; 0: not read */
 	/* a binary search */
 	__u64 target;
 	__u32 lo, hi, base;
+	/* the stack window in unw_spans: [win_lo, win_lo + win_len) */
+	__u64 win_lo, win_len;
 };
 
 struct {
@@ -146,10 +187,11 @@ struct unw_ctx {
 	struct unw_state *st;
 	struct offcpu_unw_proc *proc;
 	struct offcpu_unw_cached *rec; /* frames and reads, for the cache */
+	struct unw_span *win;          /* the stack window */
 };
 
 /* Binary search step: the first mapping whose start is above the target. */
-static long unw_msearch_step(__u32 i, void *vctx)
+static __always_inline long unw_msearch_step(__u32 i, void *vctx)
 {
 	struct unw_ctx *c = vctx;
 	struct unw_state *st = c->st;
@@ -183,7 +225,9 @@ static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __
 	st->hi = proc->nr;
 	if (st->hi > OFFCPU_UNW_MAX_MAPS)
 		st->hi = OFFCPU_UNW_MAX_MAPS;
-	bpf_loop(9, unw_msearch_step, c, 0);
+	for (__u32 j = 0; j < 9; j++)
+		if (unw_msearch_step(j, c))
+			break;
 	if (!st->lo)
 		return NULL;
 	i = (st->lo - 1) & (OFFCPU_UNW_MAX_MAPS - 1);
@@ -195,7 +239,7 @@ static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __
 }
 
 /* Binary search step: the first row whose address is above the target. */
-static long unw_rsearch_step(__u32 i, void *vctx)
+static __always_inline long unw_rsearch_step(__u32 i, void *vctx)
 {
 	struct unw_ctx *c = vctx;
 	struct unw_state *st = c->st;
@@ -232,7 +276,9 @@ static __always_inline struct offcpu_unw_rule *unw_find_rule(struct unw_ctx *c,
 	st->base = m->row_start;
 	st->lo = 0;
 	st->hi = m->row_count;
-	bpf_loop(32, unw_rsearch_step, c, 0);
+	for (__u32 i = 0; i < 32; i++)
+		if (unw_rsearch_step(i, c))
+			break;
 	if (!st->lo)
 		return NULL;
 	idx = st->base + st->lo - 1;
@@ -245,36 +291,81 @@ static __always_inline struct offcpu_unw_rule *unw_find_rule(struct unw_ctx *c,
 
 /*
  * Read len (8 or 16) bytes of user memory at addr into v, noting the read
- * for the cache. false: unreadable (not resident, or not mapped).
+ * for the cache with the words already known to be used (use:
+ * OFFCPU_UNW_READ_USE*). Returns the read's index + 1 (for unw_bp_from),
+ * 0 when unreadable (not resident, or not mapped).
  */
-static __always_inline bool unw_read(struct unw_ctx *c, __u64 addr, __u64 *v, __u32 len)
+static __always_inline __u32 unw_read(struct unw_ctx *c, __u64 addr, __u64 *v, __u32 len, __u64 use)
 {
 	struct offcpu_unw_cached *rec = c->rec;
+	struct unw_state *st = c->st;
 	struct offcpu_unw_read *r;
+	__u64 lo = st->win_lo, w;
 	__u32 n;
 
+	/*
+	 * From the window of the stack read last, else a new one from addr to
+	 * the end of its page (a read that stays in a readable page cannot
+	 * fault), at most UNW_SPAN bytes: one read serves several frames.
+	 */
+	len = len == 16 ? 16 : 8;
 	v[1] = 0;
-	if (bpf_probe_read_user(v, len == 16 ? 16 : 8, (const void *)addr))
-		return false;
+	if (addr < lo || addr + len > lo + st->win_len || ((addr - lo) & 7)) {
+		w = 4096 - (addr & 4095);
+		if (w < len)
+			w = len;
+		if (bpf_probe_read_user(c->win->w, w, (const void *)addr)) {
+			st->win_len = 0;
+			return 0;
+		}
+		st->win_lo = addr;
+		st->win_len = w;
+		lo = addr;
+	}
+	w = ((addr - lo) >> 3) & (UNW_SPAN / 8 - 1);
+	v[0] = c->win->w[w];
+	if (len == 16)
+		v[1] = c->win->w[w + 1];
 	n = rec->nreads;
-	if (n >= OFFCPU_UNW_MAX_READS || (addr & 1)) {
+	if (n >= OFFCPU_UNW_MAX_READS || (addr & OFFCPU_UNW_READ_FLAGS)) {
 		c->st->cacheable = 0;
-		return true;
+		return OFFCPU_UNW_MAX_READS + 1; /* read, but not noted */
 	}
 	r = &rec->reads[n & (OFFCPU_UNW_MAX_READS - 1)];
-	r->addr = addr | (len == 16);
+	r->addr = addr | (len == 16 ? OFFCPU_UNW_READ_16 : 0) | use;
 	r->v[0] = v[0];
 	r->v[1] = v[1];
 	rec->nreads = n + 1;
-	return true;
+	if (addr + len > rec->hi)
+		rec->hi = addr + len;
+	return n + 1;
 }
 
-/* rbp is about to be used: when it is still the starting register, the cache must check it. */
+/* bp now comes from word `word` of read `read` (unw_read's return value). */
+static __always_inline void unw_bp_from(struct unw_ctx *c, __u32 read, __u32 word)
+{
+	c->st->bp_initial = 0;
+	c->st->bp_src = read <= OFFCPU_UNW_MAX_READS ? ((read - 1) << 1 | word) + 1 : 0;
+}
+
+/*
+ * rbp is about to be used: the walk depends on its value, so the cache must
+ * check it: the starting register, or the word it was read from.
+ */
 static __always_inline void unw_use_bp(struct unw_ctx *c)
 {
-	if (c->st->bp_initial) {
+	struct unw_state *st = c->st;
+	__u32 src = st->bp_src;
+
+	if (st->bp_initial) {
 		c->rec->bp_used = 1;
-		c->rec->bp = c->st->bp;
+		c->rec->bp = st->bp;
+	} else if (src) {
+		src--;
+		c->rec->reads[(src >> 1) & (OFFCPU_UNW_MAX_READS - 1)].addr |=
+			src & 1 ? OFFCPU_UNW_READ_USE1 : OFFCPU_UNW_READ_USE0;
+	} else {
+		st->cacheable = 0; /* read but not noted: cannot be checked */
 	}
 }
 
@@ -311,6 +402,7 @@ static __always_inline long unw_fp_step(struct unw_ctx *c)
 {
 	struct unw_state *st = c->st;
 	__u64 v[2], bp = st->bp;
+	__u32 rd;
 
 	st->fp_step = 1;
 	if (!st->bp_valid || !bp)
@@ -318,10 +410,11 @@ static __always_inline long unw_fp_step(struct unw_ctx *c)
 	unw_use_bp(c);
 	if (bp < st->sp || (bp & 7))
 		return unw_stop(c, OFFCPU_UNW_BAD_FRAME);
-	if (!unw_read(c, bp, v, 16))
+	rd = unw_read(c, bp, v, 16, OFFCPU_UNW_READ_USE1);
+	if (!rd)
 		return unw_stop(c, OFFCPU_UNW_READ_FAILED);
 	st->exact = 0;
-	st->bp_initial = 0;
+	unw_bp_from(c, rd, 0);
 	return unw_push(c, v[1], bp + 16, v[0]);
 }
 
@@ -336,12 +429,13 @@ static __always_inline long unw_signal_step(struct unw_ctx *c)
 {
 	struct unw_state *st = c->st;
 	__u64 bp[2], v[2], sp = st->sp;
+	__u32 rd = unw_read(c, sp + 40 + 80, bp, 8, 0);
 
-	if (!unw_read(c, sp + 40 + 80, bp, 8) || !unw_read(c, sp + 40 + 120, v, 16))
+	if (!rd || !unw_read(c, sp + 40 + 120, v, 16, OFFCPU_UNW_READ_USE0 | OFFCPU_UNW_READ_USE1))
 		return unw_stop(c, OFFCPU_UNW_READ_FAILED);
 	st->exact = 1;
 	st->bp_valid = 1;
-	st->bp_initial = 0;
+	unw_bp_from(c, rd, 0);
 	return unw_push(c, v[1], v[0], bp[0]);
 }
 
@@ -354,6 +448,7 @@ static long unw_step(__u32 i, void *vctx)
 	struct offcpu_unw_map *m;
 	__u64 lookup, cfa, v[2], ra, bp, sp = st->sp;
 	__s32 rbp_off;
+	__u32 rd;
 	__u8 rbp;
 
 	if (st->n >= OFFCPU_MAX_STACK)
@@ -397,49 +492,72 @@ static long unw_step(__u32 i, void *vctx)
 	bp = st->bp;
 	if (rbp == OFFCPU_UNW_RBP_OFFSET && rbp_off == -16) {
 		/* the common prologue: rbp pushed right after the call, one read */
-		if (!unw_read(c, cfa - 16, v, 16))
+		rd = unw_read(c, cfa - 16, v, 16, OFFCPU_UNW_READ_USE1);
+		if (!rd)
 			return unw_stop(c, OFFCPU_UNW_READ_FAILED);
 		bp = v[0];
 		ra = v[1];
+		unw_bp_from(c, rd, 0);
 	} else {
-		if (!unw_read(c, cfa - 8, v, 8))
+		if (!unw_read(c, cfa - 8, v, 8, OFFCPU_UNW_READ_USE0))
 			return unw_stop(c, OFFCPU_UNW_READ_FAILED);
 		ra = v[0];
 		if (rbp == OFFCPU_UNW_RBP_OFFSET) {
-			if (!unw_read(c, cfa + rbp_off, v, 8))
+			rd = unw_read(c, cfa + rbp_off, v, 8, 0);
+			if (!rd)
 				return unw_stop(c, OFFCPU_UNW_READ_FAILED);
 			bp = v[0];
+			unw_bp_from(c, rd, 0);
 		}
 	}
-	if (rbp == OFFCPU_UNW_RBP_OFFSET) {
+	if (rbp == OFFCPU_UNW_RBP_OFFSET)
 		st->bp_valid = 1;
-		st->bp_initial = 0;
-	} else if (rbp == OFFCPU_UNW_RBP_UNSUPPORTED) {
+	else if (rbp == OFFCPU_UNW_RBP_UNSUPPORTED)
 		st->bp_valid = 0;
-	}
 	st->exact = 0;
 	return unw_push(c, ra, cfa, bp);
 }
 
-struct unw_confirm {
-	struct offcpu_unw_cached *e;
-	bool ok;
-};
-
-/* Re-read one of a cached stack's reads: the same value(s)? */
-static long unw_confirm_step(__u32 i, void *vctx)
+/*
+ * Does the cached stack e still hold: the same task image, the starting rbp
+ * if the walk used it, and every word it used the same? The words are read
+ * in spans of up to UNW_SPAN bytes into buf (each span ends at most at the
+ * highest word the walk read, so it is readable as that walk's reads were).
+ */
+static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_span *buf,
+					__u64 bp, __u64 exec_id)
 {
-	struct unw_confirm *c = vctx;
-	struct offcpu_unw_read *r = &c->e->reads[i & (OFFCPU_UNW_MAX_READS - 1)];
-	__u64 v[2] = {};
-	__u64 addr = r->addr;
+	__u64 lo = 0, len = 0, hi = e->hi;
+	__u32 nr = e->nreads;
 
-	if (bpf_probe_read_user(v, addr & 1 ? 16 : 8, (const void *)(addr & ~1ULL)) ||
-	    v[0] != r->v[0] || v[1] != r->v[1]) {
-		c->ok = false;
-		return 1;
+	if (e->exec_id != exec_id || (e->bp_used && e->bp != bp))
+		return false;
+	for (__u32 i = 0; i < OFFCPU_UNW_MAX_READS; i++) {
+		struct offcpu_unw_read *r = &e->reads[i];
+		__u64 flags, addr, rlen, n, w;
+
+		if (i >= nr)
+			break;
+		flags = r->addr & OFFCPU_UNW_READ_FLAGS;
+		if (!(flags & (OFFCPU_UNW_READ_USE0 | OFFCPU_UNW_READ_USE1)))
+			continue; /* nothing the walk depended on */
+		addr = r->addr & ~OFFCPU_UNW_READ_FLAGS;
+		rlen = flags & OFFCPU_UNW_READ_16 ? 16 : 8;
+		if (addr < lo || addr + rlen > lo + len) {
+			n = hi - addr;
+			if (n > UNW_SPAN || n < rlen)
+				n = rlen;
+			if (bpf_probe_read_user(buf->w, n, (const void *)addr))
+				return false;
+			lo = addr;
+			len = n;
+		}
+		w = ((addr - lo) >> 3) & (UNW_SPAN / 8 - 1);
+		if (((flags & OFFCPU_UNW_READ_USE0) && buf->w[w] != r->v[0]) ||
+		    ((flags & OFFCPU_UNW_READ_USE1) && buf->w[w + 1] != r->v[1]))
+			return false;
 	}
-	return 0;
+	return true;
 }
 
 struct unw_cmp {
@@ -468,33 +586,33 @@ static long unw_cmp_step(__u32 i, void *vctx)
 static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out, __u32 *n,
 					__u32 scratch)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, *ne, nf;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
+	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
 	struct offcpu_unw_cached *e, *rec;
 	struct offcpu_unw_key k = {};
+	struct unw_exec *ne;
 	struct unw_state *st;
+	struct unw_span *buf;
 	struct unw_ctx c;
 	bool checking = false;
+	__u32 *gen;
 
-	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
-	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
-	if (ne)
-		execs = *ne;
-	if (!c.proc || c.proc->execs != execs) {
-		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+	/* A hit needs neither the process's table nor its exec count. */
+	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
+	if (!gen)
 		return false;
-	}
 	k.tgid = tgid;
-	k.gen = c.proc->gen;
+	k.gen = *gen;
 	k.ip = ip;
 	k.sp = sp;
 	e = bpf_map_lookup_elem(&unw_cache, &k);
 	if (e) {
-		struct unw_confirm cf = { .e = e, .ok = !e->bp_used || e->bp == bp };
-
-		if (cf.ok)
-			bpf_loop(e->nreads & (OFFCPU_UNW_MAX_READS * 2 - 1), unw_confirm_step, &cf, 0);
+		buf = bpf_map_lookup_elem(&unw_spans, &scratch);
+		if (!buf)
+			return false;
+		checking = unw_confirm(e, buf, bp, exec_id);
 		/* uses is a racy count: a lost increment only moves the next check */
-		if (cf.ok && (e->uses++ & unw_check_mask)) {
+		if (checking && (e->uses++ & unw_check_mask)) {
 			nf = e->nframes;
 			if (nf > OFFCPU_MAX_STACK)
 				nf = OFFCPU_MAX_STACK;
@@ -504,13 +622,38 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 			unw_stat_add(OFFCPU_UNW_CACHED, 1);
 			return true;
 		}
-		checking = cf.ok;
 	}
 
-	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
-	st = bpf_map_lookup_elem(&unw_state, &scratch);
-	if (!rec || !st)
+	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
+	if (!c.proc) {
+		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
 		return false;
+	}
+	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
+	if (ne) {
+		execs = ne->count;
+		if (ne->exec_id != exec_id)
+			execs = ~0u; /* inside an exec: no image's table applies */
+	} else {
+		struct unw_exec first = { .exec_id = exec_id };
+
+		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_NOEXIST);
+	}
+	if (c.proc->execs != execs) {
+		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+		return false;
+	}
+	st = bpf_map_lookup_elem(&unw_state, &scratch);
+	if (!st)
+		return false;
+	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
+	c.win = bpf_map_lookup_elem(&unw_spans, &scratch);
+	if (!rec || !c.win)
+		return false;
+	st->win_lo = 0;
+	st->win_len = 0;
+	rec->hi = 0;
+	rec->exec_id = exec_id;
 	rec->nreads = 0;
 	rec->bp_used = 0;
 	rec->bp = 0;
@@ -528,6 +671,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	st->cacheable = 1;
 	st->no_mapping = 0;
 	st->fp_step = 0;
+	st->bp_src = 0;
 	c.st = st;
 	c.rec = rec;
 	bpf_loop(OFFCPU_MAX_STACK, unw_step, &c, 0);
@@ -562,6 +706,15 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	return true;
 }
 
+/* A new generation of tgid's table: its cached stacks are not used again. */
+static __always_inline void unwind_bump(__u32 tgid)
+{
+	__u32 gi = tgid % OFFCPU_UNW_PGEN, *gen = bpf_map_lookup_elem(&unw_pgen, &gi);
+
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+}
+
 /*
  * A process forks: the child has the parent's mappings, hence its tables,
  * from its first instruction on (user space follows from the FORK record).
@@ -569,31 +722,39 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 static __always_inline void unwind_fork(__u32 ptgid, __u32 ctgid)
 {
 	struct offcpu_unw_proc *p = bpf_map_lookup_elem(&unw_procs, &ptgid), *c;
-	__u32 zero = 0, *ne = bpf_map_lookup_elem(&unw_execs, &ptgid);
+	struct unw_exec *ne = bpf_map_lookup_elem(&unw_execs, &ptgid);
+	__u32 zero = 0;
 
-	if (!p || p->execs != (ne ? *ne : 0))
+	if (!p || p->execs != (ne ? ne->count : 0))
 		return;
 	c = bpf_map_lookup_elem(&unw_fork_scratch, &zero);
 	if (!c || bpf_probe_read_kernel(c, sizeof(*c), p))
 		return;
 	c->execs = 0; /* the child's own count starts here */
+	unwind_bump(ctgid);
 	bpf_map_update_elem(&unw_procs, &ctgid, c, BPF_NOEXIST);
 }
 
 /* A process execs: its tables describe the old image until user space writes the new one. */
-static __always_inline void unwind_exec(__u32 tgid)
+static __always_inline void unwind_exec(struct task_struct *p)
 {
-	__u32 *n = bpf_map_lookup_elem(&unw_execs, &tgid), one = 1;
+	struct unw_exec *n, first = { .count = 1, .exec_id = p->self_exec_id };
+	__u32 tgid = p->tgid;
 
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	else
-		bpf_map_update_elem(&unw_execs, &tgid, &one, BPF_NOEXIST);
+	unwind_bump(tgid);
+	n = bpf_map_lookup_elem(&unw_execs, &tgid);
+	if (!n) {
+		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_ANY);
+		return;
+	}
+	n->count++; /* the exec'ing task is the only one left in its group */
+	n->exec_id = p->self_exec_id;
 }
 
 /* A process is gone. */
 static __always_inline void unwind_exit(__u32 tgid)
 {
+	unwind_bump(tgid);
 	bpf_map_delete_elem(&unw_execs, &tgid);
 	bpf_map_delete_elem(&unw_procs, &tgid);
 }

@@ -13,7 +13,11 @@
  *   unw_procs  per process (tgid): its executable mappings, sorted, each
  *              with its file's row range and load bias;
  *   unw_cache  stacks by blocking point, with the stack slots they were
- *              read from, re-read on a hit to confirm.
+ *              read from, re-read on a hit to confirm;
+ *   unw_pgen   per process (tgid modulo its size), the generation of its
+ *              table: bumped at every change (user space writes it through
+ *              a memory mapping), part of the cache key, so that a hit
+ *              needs no lookup of the table itself.
  */
 #ifndef OFFCPU_UNWIND_H
 #define OFFCPU_UNWIND_H
@@ -21,6 +25,7 @@
 #define OFFCPU_UNW_MAX_MAPS 256   /* executable mappings per process */
 #define OFFCPU_UNW_MAX_READS 128  /* stack reads a cached stack depends on */
 #define OFFCPU_UNW_MAX_RULES 32768
+#define OFFCPU_UNW_PGEN 65536     /* generations, indexed by tgid modulo this */
 
 /* How a frame's CFA (the caller's stack pointer) is found. */
 enum offcpu_unw_cfa {
@@ -70,13 +75,11 @@ struct offcpu_unw_map {
  * A process's mappings, sorted by start. execs: the execs of the process
  * user space had seen when it wrote this (COMM records with the exec flag);
  * the BPF side counts them too (unw_execs) and ignores a table of an image
- * that is gone. gen changes at every write: it is part of the cache key.
+ * that is gone.
  */
 struct offcpu_unw_proc {
 	__u32 nr;
 	__u32 execs;
-	__u32 gen;
-	__u32 pad;
 	struct offcpu_unw_map maps[OFFCPU_UNW_MAX_MAPS];
 };
 
@@ -91,9 +94,15 @@ struct offcpu_unw_key {
 /*
  * A read the walk made: 8 bytes at addr (16 when bit 0 of addr is set,
  * then v[1] too). The walk is a function of the registers it started from
- * and of these values: when they read the same again, it would give the
- * same stack.
+ * and of the values it used: when they read the same again, it would give
+ * the same stack. Bits 1 and 2 of addr mark v[0] and v[1] as used (a
+ * return address is; a saved rbp is only if a later frame needed rbp):
+ * only those are read and compared again.
  */
+#define OFFCPU_UNW_READ_16 1ULL
+#define OFFCPU_UNW_READ_USE0 2ULL
+#define OFFCPU_UNW_READ_USE1 4ULL
+#define OFFCPU_UNW_READ_FLAGS 7ULL
 struct offcpu_unw_read {
 	__u64 addr;
 	__u64 v[2];
@@ -105,6 +114,8 @@ struct offcpu_unw_cached {
 	__u32 uses;
 	__u32 bp_used; /* the walk used the starting rbp: it is part of the check */
 	__u64 bp;
+	__u64 exec_id; /* the task's self_exec_id: an exec since makes it stale */
+	__u64 hi;      /* end of the highest read: the stack is readable up to there */
 	__u64 frames[127];
 	struct offcpu_unw_read reads[OFFCPU_UNW_MAX_READS];
 };

@@ -439,6 +439,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	} else {
 		bpf_map__set_max_entries(sk->maps.unw_cache, 64);
 		bpf_map__set_max_entries(sk->maps.unw_rules, 1);
+		bpf_map__set_max_entries(sk->maps.unw_pgen, 1);
 	}
 	if (!b->cpu_sampling)
 		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
@@ -584,6 +585,7 @@ int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_map
 	m->rules = bpf_map__fd(sk->maps.unw_rules);
 	m->procs = bpf_map__fd(sk->maps.unw_procs);
 	m->execs = bpf_map__fd(sk->maps.unw_execs);
+	m->pgen = bpf_map__fd(sk->maps.unw_pgen);
 	m->row_cap = bpf_map__max_entries(sk->maps.unw_rows);
 	return 0;
 }

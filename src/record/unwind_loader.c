@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,8 @@ struct unwind_loader {
 	struct offcpu_unwind_maps maps;
 	void *rows_map;
 	size_t rows_len;
+	uint32_t *pgen; /* unw_pgen, memory-mapped */
+	size_t pgen_len;
 	struct sb_ring *rings;
 	size_t nr;
 	size_t page;
@@ -95,7 +98,11 @@ static int put_proc(void *ctx, uint32_t tgid, const struct offcpu_unw_proc *p)
 {
 	struct unwind_loader *l = ctx;
 
-	return bpf_map_update_elem(l->maps.procs, &tgid, p, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(l->maps.procs, &tgid, p, BPF_ANY))
+		return -errno;
+	/* after the table: a stack cached under the new generation was walked with it */
+	__atomic_fetch_add(&l->pgen[tgid % OFFCPU_UNW_PGEN], 1, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 static int del_proc(void *ctx, uint32_t tgid)
@@ -106,12 +113,18 @@ static int del_proc(void *ctx, uint32_t tgid)
 	return 0;
 }
 
+/* The BPF side's struct unw_exec (src/bpf/unwind.bpf.h). */
+struct unw_exec_val {
+	uint32_t count, pad;
+	uint64_t exec_id;
+};
+
 static int get_execs(void *ctx, uint32_t tgid, uint32_t *execs)
 {
 	struct unwind_loader *l = ctx;
+	struct unw_exec_val v;
 
-	if (bpf_map_lookup_elem(l->maps.execs, &tgid, execs))
-		*execs = 0;
+	*execs = bpf_map_lookup_elem(l->maps.execs, &tgid, &v) ? 0 : v.count;
 	return 0;
 }
 
@@ -357,7 +370,14 @@ static void *loader_main(void *arg)
 {
 	struct unwind_loader *l = arg;
 	uint64_t last_expire = mono_ns();
+	struct sched_param sp = { 0 };
 
+	/*
+	 * Woken at every side-band record of the recorded processes: as
+	 * SCHED_BATCH it never preempts them at its wakeup (it would, inside
+	 * their exec or mmap), it runs on an idle CPU or at the next tick.
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
 	for (;;) {
 		struct epoll_event evs[8];
 		bool stop = false;
@@ -400,6 +420,13 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 	l->rows_map = mmap(NULL, l->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->maps.rows, 0);
 	if (l->rows_map == MAP_FAILED) {
 		l->rows_map = NULL;
+		err = -errno;
+		goto cleanup;
+	}
+	l->pgen_len = ((size_t)OFFCPU_UNW_PGEN * sizeof(uint32_t) + l->page - 1) / l->page * l->page;
+	l->pgen = mmap(NULL, l->pgen_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->maps.pgen, 0);
+	if (l->pgen == MAP_FAILED) {
+		l->pgen = NULL;
 		err = -errno;
 		goto cleanup;
 	}
@@ -536,6 +563,8 @@ void unwind_loader__free(struct unwind_loader *l)
 	unw_tables__free(l->t);
 	if (l->rows_map)
 		munmap(l->rows_map, l->rows_len);
+	if (l->pgen)
+		munmap(l->pgen, l->pgen_len);
 	if (l->epfd >= 0)
 		close(l->epfd);
 	if (l->stopfd >= 0)

@@ -50,7 +50,6 @@ struct unw_pmap {
 struct unw_proc {
 	uint32_t pid;
 	uint32_t execs;
-	uint32_t gen;
 	bool dirty;
 	uint64_t since; /* records before this time are already in the maps */
 	struct unw_pmap *v;
@@ -329,10 +328,13 @@ static struct unw_file *file_new(struct unw_tables *t, size_t at, uint32_t maj, 
 }
 
 /*
- * The file of an executable mapping of pid, loaded if new: opened through
- * /proc/PID/map_files (the very file mapped, whatever the mount namespace
- * or a later rename), else by its path if the inode is the same. A file
- * that cannot be read gets an entry without a table (frame pointers).
+ * The file of an executable mapping of pid, loaded if new: opened by its
+ * path when that is still the same inode, else through
+ * /proc/PID/map_files (the very file mapped, renamed, deleted or in
+ * another mount namespace). map_files comes second: opening it takes the
+ * process's mmap lock, on which the process would wait in its own mmap or
+ * exec. A file that cannot be read gets an entry without a table (frame
+ * pointers).
  */
 static struct unw_file *file_get(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m)
 {
@@ -348,19 +350,16 @@ static struct unw_file *file_get(struct unw_tables *t, uint32_t pid, const struc
 	f = file_new(t, at, m->maj, m->min, m->ino, m->path);
 	if (!f)
 		return NULL;
-	fd = -1;
-	if (pid) {
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != m->ino ||
+			major(st.st_dev) != m->maj || minor(st.st_dev) != m->min)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 && pid) {
 		snprintf(p, sizeof(p), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)m->start,
 			 (unsigned long long)m->end);
 		fd = open(p, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != m->ino ||
-				major(st.st_dev) != m->maj || minor(st.st_dev) != m->min)) {
-			close(fd);
-			fd = -1;
-		}
 	}
 	if (fd < 0 || file_load_fd(t, f, fd))
 		t->st.files_failed++;
@@ -755,7 +754,6 @@ static int proc_push(struct unw_tables *t, struct unw_proc *p, struct offcpu_unw
 	}
 	out->nr = n;
 	out->execs = p->execs;
-	out->gen = ++p->gen;
 	for (size_t i = 0; i < n; i++) {
 		struct offcpu_unw_map *m = &out->maps[i];
 

@@ -30,6 +30,7 @@ struct unw_backend {
 	uint32_t row_cap;
 	/* rules [first, first + n) of the dictionary */
 	int (*put_rules)(void *ctx, uint32_t first, uint32_t n, const struct offcpu_unw_rule *r);
+	/* a process's table, then a new generation of it (the BPF side's cached stacks of it go) */
 	int (*put_proc)(void *ctx, uint32_t tgid, const struct offcpu_unw_proc *p);
 	int (*del_proc)(void *ctx, uint32_t tgid);
 	/* the execs the kernel side has counted for tgid (0 if none) */
