@@ -7,7 +7,7 @@
 # figure is the median of the pairs' ratios of the benchmark's own reported
 # time. Prints a markdown table.
 #
-#   bench/overhead.sh [ROW...]      rows: default wakeups sched-delay no-cpu
+#   bench/overhead.sh [ROW...]      rows: default fp wakeups sched-delay no-cpu
 #                                   user-stacks perf
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000)
 set -u
@@ -50,7 +50,7 @@ row() { # label, recorder argv...
 }
 
 rows=("$@")
-[ ${#rows[@]} -gt 0 ] || rows=(default wakeups sched-delay no-cpu user-stacks perf)
+[ ${#rows[@]} -gt 0 ] || rows=(default fp wakeups sched-delay no-cpu user-stacks perf)
 run env >/dev/null || exit 1 # warm-up
 echo "\`${BENCH[*]}\`, $PAIRS alternating pairs, $(nproc) CPUs, $(uname -r)"
 echo
@@ -58,7 +58,8 @@ echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of p
 echo "|---|---|---|---|"
 for r in "${rows[@]}"; do
 	case $r in
-	default) row "offcpu record (defaults: user+kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
+	default) row "offcpu record (defaults: user stacks from DWARF tables + kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
+	fp) row "offcpu record --call-graph fp (user stacks by frame pointers)" "$OFFCPU" record -q --call-graph fp -o "$OUT/x" -- ;;
 	wakeups) row "offcpu record --wakeups (defaults + waker stacks at each wakeup)" "$OFFCPU" record -q --wakeups -o "$OUT/x" -- ;;
 	sched-delay) row "offcpu record --sched-delay (defaults + run-queue delay)" "$OFFCPU" record -q --sched-delay -o "$OUT/x" -- ;;
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;

@@ -1122,7 +1122,7 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 	struct offcpu_exit_key k;
 
 	if (unwind_dwarf)
-		unwind_exec(p);
+		unwind_exec(p, (kernel_threads || !(p->flags & PF_KTHREAD)) && wanted(p->tgid, p->pid));
 	if (!t || !t->summed)
 		return 0;
 	k.tid = old_pid;

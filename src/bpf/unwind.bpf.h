@@ -137,6 +137,45 @@ struct {
 	__type(value, __u64);
 } unw_stats SEC(".maps");
 
+/*
+ * Requests to user space, which otherwise reads the recording's side-band
+ * in batches: a process needs its tables now.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16384);
+} unw_notify SEC(".maps");
+
+/* Per CPU: when it last asked for a missing table (at most one request a millisecond). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unw_notify_last SEC(".maps");
+
+static __always_inline void unw_request(__u32 tgid, __u32 why, __u64 pc)
+{
+	struct offcpu_unw_notify n = { .tgid = tgid, .why = why, .pc = pc };
+
+	bpf_ringbuf_output(&unw_notify, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * A stack met a process, or at pc a mapping, without a table: ask for it,
+ * rate-limited.
+ */
+static __always_inline void unw_request_missing(__u32 tgid, __u64 pc)
+{
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&unw_notify_last, &zero), now = bpf_ktime_get_ns();
+
+	if (!last || now - *last < 1000000)
+		return;
+	*last = now;
+	unw_request(tgid, OFFCPU_UNW_WHY_MISSING, pc);
+}
+
 static __always_inline void unw_stat_add(__u32 what, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&unw_stats, &what);
@@ -168,6 +207,7 @@ struct unw_state {
 	__u8 fp_step;    /* a frame stepped by its frame pointer */
 	__u8 pad[2];
 	__u32 bp_src;    /* where bp was read: (read index << 1 | word) + 1; 0: not read */
+	__u64 missing_pc; /* the first frame outside the tables built */
 	/* a binary search */
 	__u64 target;
 	__u32 lo, hi, base;
@@ -405,9 +445,11 @@ static __always_inline long unw_fp_step(struct unw_ctx *c)
 	__u32 rd;
 
 	st->fp_step = 1;
-	if (!st->bp_valid || !bp)
+	if (!st->bp_valid)
+		return 1;
+	unw_use_bp(c); /* whatever follows depends on its value, its end too */
+	if (!bp)
 		return 1; /* the end of a frame-pointer chain */
-	unw_use_bp(c);
 	if (bp < st->sp || (bp & 7))
 		return unw_stop(c, OFFCPU_UNW_BAD_FRAME);
 	rd = unw_read(c, bp, v, 16, OFFCPU_UNW_READ_USE1);
@@ -455,7 +497,9 @@ static long unw_step(__u32 i, void *vctx)
 		return unw_stop(c, OFFCPU_UNW_TRUNCATED);
 	lookup = st->exact ? st->pc : st->pc - 1;
 	m = unw_find_map(c, lookup);
-	if (!m) {
+	if (!m || (!m->row_count && m->row_start == OFFCPU_UNW_PENDING)) {
+		if (!st->no_mapping)
+			st->missing_pc = lookup;
 		st->no_mapping = 1;
 		return unw_fp_step(c);
 	}
@@ -627,6 +671,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
 	if (!c.proc) {
 		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+		unw_request_missing(tgid, 0);
 		return false;
 	}
 	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
@@ -641,6 +686,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	}
 	if (c.proc->execs != execs) {
 		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+		unw_request_missing(tgid, 0);
 		return false;
 	}
 	st = bpf_map_lookup_elem(&unw_state, &scratch);
@@ -687,8 +733,10 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	unw_stat_add(OFFCPU_UNW_FRAMES, nf);
 	if (st->stop != UNW_STOP_NONE)
 		unw_stat_add(st->stop, 1);
-	if (st->no_mapping)
+	if (st->no_mapping) {
 		unw_stat_add(OFFCPU_UNW_NO_MAPPING, 1);
+		unw_request_missing(tgid, st->missing_pc);
+	}
 	if (st->fp_step)
 		unw_stat_add(OFFCPU_UNW_FP_STEPS, 1);
 	if (checking) {
@@ -735,13 +783,18 @@ static __always_inline void unwind_fork(__u32 ptgid, __u32 ctgid)
 	bpf_map_update_elem(&unw_procs, &ctgid, c, BPF_NOEXIST);
 }
 
-/* A process execs: its tables describe the old image until user space writes the new one. */
-static __always_inline void unwind_exec(struct task_struct *p)
+/*
+ * A process execs: its tables describe the old image until user space
+ * writes the new one; a recorded one asks for it at once (want).
+ */
+static __always_inline void unwind_exec(struct task_struct *p, bool want)
 {
 	struct unw_exec *n, first = { .count = 1, .exec_id = p->self_exec_id };
 	__u32 tgid = p->tgid;
 
 	unwind_bump(tgid);
+	if (want)
+		unw_request(tgid, OFFCPU_UNW_WHY_EXEC, 0);
 	n = bpf_map_lookup_elem(&unw_execs, &tgid);
 	if (!n) {
 		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_ANY);

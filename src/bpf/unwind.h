@@ -63,8 +63,10 @@ struct offcpu_unw_row {
 /*
  * One executable mapping: file address = address - bias. row_count 0: no
  * call-frame information (a file without it, anonymous or JIT code):
- * frame-pointer steps.
+ * frame-pointer steps; or, with row_start OFFCPU_UNW_PENDING, a table not
+ * built yet: frame-pointer steps, and a request for it.
  */
+#define OFFCPU_UNW_PENDING 0xffffffffu
 struct offcpu_unw_map {
 	__u64 start, end;
 	__u64 bias;
@@ -81,6 +83,21 @@ struct offcpu_unw_proc {
 	__u32 nr;
 	__u32 execs;
 	struct offcpu_unw_map maps[OFFCPU_UNW_MAX_MAPS];
+};
+
+/*
+ * A request to user space (the unw_notify ring): process tgid needs its
+ * tables now, it has exec'd or a stack met a mapping without one.
+ */
+enum offcpu_unw_why {
+	OFFCPU_UNW_WHY_EXEC = 1,
+	OFFCPU_UNW_WHY_MISSING,
+};
+
+struct offcpu_unw_notify {
+	__u32 tgid;
+	__u32 why;
+	__u64 pc; /* MISSING: an address whose table is wanted (0: the process's) */
 };
 
 /* Key of the stack cache: where a thread is when its stack is taken. */
@@ -131,8 +148,9 @@ enum offcpu_unw_stat {
 	OFFCPU_UNW_STALE,          /* ... and found different */
 	OFFCPU_UNW_FRAMES,         /* frames of the unwound stacks */
 	OFFCPU_UNW_NO_TABLE,       /* process without tables yet: frame-pointer stack kept */
-	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings (table not
-				      loaded yet): the rest by frame pointers */
+	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings, or in a
+				      file whose table is not built yet: frame pointers from
+				      there */
 	OFFCPU_UNW_FP_STEPS,       /* a frame in code without CFI (a file without it, JIT or
 				      anonymous code): stepped by its frame pointer */
 	OFFCPU_UNW_UNSUPPORTED,    /* ended at a rule BPF does not follow */

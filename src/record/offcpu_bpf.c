@@ -586,6 +586,7 @@ int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_map
 	m->procs = bpf_map__fd(sk->maps.unw_procs);
 	m->execs = bpf_map__fd(sk->maps.unw_execs);
 	m->pgen = bpf_map__fd(sk->maps.unw_pgen);
+	m->notify = bpf_map__fd(sk->maps.unw_notify);
 	m->row_cap = bpf_map__max_entries(sk->maps.unw_rows);
 	return 0;
 }

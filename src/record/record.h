@@ -217,7 +217,7 @@ void offcpu_event_attr(struct perf_event_attr *attr);
 #define OFFCPU_UNWIND_ROWS (1u << 20) /* rows of all tables: 8 MiB */
 #define OFFCPU_UNWIND_PROCS 65536     /* processes with tables (memory follows use) */
 struct offcpu_unwind_maps {
-	int rows, rules, procs, execs, pgen;
+	int rows, rules, procs, execs, pgen, notify;
 	uint32_t row_cap;
 };
 int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_maps *m);

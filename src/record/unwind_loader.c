@@ -6,11 +6,15 @@
  * Before the command runs, its files' tables are built (and those of the
  * files offcpu itself maps: libc, ld.so and the vDSO are everyone's), and
  * the processes already there are read from /proc. From then on a thread
- * follows the side-band of its own perf events, one per CPU, that wake it
- * at every record (MMAP2 of executable mappings, COMM of an exec, FORK,
- * EXIT): a process that execs or dlopens gets its tables within
- * milliseconds, not at the recorder's next drain (the file's side-band
- * comes through the CPU event's ring, woken only when half full). A stack
+ * follows the side-band of its own perf events, one per CPU (MMAP2 of
+ * executable mappings, COMM of an exec, FORK, EXIT), read every 100 ms or
+ * when half full, and at once when the BPF side asks (unw_notify): when a
+ * recorded process execs (its libraries are mapped in the next
+ * milliseconds: the side-band is then read every millisecond for
+ * UNW_BURST_NS), and when a stack meets a process or a mapping without a
+ * table (a dlopen). Waking at every record instead costs the recorded
+ * programs dearly on a busy machine (side-band comes from every process:
+ * 7 % more on the pipe benchmark here while others compiled). A stack
  * taken before its tables are there is counted by the BPF side
  * (unwind.no_table, unwind.no_mapping) and keeps its frame-pointer frames.
  */
@@ -31,12 +35,15 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "unwind/tables.h"
 
 #define SB_PAGES 64 /* data pages per CPU: 256 KiB */
+#define UNW_PERIOD_MS 100           /* side-band read at least this often */
+#define UNW_BURST_NS 30000000ULL    /* after a request: read every millisecond this long */
 
 struct sb_ring {
 	int cpu, fd;
@@ -61,6 +68,10 @@ struct unwind_loader {
 	size_t nr;
 	size_t page;
 	int epfd, stopfd;
+	struct ring_buffer *notify;  /* requests of the BPF side */
+	uint64_t burst_until, requests;
+	struct offcpu_unw_notify asked[64]; /* requests since the last drain */
+	size_t nasked;
 	pthread_t thread;
 	bool running;
 	int err;
@@ -138,8 +149,12 @@ static int open_rings(struct unwind_loader *l)
 		.config = PERF_COUNT_SW_DUMMY,
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
 		.sample_id_all = 1,
-		.use_clockid = 1,
-		.clockid = CLOCK_MONOTONIC,
+		/*
+		 * No use_clockid: the times only order the records, and a
+		 * dummy event with mmap on CLOCK_MONOTONIC made a pinned
+		 * context-switch benchmark 10 % slower here (as fast as
+		 * without these events on the default perf clock).
+		 */
 		.mmap = 1,
 		.mmap2 = 1,
 		.comm = 1,
@@ -147,10 +162,11 @@ static int open_rings(struct unwind_loader *l)
 		.task = 1,
 		.disabled = 1,
 		.watermark = 1,
-		.wakeup_watermark = 1, /* every record wakes the thread */
 	};
 	struct int_list cpus = { 0 };
 	int err = online_cpus(&cpus);
+
+	a.wakeup_watermark = SB_PAGES * l->page / 2;
 
 	if (err)
 		return err;
@@ -279,7 +295,7 @@ static bool process_gone(uint32_t pid)
 	return (st == 'Z' || st == 'X') && threads <= 1;
 }
 
-static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len, uint64_t time)
+static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 {
 	const struct perf_event_header *h = (const void *)rec;
 	const uint8_t *b = rec + sizeof(*h);
@@ -310,13 +326,13 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len, ui
 		m.start = addr;
 		m.end = addr + mlen;
 		m.path = path;
-		unw_tables__mmap(l->t, pid, &m, time);
+		unw_tables__mmap(l->t, pid, &m);
 		break;
 	}
 	case PERF_RECORD_COMM:
 		if (body >= 8 && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 			memcpy(&pid, b, 4);
-			unw_tables__exec(l->t, pid, time);
+			unw_tables__exec(l->t, pid);
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -324,7 +340,7 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len, ui
 			memcpy(&pid, b, 4);
 			memcpy(&ppid, b + 4, 4);
 			if (pid != ppid)
-				unw_tables__fork(l->t, ppid, pid, time);
+				unw_tables__fork(l->t, ppid, pid);
 		}
 		break;
 	case PERF_RECORD_EXIT:
@@ -333,7 +349,7 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len, ui
 			memcpy(&tid, b + 8, 4);
 			(void)tid;
 			if (unw_tables__follows(l->t, pid) && process_gone(pid))
-				unw_tables__exit(l->t, pid, time);
+				unw_tables__exit(l->t, pid);
 		}
 		break;
 	case PERF_RECORD_LOST:
@@ -360,10 +376,32 @@ static int drain(struct unwind_loader *l)
 		qsort(l->recs, l->nrec, sizeof(*l->recs), rec_cmp);
 	for (size_t i = 0; i < l->nrec; i++)
 		if (l->recs[i].len >= sizeof(struct perf_event_header) + 16)
-			handle(l, l->buf + l->recs[i].off, l->recs[i].len, l->recs[i].time);
+			handle(l, l->buf + l->recs[i].off, l->recs[i].len);
+	for (size_t i = 0; i < l->nasked; i++) {
+		if (l->asked[i].why == OFFCPU_UNW_WHY_EXEC)
+			unw_tables__requested(l->t, l->asked[i].tgid);
+		else if (l->asked[i].pc)
+			unw_tables__need(l->t, l->asked[i].tgid, l->asked[i].pc);
+	}
+	l->nasked = 0;
 	if (!err)
 		err = unw_tables__flush(l->t);
 	return err;
+}
+
+/* A request of the BPF side: read the side-band now, and often for a while. */
+static int on_notify(void *ctx, void *data, size_t len)
+{
+	struct unwind_loader *l = ctx;
+	const struct offcpu_unw_notify *n = data;
+
+	if (len < sizeof(*n))
+		return 0;
+	l->requests++;
+	l->burst_until = mono_ns() + UNW_BURST_NS;
+	if (l->nasked < sizeof(l->asked) / sizeof(l->asked[0]))
+		l->asked[l->nasked++] = *n;
+	return 0;
 }
 
 static void *loader_main(void *arg)
@@ -381,10 +419,11 @@ static void *loader_main(void *arg)
 	for (;;) {
 		struct epoll_event evs[8];
 		bool stop = false;
-		int n = epoll_wait(l->epfd, evs, 8, 1000);
+		int n = epoll_wait(l->epfd, evs, 8, mono_ns() < l->burst_until ? 1 : UNW_PERIOD_MS);
 
 		for (int i = 0; i < n; i++)
 			stop |= evs[i].data.u64 == 0;
+		ring_buffer__consume(l->notify);
 		l->err = drain(l);
 		if (stop || l->err)
 			break;
@@ -448,6 +487,16 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		err = -errno;
 		goto cleanup;
 	}
+	l->notify = ring_buffer__new(l->maps.notify, on_notify, l, NULL);
+	if (!l->notify) {
+		err = -errno;
+		goto cleanup;
+	}
+	ev.data.u64 = 2;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(l->notify), &ev)) {
+		err = -errno;
+		goto cleanup;
+	}
 	err = open_rings(l);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
@@ -500,7 +549,7 @@ static uint32_t tgid_of(uint32_t tid)
 
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child)
 {
-	uint64_t t0 = mono_ns(), since;
+	uint64_t t0 = mono_ns();
 	int err = 0;
 
 	for (size_t i = 0; i < l->nr; i++)
@@ -509,24 +558,24 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 	preload_own(l);
 	if (o->argv)
 		unw_tables__preload_command(l->t, o->argv[0]);
-	since = mono_ns();
 	if (child > 0)
-		unw_tables__add_process(l->t, child, since);
+		unw_tables__add_process(l->t, child);
 	for (size_t i = 0; i < o->pids.n; i++)
-		unw_tables__add_process(l->t, o->pids.v[i], since);
+		unw_tables__add_process(l->t, o->pids.v[i]);
 	for (size_t i = 0; i < o->tids.n; i++)
-		unw_tables__add_process(l->t, tgid_of(o->tids.v[i]), since);
+		unw_tables__add_process(l->t, tgid_of(o->tids.v[i]));
 	if (o->all_cpus) {
 		DIR *d = opendir("/proc");
 		struct dirent *e;
 
 		while (d && (e = readdir(d)))
 			if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-				unw_tables__add_process(l->t, atoi(e->d_name), since);
+				unw_tables__add_process(l->t, atoi(e->d_name));
 		if (d)
 			closedir(d);
 	}
 	err = unw_tables__flush(l->t);
+	unw_tables__set_lazy(l->t, true);
 	l->setup_ns = mono_ns() - t0;
 	if (err)
 		return err;
@@ -560,6 +609,7 @@ void unwind_loader__free(struct unwind_loader *l)
 		close(l->rings[i].fd);
 	}
 	free(l->rings);
+	ring_buffer__free(l->notify);
 	unw_tables__free(l->t);
 	if (l->rows_map)
 		munmap(l->rows_map, l->rows_len);
@@ -627,6 +677,7 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
 			{ "unwind.procs_peak", ts.procs_peak },
 			{ "unwind.maps_dropped", ts.maps_dropped },
 			{ "unwind.sideband_lost", l->lost },
+			{ "unwind.requests", l->requests },
 		};
 
 		for (size_t i = 0; !err && i < sizeof(u) / sizeof(u[0]); i++)

@@ -9,6 +9,14 @@
  * sorted list of its executable mappings; whenever it changes it is
  * written whole to the backend (a new generation: cached stacks of the old
  * one are never used again).
+ *
+ * Files mapped once recording runs (lazy) are built when a stack first
+ * needs them (unw_tables__need): building all of a new program's
+ * libraries at once took 30-100 ms of CPU that the recorded programs
+ * paid for (perf's 20 libraries: a pinned context-switch benchmark 15 %
+ * slower), while its stacks usually cross three or four of them. Until
+ * then the mapping is "pending" and the BPF side steps it by frame
+ * pointers and asks for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +41,9 @@ struct unw_file {
 	uint32_t maj, min;
 	uint64_t ino;
 	char *path;
+	bool pending;                  /* not built yet (lazy) */
+	uint32_t pid;                  /* a process that maps it, and where: */
+	uint64_t start, end;           /* for /proc/PID/map_files */
 	uint32_t row_start, row_count; /* row_count 0: no table (frame pointers) */
 	uint32_t refs;                 /* mappings of followed processes */
 	uint64_t unref_since;          /* when refs fell to 0 */
@@ -44,6 +55,7 @@ struct unw_file {
 
 struct unw_pmap {
 	uint64_t start, end, bias;
+	uint64_t pgoff;     /* of start: the bias, once the file's segments are known */
 	struct unw_file *f; /* NULL: anonymous code */
 };
 
@@ -51,7 +63,6 @@ struct unw_proc {
 	uint32_t pid;
 	uint32_t execs;
 	bool dirty;
-	uint64_t since; /* records before this time are already in the maps */
 	struct unw_pmap *v;
 	size_t n, cap;
 };
@@ -63,6 +74,7 @@ struct range {
 struct unw_tables {
 	struct unw_backend b;
 	bool all;
+	bool lazy; /* build new files when a stack needs them */
 	struct unw_rules *rules;
 	uint32_t rules_pushed;
 	struct unw_file **files; /* sorted by key */
@@ -71,7 +83,6 @@ struct unw_tables {
 	size_t nprocs, capprocs;
 	struct range *free; /* free row ranges, sorted by start */
 	size_t nfree, capfree;
-	uint64_t now;
 	struct unw_tables_stats st;
 };
 
@@ -316,7 +327,7 @@ static struct unw_file *file_new(struct unw_tables *t, size_t at, uint32_t maj, 
 	f->min = min;
 	f->ino = ino;
 	f->path = strdup(path);
-	f->unref_since = t->now;
+	f->unref_since = mono_now();
 	if (!f->path) {
 		free(f);
 		return NULL;
@@ -328,43 +339,56 @@ static struct unw_file *file_new(struct unw_tables *t, size_t at, uint32_t maj, 
 }
 
 /*
- * The file of an executable mapping of pid, loaded if new: opened by its
- * path when that is still the same inode, else through
- * /proc/PID/map_files (the very file mapped, renamed, deleted or in
- * another mount namespace). map_files comes second: opening it takes the
- * process's mmap lock, on which the process would wait in its own mmap or
- * exec. A file that cannot be read gets an entry without a table (frame
+ * Build f's table: opened by its path when that is still the same inode,
+ * else through /proc/PID/map_files (the very file mapped, renamed,
+ * deleted or in another mount namespace). map_files comes second: opening
+ * it takes the process's mmap lock, on which the process would wait in
+ * its own mmap or exec. A file that cannot be read keeps no table (frame
  * pointers).
  */
-static struct unw_file *file_get(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m)
+static void file_build(struct unw_tables *t, struct unw_file *f)
 {
-	struct unw_file *f;
-	bool found;
-	size_t at = file_find(t, m->maj, m->min, m->ino, &found);
 	char p[128];
 	struct stat st;
 	int fd;
 
-	if (found)
-		return t->files[at];
-	f = file_new(t, at, m->maj, m->min, m->ino, m->path);
-	if (!f)
-		return NULL;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != m->ino ||
-			major(st.st_dev) != m->maj || minor(st.st_dev) != m->min)) {
+	f->pending = false;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != f->ino ||
+			major(st.st_dev) != f->maj || minor(st.st_dev) != f->min)) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0 && pid) {
-		snprintf(p, sizeof(p), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)m->start,
-			 (unsigned long long)m->end);
+	if (fd < 0 && f->pid) {
+		snprintf(p, sizeof(p), "/proc/%u/map_files/%llx-%llx", f->pid,
+			 (unsigned long long)f->start, (unsigned long long)f->end);
 		fd = open(p, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0 || file_load_fd(t, f, fd))
 		t->st.files_failed++;
 	if (fd >= 0)
 		close(fd);
+}
+
+/* The file of an executable mapping of pid: built now, or pending when lazy. */
+static struct unw_file *file_get(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m)
+{
+	struct unw_file *f;
+	bool found;
+	size_t at = file_find(t, m->maj, m->min, m->ino, &found);
+
+	if (found)
+		return t->files[at];
+	f = file_new(t, at, m->maj, m->min, m->ino, m->path);
+	if (!f)
+		return NULL;
+	f->pid = pid;
+	f->start = m->start;
+	f->end = m->end;
+	if (t->lazy)
+		f->pending = true;
+	else
+		file_build(t, f);
 	return f;
 }
 
@@ -451,10 +475,10 @@ static uint64_t file_bias(const struct unw_file *f, uint64_t start, uint64_t pgo
 	return start - (f->seg[best].vaddr - (f->seg[best].off - pgoff));
 }
 
-static void file_unref(struct unw_tables *t, struct unw_file *f)
+static void file_unref(struct unw_file *f)
 {
 	if (f && f->refs && !--f->refs)
-		f->unref_since = t->now;
+		f->unref_since = mono_now();
 }
 
 /* ---- processes ---- */
@@ -487,19 +511,19 @@ static struct unw_proc *proc_get(const struct unw_tables *t, uint32_t pid)
 	return found ? t->procs[i] : NULL;
 }
 
-static void proc_clear(struct unw_tables *t, struct unw_proc *p)
+static void proc_clear(struct unw_proc *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		file_unref(t, p->v[i].f);
+		file_unref(p->v[i].f);
 	p->n = 0;
 	p->dirty = true;
 }
 
-static void proc_free(struct unw_tables *t, struct unw_proc *p)
+static void proc_free(struct unw_proc *p)
 {
 	if (!p)
 		return;
-	proc_clear(t, p);
+	proc_clear(p);
 	free(p->v);
 	free(p);
 }
@@ -512,9 +536,8 @@ static struct unw_proc *proc_new(struct unw_tables *t, uint32_t pid)
 	size_t at = proc_find(t, pid, &found);
 
 	if (found) {
-		proc_clear(t, t->procs[at]);
+		proc_clear(t->procs[at]);
 		t->procs[at]->execs = 0;
-		t->procs[at]->since = 0;
 		return t->procs[at];
 	}
 	p = calloc(1, sizeof(*p));
@@ -541,14 +564,14 @@ static int pmap_cmp(const void *a, const void *b)
 }
 
 /* Insert [start, end) -> f (its ref taken by the caller), cutting what it overlaps. */
-static int proc_map(struct unw_tables *t, struct unw_proc *p, uint64_t start, uint64_t end,
+static int proc_map(struct unw_proc *p, uint64_t start, uint64_t end, uint64_t pgoff,
 		    uint64_t bias, struct unw_file *f)
 {
 	size_t n = p->n, i;
 	int err = grow((void **)&p->v, &p->cap, 2 * p->n + 1, sizeof(*p->v));
 
 	if (err) {
-		file_unref(t, f);
+		file_unref(f);
 		return err;
 	}
 	/* what an overlapped mapping keeps on either side goes to the end */
@@ -561,19 +584,21 @@ static int proc_map(struct unw_tables *t, struct unw_proc *p, uint64_t start, ui
 		if (left) {
 			p->v[i].end = start;
 			if (right) {
+				m.pgoff += end - m.start;
 				m.start = end;
 				p->v[p->n++] = m;
 				if (m.f)
 					m.f->refs++;
 			}
 		} else if (right) {
+			p->v[i].pgoff += end - p->v[i].start;
 			p->v[i].start = end;
 		} else {
-			file_unref(t, m.f);
+			file_unref(m.f);
 			p->v[i].end = p->v[i].start; /* empty: removed below */
 		}
 	}
-	p->v[p->n++] = (struct unw_pmap){ start, end, bias, f };
+	p->v[p->n++] = (struct unw_pmap){ start, end, bias, pgoff, f };
 	for (i = 0, n = 0; i < p->n; i++)
 		if (p->v[i].end > p->v[i].start)
 			p->v[n++] = p->v[i];
@@ -612,30 +637,28 @@ static int add_mapping(struct unw_tables *t, struct unw_proc *p, const struct un
 		bias = file_bias(f, m->start, m->pgoff);
 		f->refs++;
 	}
-	return proc_map(t, p, m->start, m->end, bias, f);
+	return proc_map(p, m->start, m->end, m->pgoff, bias, f);
 }
 
-int unw_tables__mmap(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m, uint64_t time)
+int unw_tables__mmap(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m)
 {
 	struct unw_proc *p = proc_get(t, pid);
 
-	t->now = time;
 	if (!p && t->all)
-		return unw_tables__add_process(t, pid, mono_now()); /* it has this mapping too */
-	if (!p || time < p->since)
+		return unw_tables__add_process(t, pid); /* it has this mapping too */
+	if (!p)
 		return 0;
 	return add_mapping(t, p, m);
 }
 
-int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid, uint64_t time)
+int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid)
 {
 	struct unw_proc *pp = proc_get(t, ppid), *c;
 
-	t->now = time;
 	if (pid == ppid || (!pp && !t->all))
 		return 0;
 	if (!pp) /* -a: a parent started before us and never seen since */
-		return unw_tables__add_process(t, pid, mono_now());
+		return unw_tables__add_process(t, pid);
 	c = proc_new(t, pid);
 	if (!c)
 		return -ENOMEM;
@@ -649,31 +672,59 @@ int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid, uint64_t
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].f)
 			c->v[i].f->refs++;
-	c->since = time;
 	return 0;
 }
 
-int unw_tables__exec(struct unw_tables *t, uint32_t pid, uint64_t time)
+/* The kernel side's exec count of pid: it decides which image a table is for. */
+static uint32_t backend_execs(struct unw_tables *t, uint32_t pid)
+{
+	uint32_t execs = 0;
+
+	if (t->b.get_execs)
+		t->b.get_execs(t->b.ctx, pid, &execs);
+	return execs;
+}
+
+/*
+ * An exec (its COMM record): the old image's mappings go; the new image's
+ * come in the MMAP2 records that follow. The exec count is the kernel
+ * side's, counted at the end of the exec: read again when the process asks
+ * for its tables after it (unw_tables__requested), so a record read early
+ * does no harm, nor one of an exec already seen in /proc.
+ */
+int unw_tables__exec(struct unw_tables *t, uint32_t pid)
 {
 	struct unw_proc *p = proc_get(t, pid);
 
-	t->now = time;
-	if (!p || time < p->since)
+	if (!p)
 		return 0;
-	proc_clear(t, p);
-	p->execs++;
+	proc_clear(p);
+	p->execs = backend_execs(t, pid);
 	return 0;
 }
 
-int unw_tables__exit(struct unw_tables *t, uint32_t pid, uint64_t time)
+void unw_tables__requested(struct unw_tables *t, uint32_t pid)
+{
+	struct unw_proc *p = proc_get(t, pid);
+	uint32_t execs;
+
+	if (!p)
+		return;
+	execs = backend_execs(t, pid);
+	if (execs != p->execs) {
+		p->execs = execs;
+		p->dirty = true;
+	}
+}
+
+int unw_tables__exit(struct unw_tables *t, uint32_t pid)
 {
 	bool found;
 	size_t at = proc_find(t, pid, &found);
 
-	t->now = time;
 	if (!found)
 		return 0;
-	proc_free(t, t->procs[at]);
+	proc_free(t->procs[at]);
 	memmove(&t->procs[at], &t->procs[at + 1], (t->nprocs - at - 1) * sizeof(*t->procs));
 	t->nprocs--;
 	t->st.procs = t->nprocs;
@@ -708,11 +759,10 @@ static bool maps_line(char *line, struct unw_mapping *m, bool *exec)
 	return true;
 }
 
-int unw_tables__add_process(struct unw_tables *t, uint32_t pid, uint64_t since)
+int unw_tables__add_process(struct unw_tables *t, uint32_t pid)
 {
 	char path[64], line[4096 + 256];
 	struct unw_proc *p;
-	uint32_t execs = 0;
 	FILE *f;
 	int err = 0;
 
@@ -725,12 +775,7 @@ int unw_tables__add_process(struct unw_tables *t, uint32_t pid, uint64_t since)
 		fclose(f);
 		return -ENOMEM;
 	}
-	if (t->b.get_execs)
-		t->b.get_execs(t->b.ctx, pid, &execs);
-	p->execs = execs;
-	p->since = since;
-	if (since > t->now)
-		t->now = since;
+	p->execs = backend_execs(t, pid);
 	while (!err && fgets(line, sizeof(line), f)) {
 		struct unw_mapping m;
 		bool exec;
@@ -760,7 +805,9 @@ static int proc_push(struct unw_tables *t, struct unw_proc *p, struct offcpu_unw
 		m->start = p->v[i].start;
 		m->end = p->v[i].end;
 		m->bias = p->v[i].bias;
-		if (p->v[i].f) {
+		if (p->v[i].f && p->v[i].f->pending) {
+			m->row_start = OFFCPU_UNW_PENDING;
+		} else if (p->v[i].f) {
 			m->row_start = p->v[i].f->row_start;
 			m->row_count = p->v[i].f->row_count;
 		}
@@ -784,6 +831,35 @@ int unw_tables__flush(struct unw_tables *t)
 	}
 	free(buf);
 	return err;
+}
+
+void unw_tables__set_lazy(struct unw_tables *t, bool lazy)
+{
+	t->lazy = lazy;
+}
+
+int unw_tables__need(struct unw_tables *t, uint32_t pid, uint64_t pc)
+{
+	struct unw_proc *p = proc_get(t, pid);
+	struct unw_file *f = NULL;
+
+	for (size_t i = 0; p && i < p->n; i++)
+		if (p->v[i].start <= pc && pc < p->v[i].end)
+			f = p->v[i].f;
+	if (!f || !f->pending)
+		return 0;
+	file_build(t, f);
+	/* every process mapping it: its load bias and its rows */
+	for (size_t i = 0; i < t->nprocs; i++)
+		for (size_t j = 0; j < t->procs[i]->n; j++) {
+			struct unw_pmap *m = &t->procs[i]->v[j];
+
+			if (m->f != f)
+				continue;
+			m->bias = file_bias(f, m->start, m->pgoff);
+			t->procs[i]->dirty = true;
+		}
+	return 0;
 }
 
 void unw_tables__expire(struct unw_tables *t, uint64_t now)
@@ -842,7 +918,7 @@ void unw_tables__free(struct unw_tables *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->nprocs; i++)
-		proc_free(t, t->procs[i]);
+		proc_free(t->procs[i]);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->files[i]->path);
 		free(t->files[i]);

@@ -78,16 +78,28 @@ int unw_tables__preload_command(struct unw_tables *t, const char *argv0);
 int unw_tables__preload_vdso(struct unw_tables *t);
 /*
  * Follow process pid from now on, its mappings read from /proc/PID/maps;
- * its exec count from the backend. Records older than `since` (their
- * time) are then ignored for it: /proc already shows them.
+ * its exec count from the backend.
  */
-int unw_tables__add_process(struct unw_tables *t, uint32_t pid, uint64_t since);
+int unw_tables__add_process(struct unw_tables *t, uint32_t pid);
 
-/* Side-band, in time order: */
-int unw_tables__mmap(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m, uint64_t time);
-int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid, uint64_t time);
-int unw_tables__exec(struct unw_tables *t, uint32_t pid, uint64_t time);
-int unw_tables__exit(struct unw_tables *t, uint32_t pid, uint64_t time);
+/*
+ * Side-band, in time order. A record older than a /proc read above is
+ * harmless: mappings are added again, an exec clears the mappings that
+ * the records after it add again.
+ */
+int unw_tables__mmap(struct unw_tables *t, uint32_t pid, const struct unw_mapping *m);
+int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid);
+int unw_tables__exec(struct unw_tables *t, uint32_t pid);
+int unw_tables__exit(struct unw_tables *t, uint32_t pid);
+/* The kernel side asked for pid's tables (it exec'd): take its exec count again. */
+void unw_tables__requested(struct unw_tables *t, uint32_t pid);
+/*
+ * From now on, files newly mapped are built when a stack needs them (see
+ * tables.c), not when mapped.
+ */
+void unw_tables__set_lazy(struct unw_tables *t, bool lazy);
+/* A stack of pid needs the table of the file mapped at pc: build it now. */
+int unw_tables__need(struct unw_tables *t, uint32_t pid, uint64_t pc);
 /* Write the processes changed since the last call to the backend. */
 int unw_tables__flush(struct unw_tables *t);
 /* Drop tables no process has mapped since before now - UNW_GRACE_NS. */
