@@ -653,6 +653,36 @@ static struct attr_priv *record_attr(struct perf_reader *r, const uint8_t *rec, 
 	return &r->attrs[idx];
 }
 
+/*
+ * Decode an off-CPU sample's payload; perf's embedded sample (offcpu-time)
+ * stands in for the sample's own pid, tid, period and callchain, as in perf
+ * 6.14 and newer, with the first frame as ip.
+ */
+static void offcpu_sample(struct perf_sample *s)
+{
+	const struct perf_evattr *a = s->evattr;
+	enum offcpu_payload_event ev = a->is_offcpu ? OFFCPU_PAYLOAD_TIME :
+				       a->is_wakeup ? OFFCPU_PAYLOAD_WAKEUP : OFFCPU_PAYLOAD_DELAY;
+
+	offcpu_payload__decode(ev, s->raw, s->raw_size, &s->off);
+	if (!s->off.embedded)
+		return;
+	s->pid = s->off.pid;
+	s->tid = s->off.tid;
+	s->period = s->off.period;
+	s->nr_callchain = s->off.nr_callchain;
+	s->callchain = s->off.callchain;
+	s->ip = 0;
+	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+		uint64_t ip = perf_sample__ip(s, i);
+
+		if (ip < PERF_CTX_MAX) {
+			s->ip = ip;
+			break;
+		}
+	}
+}
+
 /* Parse a sample's fields up to RAW; errors name the record's offset. */
 static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const uint8_t *rec,
 			uint16_t size, uint64_t off, struct perf_sample *s)
@@ -748,6 +778,8 @@ static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const 
 		s->raw = p;
 	}
 #undef NEED
+	if (s->raw && (a->pub.is_offcpu || a->pub.is_wakeup || a->pub.is_sched_delay))
+		offcpu_sample(s);
 	return 0;
 }
 

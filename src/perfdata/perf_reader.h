@@ -47,6 +47,13 @@ struct perf_sample {
 	const void *callchain;       /* nr_callchain u64s, maybe unaligned: use perf_sample__ip() */
 	uint32_t raw_size;
 	const void *raw;
+	/*
+	 * offcpu-time, offcpu-wakeup and sched-delay: their payload decoded.
+	 * When it holds perf's embedded sample (off.embedded), pid, tid,
+	 * period, ip and callchain above are the embedded ones, as perf 6.14
+	 * and newer take them.
+	 */
+	struct offcpu_fields off;
 };
 
 static inline uint64_t perf_sample__ip(const struct perf_sample *s, uint64_t i)

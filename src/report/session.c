@@ -626,15 +626,49 @@ static int push_addr(struct session *s, struct rsample *rs, const struct proc *p
 	return 0;
 }
 
+/*
+ * perf's own direct off-CPU samples (perf --off-cpu, 6.14 and newer) carry
+ * the thread id where the process id belongs and the other way round (its
+ * BPF program packs them so); perf shows them so. The side-band knows
+ * which thread belongs to which process: when it says the recorded tid is
+ * a process and the recorded pid one of its threads, the two are put back.
+ * offcpu's own payloads and perf's summed samples are left alone.
+ */
+static void fix_perf_offcpu_ids(struct session *s, struct perf_sample *ps)
+{
+	const struct thread *t;
+
+	if (!ps->off.embedded || ps->off.own || ps->pid == ps->tid)
+		return;
+	t = thread_find(s, ps->tid);
+	if (t && t->pid == ps->pid)
+		return; /* as it should be */
+	t = thread_find(s, ps->pid);
+	if (t && t->pid == ps->tid) {
+		uint32_t v = ps->pid;
+
+		ps->pid = ps->tid;
+		ps->tid = v;
+	}
+}
+
 static int on_sample(struct session *s, const struct perf_rec *rec)
 {
+	struct perf_sample fixed;
 	const struct perf_sample *ps = &rec->sample;
 	struct rsample rs = { 0 };
-	struct thread *t = thread_get(s, ps->tid, ps->pid);
-	const struct proc *p = proc_get(s, ps->pid, false);
+	struct thread *t;
+	const struct proc *p;
 	bool kernel;
 	int err = 0;
 
+	if (ps->off.embedded && !ps->off.own) {
+		fixed = *ps;
+		fix_perf_offcpu_ids(s, &fixed);
+		ps = &fixed;
+	}
+	t = thread_get(s, ps->tid, ps->pid);
+	p = proc_get(s, ps->pid, false);
 	if (!t)
 		return -ENOMEM;
 	s->stats.nr_samples++;
@@ -642,30 +676,16 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 	rs.event = ps->evattr->idx;
 	rs.comm = t->comm;
 	rs.count = 1;
-	if ((ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay) &&
-	    ps->raw_size >= 4) {
-		const uint8_t *raw = ps->raw;
-		uint32_t v;
-
-		memcpy(&v, raw, 4);
-		rs.state = (char)v;
-		if (ps->raw_size >= 8)
-			memcpy(&rs.flags, raw + 4, 4);
-		if (ps->raw_size >= 16)
-			memcpy(&rs.count, raw + 8, 8);
-		if (ps->raw_size >= 24)
-			memcpy(&rs.cgroup, raw + 16, 8);
+	if (ps->raw && (ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay)) {
+		rs.state = ps->off.state;
+		rs.flags = ps->off.flags;
+		rs.count = ps->off.count;
+		rs.cgroup = ps->off.cgroup;
 	}
-	if (ps->evattr->is_wakeup &&
-	    ps->raw_size >= offsetof(struct offcpu_wakeup_raw, waker_comm) + 16) {
-		const uint8_t *raw = ps->raw;
-		char comm[17];
-
-		memcpy(&rs.waker_pid, raw + offsetof(struct offcpu_wakeup_raw, waker_pid), 4);
-		memcpy(&rs.waker_tid, raw + offsetof(struct offcpu_wakeup_raw, waker_tid), 4);
-		memcpy(comm, raw + offsetof(struct offcpu_wakeup_raw, waker_comm), 16);
-		comm[16] = 0;
-		err = comm_id(s, comm, &rs.waker_comm);
+	if (ps->off.waker) {
+		rs.waker_pid = ps->off.waker_pid;
+		rs.waker_tid = ps->off.waker_tid;
+		err = comm_id(s, ps->off.waker_comm, &rs.waker_comm);
 		if (err)
 			return err;
 	}
