@@ -246,7 +246,7 @@ static int feature_u32_pair(struct perf_writer *w, unsigned int feat, uint32_t a
 int synth__features(struct perf_writer *w, const struct record_opts *o)
 {
 	struct utsname u;
-	struct timespec res, mono, real;
+	struct timespec mono, real;
 	char exe[4096];
 	const char **args;
 	uint64_t v;
@@ -285,12 +285,13 @@ int synth__features(struct perf_writer *w, const struct record_opts *o)
 	if (err)
 		return err;
 
-	/* CLOCKID: the resolution of the clock samples are timed with */
-	clock_getres(CLOCK_MONOTONIC, &res);
-	v = res.tv_sec * 1000000000ULL + res.tv_nsec;
-	err = perf_writer__set_feature(w, PERF_FEAT_CLOCKID, &v, sizeof(v));
-	if (err)
-		return err;
+	/*
+	 * No CLOCKID section (the clock's resolution, shown by perf as "clockid
+	 * frequency"): hotspot's perfparser cannot read it and warns about every
+	 * file that has one. The clock is named by each attr (use_clockid,
+	 * clockid) and by CLOCK_DATA below, which perf shows as "clockid:
+	 * monotonic" and parsers that do not know it skip silently.
+	 */
 	/* CLOCK_DATA: one pair of readings relating the clock to wall time */
 	{
 		struct {
