@@ -56,6 +56,8 @@ enum perf_feature {
 	 * features perf may add.
 	 */
 	PERF_FEAT_OFFCPU = 250,
+	/* offcpu's copy of the recording machine's vDSO (struct perf_vdso_image) */
+	PERF_FEAT_OFFCPU_VDSO = 251,
 	PERF_FEAT_BITS = 256,
 };
 
@@ -90,6 +92,18 @@ _Static_assert(sizeof(struct perf_file_header) == 104, "perf header size");
 
 /* The off-CPU events' names, ids and payloads. */
 #include "perfdata/offcpu_payload.h"
+
+/*
+ * Payload of the PERF_FEAT_OFFCPU_VDSO section: this header, then the vDSO
+ * image as mapped (size bytes, zero-padded to 8). With it, [vdso] frames
+ * are named from the recording machine's own vDSO wherever the file is read.
+ */
+struct perf_vdso_image {
+	uint64_t size;          /* of the image */
+	uint32_t build_id_size;
+	uint32_t reserved;
+	uint8_t build_id[24];   /* zero-padded */
+};
 
 /*
  * Payload of the PERF_FEAT_OFFCPU section: a u32 count, then that many

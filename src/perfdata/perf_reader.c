@@ -65,6 +65,10 @@ struct perf_reader {
 	struct counter_ent *counters;
 	int nr_counters;
 	bool has_clockid, has_sample_time;
+	const uint8_t *vdso;   /* in the mapping */
+	uint64_t vdso_size;
+	uint8_t vdso_bid[24];
+	uint32_t vdso_bid_size;
 	uint64_t clock_res, first_time, last_time;
 	uint64_t lost;
 	uint64_t unknown_id;
@@ -386,6 +390,21 @@ static int parse_features(struct perf_reader *r)
 		case PERF_FEAT_OFFCPU:
 			err = parse_offcpu(r, p, end);
 			break;
+		case PERF_FEAT_OFFCPU_VDSO: {
+			struct perf_vdso_image h;
+
+			if (size < sizeof(h))
+				return set_err(r, -EINVAL, "vDSO section too short");
+			memcpy(&h, p, sizeof(h));
+			if (h.size > size - sizeof(h) || h.build_id_size > sizeof(h.build_id))
+				return set_err(r, -EINVAL, "vDSO section: image of %" PRIu64 " bytes does not fit",
+					       h.size);
+			r->vdso = p + sizeof(h);
+			r->vdso_size = h.size;
+			r->vdso_bid_size = h.build_id_size;
+			memcpy(r->vdso_bid, h.build_id, sizeof(h.build_id));
+			break;
+		}
 		}
 		if (err)
 			return err;
@@ -1108,6 +1127,18 @@ const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *fi
 			return r->bids[i].id;
 		}
 	return NULL;
+}
+
+bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
+		       const void **image, size_t *size)
+{
+	if (!r->vdso || !r->vdso_size)
+		return false;
+	*build_id = r->vdso_bid;
+	*build_id_size = r->vdso_bid_size;
+	*image = r->vdso;
+	*size = r->vdso_size;
+	return true;
 }
 
 int perf_reader__nr_offcpu_counters(const struct perf_reader *r)

@@ -115,6 +115,9 @@ bool perf_reader__sample_time(const struct perf_reader *r, uint64_t *first, uint
 /* Build id of a file named in the BUILD_ID table, NULL if none. */
 const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *filename,
 				     size_t *size);
+/* The vDSO image the recording carries (PERF_FEAT_OFFCPU_VDSO); false when none. */
+bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
+		       const void **image, size_t *size);
 /* The offcpu section's counters: number of entries, and the i-th one. */
 int perf_reader__nr_offcpu_counters(const struct perf_reader *r);
 bool perf_reader__offcpu_counter(const struct perf_reader *r, int i, const char **name,

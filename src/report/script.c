@@ -42,7 +42,7 @@ static int script_sample(void *ctx, const struct rsample *rs)
 		fprintf(f, "%s ", comm);
 	else
 		fprintf(f, "%16s ", comm);
-	fprintf(f, "%5u ", ps->tid);
+	fprintf(f, "%5d ", (int32_t)ps->tid); /* perf prints -1 as such */
 	if (st & PERF_SAMPLE_CPU)
 		fprintf(f, "[%03u] ", ps->cpu);
 	if (st & PERF_SAMPLE_TIME)
@@ -62,7 +62,7 @@ static int script_sample(void *ctx, const struct rsample *rs)
 		return ferror(f) ? -EIO : 0;
 	}
 	fputc('\n', f);
-	for (int i = 0; i < rs->nr; i++) {
+	for (int i = 0; i < rs->nr && !rs->no_chain; i++) {
 		const struct frame *fr = session__frame(c->s, rs->frames[i]);
 
 		if (fr->sym)

@@ -17,6 +17,7 @@
 #include "report/htab.h"
 #include "report/session.h"
 #include "symbols/symbolizer.h"
+#include "symbols/vdso.h"
 
 #define DSO_KERNEL (UINT32_MAX - 1)
 #define DSO_UNKNOWN (UINT32_MAX - 2)
@@ -91,7 +92,9 @@ struct session {
 	struct res *res;
 	size_t nr_res, cap_res;
 	uint64_t kernel_text;
+	uint64_t kernel_start, kernel_end; /* the kernel's map, as its MMAP record says */
 	bool kernel_text_set;
+	bool kernel_warned;
 	uint64_t first_time, last_time; /* of records that have a time */
 	/* per-sample scratch */
 	uint32_t sframes[MAX_FRAMES];
@@ -239,7 +242,7 @@ static struct thread *thread_get(struct session *s, uint32_t tid, uint32_t pid)
 	if (tid == 0)
 		snprintf(name, sizeof(name), "swapper");
 	else
-		snprintf(name, sizeof(name), ":%u", tid);
+		snprintf(name, sizeof(name), ":%d", (int32_t)tid); /* perf's ":-1" */
 	if (comm_id(s, name, &t->comm)) {
 		s->nr_threads--;
 		return NULL;
@@ -400,7 +403,9 @@ static int dso_get(struct session *s, const char *name, uint32_t *id)
 	d->name = in;
 	slash = strrchr(in, '/');
 	d->short_name = slash && slash[1] ? slash + 1 : in;
-	d->anon = in[0] != '/' || !strncmp(in, "/memfd:", 7) || !strncmp(in, "//anon", 6);
+	/* no file behind it (JIT code, memfd): perf-PID.map; the vDSO has its image */
+	d->anon = (in[0] != '/' && strcmp(in, VDSO_NAME)) || !strncmp(in, "/memfd:", 7) ||
+		  !strncmp(in, "//anon", 6);
 	htab__find(&s->dso_ht, h, dso_eq, &k, &slot);
 	htab__put(&s->dso_ht, slot, h, s->nr_dsos - 1);
 	*id = s->nr_dsos - 1;
@@ -525,6 +530,16 @@ static const struct addr_ent *resolve(struct session *s, uint32_t dso, const str
 		int ok = s->opts.no_symbols ? 0 : symbolizer__resolve_kernel(s->sym, ip, &sf, &module);
 		const char *mod = strpool__intern(&s->strs, module ? module : "[kernel.kallsyms]");
 
+		if (!s->kernel_warned && symbolizer__kernel_warning(s->sym)) {
+			s->kernel_warned = true;
+			fprintf(stderr, "offcpu: warning: %s\n", symbolizer__kernel_warning(s->sym));
+		}
+		if (!mod)
+			return NULL;
+		/* unnamed and outside the kernel's map: no known DSO, as perf shows it */
+		if (!(ok > 0 && sf.sym) && s->kernel_end > s->kernel_start &&
+		    (ip < s->kernel_start || ip >= s->kernel_end))
+			mod = strpool__intern(&s->strs, "[unknown]");
 		if (!mod)
 			return NULL;
 		if (ok > 0 && sf.sym)
@@ -697,7 +712,13 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 			uint64_t ip = perf_sample__ip(ps, i);
 
 			if (ip >= PERF_CTX_MAX) {
-				kernel = ip == PERF_CTX_KERNEL || ip == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				if (ip != PERF_CTX_KERNEL && ip != PERF_CTX_USER && ip != (uint64_t)PERF_CONTEXT_HV) {
+					/* a corrupt chain (a walk into junk): perf drops all of it */
+					rs.no_chain = true;
+					rs.nr = 0;
+					break;
+				}
+				kernel = ip == PERF_CTX_KERNEL;
 				continue;
 			}
 			/* the sample ip leads the chain unless the chain lacks it */
@@ -709,6 +730,9 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 			if (!err)
 				err = push_addr(s, &rs, p, ip, kernel);
 		}
+		/* the sample is still counted where its ip is, as perf reports it */
+		if (rs.no_chain && !err && (ps->evattr->attr.sample_type & PERF_SAMPLE_IP))
+			err = push_addr(s, &rs, p, ps->ip, ps->cpumode == PERF_RECORD_MISC_KERNEL);
 	} else if (ps->evattr->attr.sample_type & PERF_SAMPLE_IP) {
 		err = push_addr(s, &rs, p, ps->ip, kernel);
 	}
@@ -790,6 +814,8 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 		if (rec->mmap.pid == UINT32_MAX || mode == PERF_RECORD_MISC_KERNEL) {
 			if (!strncmp(rec->mmap.filename, "[kernel.kallsyms]", 17) && !s->kernel_text_set) {
 				s->kernel_text = rec->mmap.pgoff;
+				s->kernel_start = rec->mmap.start;
+				s->kernel_end = rec->mmap.start + rec->mmap.len;
 				s->kernel_text_set = true;
 				symbolizer__set_kernel_text(s->sym, s->kernel_text);
 			}
@@ -822,6 +848,9 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct symbolizer_opts so = { 0 };
+	const uint8_t *bid;
+	const void *image;
+	size_t bsz, len;
 
 	if (!s) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -839,6 +868,15 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 	s->sym = symbolizer__new(&so);
 	if (!s->sym) {
 		snprintf(errbuf, errlen, "cannot create the symbolizer");
+		goto cleanup;
+	}
+	/* which kernel and which vDSO the recording saw */
+	bid = perf_reader__build_id(s->reader, "[kernel.kallsyms]", &bsz);
+	if (bid)
+		symbolizer__set_kernel_build_id(s->sym, bid, bsz);
+	if (perf_reader__vdso(s->reader, &bid, &bsz, &image, &len) &&
+	    symbolizer__add_image(s->sym, VDSO_NAME, bid, bsz, image, len)) {
+		snprintf(errbuf, errlen, "out of memory");
 		goto cleanup;
 	}
 	return s;

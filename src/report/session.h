@@ -39,6 +39,7 @@ struct rsample {
 	uint64_t count;              /* intervals summed in an offcpu-time sample, else 1 */
 	uint64_t cgroup;
 	int nr;
+	bool no_chain;               /* the callchain was corrupt (perf drops it): frames are the ip's */
 	const uint32_t *frames;      /* frame ids */
 	const uint64_t *addrs;       /* address shown by script (map-relative for user) */
 	const uint64_t *offs;        /* offset in the symbol */
