@@ -106,6 +106,8 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx);
 const char *perf_reader__error(const struct perf_reader *r);
 
 int perf_reader__nr_attrs(const struct perf_reader *r);
+/* Bytes of records in the file (its data section, or up to its end when cut off). */
+uint64_t perf_reader__data_size(const struct perf_reader *r);
 const struct perf_evattr *perf_reader__attr(const struct perf_reader *r, int idx);
 
 /* Features; each getter returns false when the file did not have it. */

@@ -5,6 +5,7 @@
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ struct symbolizer {
 
 	struct ksyms *ksyms;
 	bool ksyms_tried;
+	pthread_t kthread;      /* loading kallsyms in the background */
+	bool kthread_running;
 	uint64_t text_addr;
 
 	struct pid_map *pm;
@@ -132,6 +135,8 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	if (s->kthread_running)
+		pthread_join(s->kthread, NULL);
 	for (i = 0; i < s->nr_dsos; i++) {
 		sym_dso__exit(s->dsos[i]);
 		free(s->dsos[i]);
@@ -633,7 +638,7 @@ void symbolizer__set_kernel_build_id(struct symbolizer *s, const uint8_t *build_
 
 const char *symbolizer__kernel_warning(const struct symbolizer *s)
 {
-	return s ? s->kwarning : NULL;
+	return s && !s->kthread_running ? s->kwarning : NULL;
 }
 
 /*
@@ -664,18 +669,47 @@ static const char *kallsyms__for_recording(struct symbolizer *s, char **cached)
 	return NULL;
 }
 
-static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
+static void ksyms__load_now(struct symbolizer *s)
 {
 	const char *path;
 	char *cached;
 	int err;
 
+	path = kallsyms__for_recording(s, &cached);
+	if (path && path[0])
+		s->ksyms = ksyms__load(path, &err);
+	free(cached);
+}
+
+static void *ksyms__thread(void *arg)
+{
+	ksyms__load_now(arg);
+	return NULL;
+}
+
+int symbolizer__load_kernel_async(struct symbolizer *s)
+{
+	if (!s || s->ksyms_tried)
+		return 0;
+	s->ksyms_tried = true;
+	if (pthread_create(&s->kthread, NULL, ksyms__thread, s)) {
+		ksyms__load_now(s);
+		return 0;
+	}
+	s->kthread_running = true;
+	return 0;
+}
+
+/* The kernel's symbols, loaded now, or waited for when loading in the background. */
+static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
+{
+	if (s->kthread_running) {
+		pthread_join(s->kthread, NULL);
+		s->kthread_running = false;
+	}
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = true;
-		path = kallsyms__for_recording(s, &cached);
-		if (path && path[0])
-			s->ksyms = ksyms__load(path, &err);
-		free(cached);
+		ksyms__load_now(s);
 	}
 	return s->ksyms;
 }

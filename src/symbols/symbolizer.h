@@ -87,6 +87,13 @@ void symbolizer__set_kernel_text(struct symbolizer *s, uint64_t text_addr);
  */
 void symbolizer__set_kernel_build_id(struct symbolizer *s, const uint8_t *build_id, size_t size);
 const char *symbolizer__kernel_warning(const struct symbolizer *s); /* NULL when fine */
+/*
+ * Start reading kallsyms (tens of milliseconds of kernel time) in a thread
+ * of its own; the first kernel lookup waits for it. Call after the kernel's
+ * build id is set; nothing else may touch the symbolizer's kernel side
+ * until a lookup has returned.
+ */
+int symbolizer__load_kernel_async(struct symbolizer *s);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
 			       const char **module);
 
