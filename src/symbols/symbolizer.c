@@ -359,6 +359,14 @@ static int dso__load(struct symbolizer *s, struct sym_dso *d)
 		if (n <= 0 || !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n))
 			d->file = buildid_cache__find(s->buildid_dir, d->path, d->build_id,
 						      d->build_id_size, "elf");
+		/* said once: the file there is not the one recorded */
+		if (d->file && asprintf(&d->warning, "%s: %s; symbols from the build-id cache's copy %s",
+					d->path, n == -ENOENT ? "gone since the recording" :
+						 n == -ENODATA ? "without a build id" :
+						 n < 0 ? "not a readable ELF file" :
+							 "another build than the one recorded",
+					d->file) < 0)
+			d->warning = NULL;
 	}
 	return sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines);
 }

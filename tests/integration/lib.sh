@@ -8,6 +8,13 @@ set -u
 : "${WORKLOADS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/workloads}"
 TESTDIR=$(mktemp -d /tmp/offcpu-test.XXXXXX)
 trap '[ -n "${KEEP_TESTDIR:-}" ] || rm -rf "$TESTDIR"' EXIT
+# perf's build-id cache, which perf record fills and perf and offcpu read: the
+# test's own, so that no test depends on (or adds to) what ~/.debug holds.
+# offcpu takes it from PERF_BUILDID_DIR, perf from its config (PERF_CONFIG:
+# this file replaces ~/.perfconfig and /etc/perfconfig).
+export PERF_BUILDID_DIR=$TESTDIR/buildid-cache
+printf '[buildid]\n\tdir = %s\n' "$PERF_BUILDID_DIR" >"$TESTDIR/perfconfig"
+export PERF_CONFIG=$TESTDIR/perfconfig
 
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -5,15 +5,14 @@
 # stubs ("memset@plt"). The stubs workload spends its time in both; it is
 # recorded by perf record -g and by offcpu record, and every [vdso] and
 # @plt frame of offcpu script must read as in perf script (address, name,
-# offset, DSO). perf runs with HOME in the test's directory: its build-id
-# cache is the one its recording made, nothing else is read.
+# offset, DSO). perf and offcpu share the test's own build-id cache
+# (PERF_BUILDID_DIR, lib.sh): the one perf's recording made, nothing else.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
 require_perf
 require_offcpu
 require_workload stubs
-export HOME=$TESTDIR
 
 stubs() { # perf script-like output on stdin -> "count line" of [vdso] and @plt frames
 	grep -E '^\s+[0-9a-f]+ .*(@plt\+0x[0-9a-f]+ \(|\(\[vdso\]\))' | sort | uniq -c
