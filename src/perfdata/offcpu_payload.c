@@ -10,6 +10,7 @@
 
 #include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
+#include "util/bytes.h"
 
 /* Appends to an output buffer of fixed size; ok turns false on overflow. */
 struct wbuf {
@@ -137,21 +138,7 @@ size_t offcpu_payload__encode(const struct offcpu_payload *p, void *buf, size_t 
 	return h.size;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
 
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
 
 /* struct offcpu_raw, or as much of it as there is (older, shorter versions). */
 static void decode_own(const uint8_t *p, uint32_t size, struct offcpu_fields *out)

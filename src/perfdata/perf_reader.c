@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfdata/perf_reader.h"
+#include "util/bytes.h"
 #include "util/pairsort.h"
 
 #define MAX_ATTRS 4096
@@ -100,19 +101,7 @@ static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t len)
 	return off <= r->map_size && len <= r->map_size - off;
 }
 
-static uint64_t rd64(const void *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
-static uint32_t rd32(const void *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
 
 static uint64_t hash64(uint64_t x)
 {

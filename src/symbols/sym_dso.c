@@ -378,11 +378,32 @@ static int syms__finish(struct sym_dso *d)
 	return 0;
 }
 
+/*
+ * Is d's ELF the build recorded (or is no build id there to tell)? When it
+ * is another, the DSO resolves nothing and says why: never misresolved.
+ */
+static bool dso__same_build(struct sym_dso *d, const char *what)
+{
+	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t fbid[SYM_BUILD_ID_MAX];
+	int n;
+
+	if (!d->build_id_size)
+		return true;
+	n = elf__build_id(d->elf, fbid, sizeof(fbid));
+	if (n <= 0 || build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n))
+		return true;
+	dso__set_warning(d, "%s: build id mismatch: recorded %s, %s has %s", d->path,
+			 build_id__hex(d->build_id, d->build_id_size, hex1), what,
+			 build_id__hex(fbid, (size_t)n, hex2));
+	elf_end(d->elf);
+	d->elf = NULL;
+	return false;
+}
+
 int sym_dso__load_image(struct sym_dso *d, void *image, size_t len)
 {
-	uint8_t fbid[SYM_BUILD_ID_MAX];
-	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
-	int err, n;
+	int err;
 
 	d->image = image;
 	d->page_size = 4096;
@@ -395,15 +416,8 @@ int sym_dso__load_image(struct sym_dso *d, void *image, size_t len)
 		dso__set_warning(d, "%s: the image is not an ELF file", d->path);
 		return 0;
 	}
-	n = elf__build_id(d->elf, fbid, sizeof(fbid));
-	if (d->build_id_size && n > 0 && !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) {
-		dso__set_warning(d, "%s: build id mismatch: recorded %s, image has %s", d->path,
-				 build_id__hex(d->build_id, d->build_id_size, hex1),
-				 build_id__hex(fbid, (size_t)n, hex2));
-		elf_end(d->elf);
-		d->elf = NULL;
+	if (!dso__same_build(d, "image"))
 		return 0;
-	}
 	err = segs__load(d, d->elf);
 	return err ? err : syms__finish(d);
 }
@@ -416,7 +430,7 @@ int sym_dso__load_image(struct sym_dso *d, void *image, size_t len)
 int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 {
 	uint8_t fbid[SYM_BUILD_ID_MAX];
-	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	char hex1[2 * SYM_BUILD_ID_MAX + 1];
 	long ps = sysconf(_SC_PAGESIZE);
 	int err, n;
 
@@ -436,16 +450,8 @@ int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 		}
 		d->dbg = d->elf; /* the debug file stands in for the file */
 		d->no_offsets = true;
-	} else if (d->build_id_size) {
-		n = elf__build_id(d->elf, fbid, sizeof(fbid));
-		if (n > 0 && !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) {
-			dso__set_warning(d, "%s: build id mismatch: recorded %s, file has %s", d->path,
-					 build_id__hex(d->build_id, d->build_id_size, hex1),
-					 build_id__hex(fbid, (size_t)n, hex2));
-			elf_end(d->elf);
-			d->elf = NULL;
-			return 0;
-		}
+	} else if (!dso__same_build(d, "file")) {
+		return 0;
 	}
 	err = segs__load(d, d->elf);
 	if (err < 0)
