@@ -76,7 +76,6 @@ struct res {
  * process's entries die when its maps change (gen).
  */
 #define IPC_BITS_MAX 16
-#define LAST_N 64
 struct ipc_ent {
 	uint64_t ip;
 	uint64_t shown;   /* the address shown (map-relative for files) */
@@ -86,6 +85,8 @@ struct ipc_ent {
 };
 #define IPC_KERNEL UINT32_MAX
 #define IPC_NOPROC (UINT32_MAX - 1)
+
+#define LAST_N 64 /* recently found threads and processes remembered (thread_find) */
 
 struct session {
 	struct perf_reader *reader;
@@ -248,10 +249,9 @@ static bool u32_eq(const void *ctx, uint32_t idx)
 static struct thread *thread_find(struct session *s, uint32_t tid)
 {
 	struct u32_key k = { s->threads, sizeof(struct thread), tid };
+	uint32_t *last = &s->last_thread[tid & (LAST_N - 1)];
 	size_t slot;
 	uint32_t idx;
-
-	uint32_t *last = &s->last_thread[tid & (LAST_N - 1)];
 
 	if (*last < s->nr_threads && s->threads[*last].tid == tid)
 		return &s->threads[*last];
@@ -298,11 +298,10 @@ static struct proc *proc_get(struct session *s, uint32_t pid, bool create)
 {
 	struct u32_key k = { s->procs, sizeof(struct proc), pid };
 	uint64_t h = htab__mix(pid ^ 0x5555);
+	uint32_t *last = &s->last_proc[pid & (LAST_N - 1)];
 	size_t slot;
 	uint32_t idx;
 	struct proc *p;
-
-	uint32_t *last = &s->last_proc[pid & (LAST_N - 1)];
 
 	if (*last < s->nr_procs && s->procs[*last].pid == pid)
 		return &s->procs[*last];
@@ -504,7 +503,6 @@ static int frame_intern(struct session *s, const struct frame *f, uint32_t *id)
 	return 0;
 }
 
-/* Add one resolved frame to the result pool. */
 /* The interned frame of one resolved address. */
 static int frame_of(struct session *s, const char *sym, const char *dso, const char *dso_short,
 		    uint64_t addr, const struct sym_frame *sf, bool kernel, uint32_t *id)
@@ -530,6 +528,7 @@ static int frame_of(struct session *s, const char *sym, const char *dso, const c
 	return frame_intern(s, &f, id);
 }
 
+/* Add one resolved frame to the result pool. */
 static int res_add(struct session *s, const char *sym, const char *dso, const char *dso_short,
 		   uint64_t addr, uint64_t off, const struct sym_frame *sf, bool kernel)
 {
