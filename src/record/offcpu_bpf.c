@@ -426,6 +426,10 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_exec = l;
+	l = bpf_program__attach(sk->progs.offcpu_rename);
+	if (!l)
+		return -errno;
+	sk->links.offcpu_rename = l;
 	if (bpf_program__autoload(sk->progs.offcpu_fork)) {
 		l = bpf_program__attach(sk->progs.offcpu_fork);
 		if (!l)
