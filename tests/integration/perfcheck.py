@@ -129,14 +129,15 @@ def script_samples(path, extra=(), raw=False):
 
 
 def task_events(path):
-    """{tid: exit time ns} from PERF_RECORD_EXIT side-band records."""
+    """({tid: fork time ns}, {tid: exit time ns}) from the PERF_RECORD_FORK
+    and PERF_RECORD_EXIT side-band records."""
     out, _ = run_perf(["script", "-i", path, "--ns", "--show-task-events", "-F", "comm,pid,tid,time"])
-    exits = {}
+    forks, exits = {}, {}
     for line in out.splitlines():
-        m = re.search(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)", line)
+        m = re.search(r"(\d+\.\d+): PERF_RECORD_(EXIT|FORK)\((\d+):(\d+)\)", line)
         if m:
-            exits[int(m.group(3))] = to_ns(m.group(1))
-    return exits
+            (exits if m.group(2) == "EXIT" else forks)[int(m.group(4))] = to_ns(m.group(1))
+    return forks, exits
 
 
 # ---------------------------------------------------------------- perf report
@@ -217,7 +218,7 @@ def cmd_waitmix(path, json_path, thresh_ms):
     wl = json.load(open(json_path))
     thresh = float(thresh_ms) * 1e6
     samples, err = script_samples(path)
-    exits = task_events(path)
+    forks, exits = task_events(path)
     off = [s for s in samples if s.event == "offcpu-time"]
     cpu = [s for s in samples if s.event not in OFF_EVENTS]
     measure("thresh %s ms: %d offcpu-time samples, %d cpu samples (%s)"
@@ -294,14 +295,18 @@ def cmd_waitmix(path, json_path, thresh_ms):
                    preempt / 1e6))
         check(lo <= total <= hi, "thread %d (%s): recorded %d ns, outside [%d, %d]"
               % (t["tid"], t["role"], total, lo, hi))
-        # Real timestamps inside the thread's life: not before it started,
-        # not after its exit (EXIT record), or its measured end if none.
+        # Real timestamps inside the thread's life: not before it started (its
+        # FORK record: a wait before the thread's first measurement, e.g. its
+        # first malloc's mmap, is its own, summed and timed before it), not
+        # after its exit (EXIT record); the thread's own measured start and
+        # end where the records are missing.
+        start = forks.get(t["tid"], t["start_ns"])
         end = exits.get(t["tid"])
         check(end is not None, "thread %d (%s): no PERF_RECORD_EXIT" % (t["tid"], t["role"]))
         end = end if end is not None else t["end_ns"]
-        bad = [s for s in got if not (t["start_ns"] <= s.time <= end)]
+        bad = [s for s in got if not (start <= s.time <= end)]
         check(not bad, "thread %d (%s): %d samples outside its life [%d, %d], e.g. %s"
-              % (t["tid"], t["role"], len(bad), t["start_ns"], end, bad[0] if bad else ""))
+              % (t["tid"], t["role"], len(bad), start, end, bad[0] if bad else ""))
 
     # Spin: cpu-clock samples with wl_spin in the stack, on the spin thread.
     for t in threads:
