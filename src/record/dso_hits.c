@@ -344,39 +344,6 @@ static int put_entry(uint8_t **buf, size_t *len, size_t *cap, uint16_t misc, con
 	return 0;
 }
 
-/* The kernel's build id from /sys/kernel/notes (ELF notes). */
-static int kernel_build_id(uint8_t *id, size_t max)
-{
-	uint8_t buf[4096];
-	ssize_t n;
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-	size_t off = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	while (n > 0 && off + 12 <= (size_t)n) {
-		uint32_t namesz, descsz, type;
-		size_t desc;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc = off + 12 + ((namesz + 3) & ~3u);
-		if (desc + descsz > (size_t)n || namesz > 256 || descsz > 256)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4)) {
-			size_t l = descsz < max ? descsz : max;
-
-			memcpy(id, buf + desc, l);
-			return l;
-		}
-		off = desc + ((descsz + 3) & ~3u);
-	}
-	return -ENOENT;
-}
-
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
 {
 	uint8_t *buf = NULL, id[64];
@@ -384,7 +351,7 @@ int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
 	int n, err = 0;
 
 	if (h->kernel_hit) {
-		n = kernel_build_id(id, sizeof(id));
+		n = sym_kernel_build_id("/sys/kernel/notes", id, sizeof(id));
 		if (n > 0)
 			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_KERNEL, id, n,
 					"[kernel.kallsyms]");

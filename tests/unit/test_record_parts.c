@@ -108,7 +108,7 @@ static const char *write_file(uint64_t *times, int n, bool finish)
 	struct perf_event_attr off;
 	uint64_t cpu_id = 42, off_id = OFFCPU_ID_OFFCPU;
 	struct merge *m = merge__new();
-	uint8_t rec[8192];
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 	uint64_t fts[2] = { 1, 2 };
 
 	offcpu_event_attr(&off);
@@ -172,7 +172,7 @@ static void test_writer_merge_roundtrip(void **state)
 
 struct first_sample {
 	struct perf_sample s;
-	uint8_t raw[64];
+	uint8_t raw[256];
 	uint64_t chain[16];
 	int seen;
 };
@@ -216,11 +216,30 @@ static void test_sample_encoding(void **state)
 	assert_true(f.chain[2] == PERF_CTX_USER);
 	assert_true(f.chain[4] == 0x401100);
 	assert_true((f.s.raw_size + 4) % 8 == 0);
-	assert_true(f.s.raw_size >= sizeof(raw));
-	memcpy(&raw, f.raw, sizeof(raw));
+	/* the payload: perf's embedded sample (pid, tid, period, callchain, cgroup), then ours */
+	{
+		uint32_t ids[2];
+		uint64_t v[3];
+
+		assert_true(f.s.raw_size >= 8 * (4 + 5) + sizeof(raw));
+		memcpy(ids, f.raw, 8);
+		memcpy(v, f.raw + 8, 16);
+		assert_int_equal(ids[0], 100);
+		assert_int_equal(ids[1], 101);
+		assert_int_equal(v[0], 1000);
+		assert_int_equal(v[1], 5);
+		for (int i = 0; i < 5; i++) {
+			memcpy(&v[2], f.raw + 24 + 8 * i, 8);
+			assert_true(v[2] == f.chain[i]);
+		}
+		memcpy(&raw, f.raw + 24 + 8 * 5 + 8, sizeof(raw));
+	}
 	assert_int_equal(raw.state, 'D');
 	assert_int_equal(raw.count, 3);
 	assert_int_equal(raw.flags, OFFCPU_RAW_AGGREGATED);
+	assert_true(f.s.off.embedded && f.s.off.own);
+	assert_int_equal(f.s.off.state, 'D');
+	assert_int_equal(f.s.off.count, 3);
 	perf_reader__free(r);
 }
 
