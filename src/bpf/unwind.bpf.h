@@ -39,13 +39,17 @@
 const volatile bool unwind_dwarf = false;   /* --call-graph dwarf */
 const volatile __u32 unw_check_mask = 15;   /* walk 1 cache hit in mask+1 */
 
-/* Table generation per process (tgid % OFFCPU_UNW_PGEN), part of the cache key. */
+/*
+ * Table generation per process (tgid % OFFCPU_UNW_PGEN), part of the cache
+ * key. 64-bit: an array's elements are 8-byte aligned, and user space
+ * writes them through the mapping.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, OFFCPU_UNW_PGEN);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } unw_pgen SEC(".maps");
 
 /* Per-CPU scratch slots: programs that can interrupt each other use their own. */
@@ -604,6 +608,22 @@ static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_
 	return true;
 }
 
+/*
+ * The facts of a stack, walked or cached (e->stats): each counted, and a
+ * table it lacked asked for (again: a request may have been rate-limited
+ * away, and the stack stays cached until the table comes).
+ */
+static __always_inline void unw_stats_of(struct offcpu_unw_cached *e, __u32 tgid)
+{
+	__u32 bits = e->stats;
+
+	for (__u32 i = OFFCPU_UNW_NO_MAPPING; i < OFFCPU_UNW_STAT__NR; i++)
+		if (bits & (1u << i))
+			unw_stat_add(i, 1);
+	if (bits & (1u << OFFCPU_UNW_NO_MAPPING))
+		unw_request_missing(tgid, e->missing_pc);
+}
+
 struct unw_cmp {
 	struct offcpu_unw_cached *a, *b;
 	bool same;
@@ -639,14 +659,14 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	struct unw_span *buf;
 	struct unw_ctx c;
 	bool checking = false;
-	__u32 *gen;
+	__u64 *gen;
 
 	/* A hit needs neither the process's table nor its exec count. */
 	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
 	if (!gen)
 		return false;
 	k.tgid = tgid;
-	k.gen = *gen;
+	k.gen = (__u32)*gen;
 	k.ip = ip;
 	k.sp = sp;
 	e = bpf_map_lookup_elem(&unw_cache, &k);
@@ -664,6 +684,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 				nf = 0;
 			*n = nf;
 			unw_stat_add(OFFCPU_UNW_CACHED, 1);
+			if (e->stats)
+				unw_stats_of(e, tgid);
 			return true;
 		}
 	}
@@ -731,14 +753,16 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 
 	unw_stat_add(OFFCPU_UNW_WALKED, 1);
 	unw_stat_add(OFFCPU_UNW_FRAMES, nf);
+	rec->stats = 0;
 	if (st->stop != UNW_STOP_NONE)
-		unw_stat_add(st->stop, 1);
-	if (st->no_mapping) {
-		unw_stat_add(OFFCPU_UNW_NO_MAPPING, 1);
-		unw_request_missing(tgid, st->missing_pc);
-	}
+		rec->stats |= 1u << (st->stop & 31);
+	if (st->no_mapping)
+		rec->stats |= 1u << OFFCPU_UNW_NO_MAPPING;
 	if (st->fp_step)
-		unw_stat_add(OFFCPU_UNW_FP_STEPS, 1);
+		rec->stats |= 1u << OFFCPU_UNW_FP_STEPS;
+	rec->missing_pc = st->missing_pc;
+	if (rec->stats)
+		unw_stats_of(rec, tgid);
 	if (checking) {
 		struct unw_cmp cm = { .a = e, .b = rec, .same = e->nframes == rec->nframes };
 
@@ -757,7 +781,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 /* A new generation of tgid's table: its cached stacks are not used again. */
 static __always_inline void unwind_bump(__u32 tgid)
 {
-	__u32 gi = tgid % OFFCPU_UNW_PGEN, *gen = bpf_map_lookup_elem(&unw_pgen, &gi);
+	__u32 gi = tgid % OFFCPU_UNW_PGEN;
+	__u64 *gen = bpf_map_lookup_elem(&unw_pgen, &gi);
 
 	if (gen)
 		__sync_fetch_and_add(gen, 1);

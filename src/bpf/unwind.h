@@ -132,6 +132,9 @@ struct offcpu_unw_cached {
 	__u32 bp_used; /* the walk used the starting rbp: it is part of the check */
 	__u64 bp;
 	__u64 exec_id; /* the task's self_exec_id: an exec since makes it stale */
+	__u64 missing_pc; /* the first frame without a table, asked for again on a hit */
+	__u32 stats;      /* the stack's facts (1 << enum offcpu_unw_stat), counted on a hit too */
+	__u32 pad;
 	__u64 hi;      /* end of the highest read: the stack is readable up to there */
 	__u64 frames[127];
 	struct offcpu_unw_read reads[OFFCPU_UNW_MAX_READS];

@@ -62,7 +62,7 @@ struct unwind_loader {
 	struct offcpu_unwind_maps maps;
 	void *rows_map;
 	size_t rows_len;
-	uint32_t *pgen; /* unw_pgen, memory-mapped */
+	uint64_t *pgen; /* unw_pgen, memory-mapped */
 	size_t pgen_len;
 	struct sb_ring *rings;
 	size_t nr;
@@ -462,7 +462,7 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		err = -errno;
 		goto cleanup;
 	}
-	l->pgen_len = ((size_t)OFFCPU_UNW_PGEN * sizeof(uint32_t) + l->page - 1) / l->page * l->page;
+	l->pgen_len = ((size_t)OFFCPU_UNW_PGEN * sizeof(uint64_t) + l->page - 1) / l->page * l->page;
 	l->pgen = mmap(NULL, l->pgen_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->maps.pgen, 0);
 	if (l->pgen == MAP_FAILED) {
 		l->pgen = NULL;
