@@ -695,7 +695,7 @@ int record__run(struct record_opts *o)
 	if (s->have_child && (err = offcpu_bpf__add_tgid(s->bpf, s->wl.pid)))
 		goto cleanup;
 	if (o->dwarf) {
-		err = unwind_loader__new(o, s->bpf, &s->unwind);
+		err = unwind_loader__new(o, s->bpf, s->have_child ? s->wl.pid : 0, &s->unwind);
 		if (err) {
 			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
 				strerror(-err));

@@ -7,14 +7,16 @@
  * files offcpu itself maps: libc, ld.so and the vDSO are everyone's), and
  * the processes already there are read from /proc. From then on a thread
  * follows the side-band of its own perf events, one per CPU (MMAP2 of
- * executable mappings, COMM of an exec, FORK, EXIT), read every 100 ms or
- * when half full, and at once when the BPF side asks (unw_notify): when a
- * recorded process execs (its libraries are mapped in the next
- * milliseconds: the side-band is then read every millisecond for
- * UNW_BURST_NS), and when a stack meets a process or a mapping without a
- * table (a dlopen). Waking at every record instead costs the recorded
- * programs dearly on a busy machine (side-band comes from every process:
- * 7 % more on the pipe benchmark here while others compiled). A stack
+ * executable mappings, COMM of an exec, FORK, EXIT). For a command they
+ * follow its process tree and wake the thread at every record. Otherwise
+ * (-p, -t, -a) they follow the whole machine (the processes' tree is not
+ * known to perf) and are read every 100 ms or when half full, and at once
+ * when the BPF side asks (unw_notify): when a recorded process execs (its
+ * libraries are mapped in the next milliseconds: the side-band is then
+ * read every millisecond for UNW_BURST_NS), and when a stack meets a
+ * process or a mapping without a table (a dlopen). Waking at every record
+ * of the whole machine costs the recorded programs dearly on a busy one
+ * (7 % more on the pipe benchmark here while others compiled). A stack
  * taken before its tables are there is counted by the BPF side
  * (unwind.no_table, unwind.no_mapping) and keeps its frame-pointer frames.
  */
@@ -74,6 +76,7 @@ struct unwind_loader {
 	size_t nasked;
 	pthread_t thread;
 	bool running;
+	bool can_rt; /* it may run as a real-time thread (loader_realtime) */
 	int err;
 	uint64_t lost, records, setup_ns;
 	uint8_t *buf; /* records of one batch */
@@ -141,7 +144,15 @@ static int get_execs(void *ctx, uint32_t tgid, uint32_t *execs)
 
 /* ---- side-band events ---- */
 
-static int open_rings(struct unwind_loader *l)
+/*
+ * One side-band event per CPU: system-wide (task < 0), read in batches; or
+ * the recorded command's own (task: the command's first process, before
+ * its exec; its threads and children inherit the events), waking the
+ * thread at every record: the command maps its libraries in the first
+ * milliseconds and blocks right after, and records of other processes do
+ * not come.
+ */
+static int open_rings(struct unwind_loader *l, int task)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -166,7 +177,8 @@ static int open_rings(struct unwind_loader *l)
 	struct int_list cpus = { 0 };
 	int err = online_cpus(&cpus);
 
-	a.wakeup_watermark = SB_PAGES * l->page / 2;
+	a.wakeup_watermark = task < 0 ? SB_PAGES * l->page / 2 : 1;
+	a.inherit = task >= 0;
 
 	if (err)
 		return err;
@@ -179,7 +191,7 @@ static int open_rings(struct unwind_loader *l)
 		struct sb_ring *r = &l->rings[l->nr];
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
 
-		r->fd = syscall(SYS_perf_event_open, &a, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
+		r->fd = syscall(SYS_perf_event_open, &a, task, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (r->fd < 0) {
 			err = -errno;
 			goto out;
@@ -363,6 +375,25 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 	}
 }
 
+/*
+ * The loader's scheduling. A command blocks within a millisecond of its
+ * exec, and its libraries are mapped in that millisecond: the thread must
+ * run within microseconds of a record or a request. As an ordinary thread
+ * it waited up to a scheduler slice (1-3 ms here) behind the process that
+ * woke it. So it is a real-time thread (SCHED_FIFO, lowest priority) while
+ * it reads side-band and writes process tables, a few microseconds each
+ * time, and an ordinary one while it builds a file's table (milliseconds
+ * to tens of them), so that it never holds a CPU away from the recorded
+ * programs for long. Without the privilege, an ordinary thread throughout.
+ */
+static void loader_realtime(struct unwind_loader *l, bool rt)
+{
+	struct sched_param sp = { .sched_priority = rt ? 1 : 0 };
+
+	if (l->can_rt)
+		l->can_rt = !pthread_setschedparam(pthread_self(), rt ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
 /* Everything in the rings, in time order, into the tables. */
 static int drain(struct unwind_loader *l)
 {
@@ -377,15 +408,20 @@ static int drain(struct unwind_loader *l)
 	for (size_t i = 0; i < l->nrec; i++)
 		if (l->recs[i].len >= sizeof(struct perf_event_header) + 16)
 			handle(l, l->buf + l->recs[i].off, l->recs[i].len);
-	for (size_t i = 0; i < l->nasked; i++) {
+	for (size_t i = 0; i < l->nasked; i++)
 		if (l->asked[i].why == OFFCPU_UNW_WHY_EXEC)
 			unw_tables__requested(l->t, l->asked[i].tgid);
-		else if (l->asked[i].pc)
-			unw_tables__need(l->t, l->asked[i].tgid, l->asked[i].pc);
-	}
-	l->nasked = 0;
 	if (!err)
 		err = unw_tables__flush(l->t);
+	for (size_t i = 0; i < l->nasked && !err; i++) {
+		if (l->asked[i].why != OFFCPU_UNW_WHY_MISSING || !l->asked[i].pc)
+			continue;
+		loader_realtime(l, false); /* it may build a table */
+		unw_tables__need(l->t, l->asked[i].tgid, l->asked[i].pc);
+		loader_realtime(l, true);
+		err = unw_tables__flush(l->t);
+	}
+	l->nasked = 0;
 	return err;
 }
 
@@ -408,14 +444,9 @@ static void *loader_main(void *arg)
 {
 	struct unwind_loader *l = arg;
 	uint64_t last_expire = mono_ns();
-	struct sched_param sp = { 0 };
 
-	/*
-	 * Woken at every side-band record of the recorded processes: as
-	 * SCHED_BATCH it never preempts them at its wakeup (it would, inside
-	 * their exec or mmap), it runs on an idle CPU or at the next tick.
-	 */
-	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+	l->can_rt = true;
+	loader_realtime(l, true);
 	for (;;) {
 		struct epoll_event evs[8];
 		bool stop = false;
@@ -437,7 +468,7 @@ static void *loader_main(void *arg)
 
 /* ---- set-up ---- */
 
-int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
+int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, int child,
 		       struct unwind_loader **out)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
@@ -497,7 +528,7 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		err = -errno;
 		goto cleanup;
 	}
-	err = open_rings(l);
+	err = open_rings(l, child > 0 ? child : -1);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
 			strerror(-err));
