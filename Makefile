@@ -112,7 +112,29 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -o $@ $<
 
-workloads: $(WORKLOAD_BINS)
+# Workloads without frame pointers, for the --call-graph dwarf checks: the
+# same sources built -O2 -fomit-frame-pointer, the library unwindmix
+# dlopens, and a copy of unwindmix (built with frame pointers) stripped of
+# its .eh_frame, which the unwinder must step by its frame pointers.
+NOFP_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fomit-frame-pointer -pthread
+NOFP_BINS := $(addprefix $(BUILD)/workloads/,waitmix-nofp schedmix-nofp unwindmix-nofp \
+		unwindmix-nocfi libunwlib.so)
+
+$(BUILD)/workloads/%-nofp: tests/workloads/%.c
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -ldl
+
+$(BUILD)/workloads/libunwlib.so: tests/workloads/lib/unwlib.c
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared -o $@ $<
+
+$(BUILD)/workloads/unwindmix-nocfi: $(BUILD)/workloads/unwindmix
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr $< $@
+
+workloads: $(WORKLOAD_BINS) $(NOFP_BINS)
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(BUILD)

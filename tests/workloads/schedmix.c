@@ -27,6 +27,10 @@
  * Frame pointers: Debian's libc has none, and a frame-pointer walk from
  * inside it skips its immediate caller. The named functions therefore call
  * libc through one-line sm_call_* helpers, the frames that get skipped.
+ * The same source is also built as schedmix-nofp, with -O2
+ * -fomit-frame-pointer (see the Makefile), to check unwinding from
+ * .eh_frame: the named functions are SM_FRAME (each stays a frame of its
+ * own at -O2) and no helper ends in a tail call (sm_done after it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -102,32 +106,54 @@ static void die(const char *what)
 
 /* ---- libc, one frame below the named functions -------------------------- */
 
-void sm_call_nanosleep(int64_t ns)
+/* A function that stays a frame of its own, whatever the optimization. */
+#define SM_FRAME __attribute__((noipa))
+
+/* After a call: keeps it from being a tail call (the caller's frame stays). */
+static inline void sm_done(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+SM_FRAME void sm_call_nanosleep(int64_t ns)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+	sm_done();
 }
 
-ssize_t sm_call_read(int fd, void *buf, size_t n)
+SM_FRAME ssize_t sm_call_read(int fd, void *buf, size_t n)
 {
-	return read(fd, buf, n);
+	ssize_t r = read(fd, buf, n);
+
+	sm_done();
+	return r;
 }
 
-ssize_t sm_call_write(int fd, const void *buf, size_t n)
+SM_FRAME ssize_t sm_call_write(int fd, const void *buf, size_t n)
 {
-	return write(fd, buf, n);
+	ssize_t r = write(fd, buf, n);
+
+	sm_done();
+	return r;
 }
 
-int sm_call_lock(pthread_mutex_t *m)
+SM_FRAME int sm_call_lock(pthread_mutex_t *m)
 {
-	return pthread_mutex_lock(m);
+	int r = pthread_mutex_lock(m);
+
+	sm_done();
+	return r;
 }
 
-int sm_call_unlock(pthread_mutex_t *m)
+SM_FRAME int sm_call_unlock(pthread_mutex_t *m)
 {
-	return pthread_mutex_unlock(m);
+	int r = pthread_mutex_unlock(m);
+
+	sm_done();
+	return r;
 }
 
 /* ---- pipe --------------------------------------------------------------- */
@@ -135,7 +161,7 @@ int sm_call_unlock(pthread_mutex_t *m)
 static int pipefd[2];
 static sem_t reader_ready;
 
-void sm_pipe_reader(struct sm_thread *t)
+SM_FRAME void sm_pipe_reader(struct sm_thread *t)
 {
 	int64_t t0;
 	char c;
@@ -147,12 +173,13 @@ void sm_pipe_reader(struct sm_thread *t)
 	t->blocked_ns = mono_ns() - t0;
 }
 
-void sm_pipe_writer(struct sm_thread *t)
+SM_FRAME void sm_pipe_writer(struct sm_thread *t)
 {
 	sm_call_nanosleep(opt.pipe_delay_ns);
 	t->mark_ns = mono_ns();
 	if (sm_call_write(pipefd[1], "x", 1) != 1)
 		die("pipe write");
+	sm_done();
 }
 
 static void *pipe_reader_main(struct sm_thread *t)
@@ -175,16 +202,18 @@ static pthread_mutex_t mutex_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mutex_b = PTHREAD_MUTEX_INITIALIZER;
 static sem_t chain_ready;
 
-void sm_chain_wait(pthread_mutex_t *m)
+SM_FRAME void sm_chain_wait(pthread_mutex_t *m)
 {
 	if (sm_call_lock(m))
 		die("mutex lock");
+	sm_done();
 }
 
-void sm_chain_release(pthread_mutex_t *m)
+SM_FRAME void sm_chain_release(pthread_mutex_t *m)
 {
 	if (sm_call_unlock(m))
 		die("mutex unlock");
+	sm_done();
 }
 
 static void *chain0_main(struct sm_thread *t)
@@ -220,7 +249,7 @@ static void *chain2_main(struct sm_thread *t)
 
 /* ---- rq ----------------------------------------------------------------- */
 
-void sm_spin(struct sm_thread *t)
+SM_FRAME void sm_spin(struct sm_thread *t)
 {
 	int64_t end = cpu_ns() + opt.spin_ns;
 	volatile uint64_t x = 0;
@@ -231,11 +260,12 @@ void sm_spin(struct sm_thread *t)
 			x += i;
 }
 
-void sm_nap(struct sm_thread *t)
+SM_FRAME void sm_nap(struct sm_thread *t)
 {
 	(void)t;
 	for (int i = 0; i < opt.naps; i++)
 		sm_call_nanosleep(opt.nap_ns);
+	sm_done();
 }
 
 static void *spin_main(struct sm_thread *t)

@@ -30,6 +30,15 @@
  * inside it skips its immediate caller. Each named function therefore calls
  * libc through a one-line wl_call_* helper, which is the frame that gets
  * skipped; the named function stays in the stack.
+ *
+ * Without frame pointers: the same source is built as waitmix-nofp with
+ * -O2 -fomit-frame-pointer (see the Makefile), to check unwinding from
+ * .eh_frame: there every named function, the outer wl_* and the inner
+ * wl_call_* (and wl_spin_step under wl_spin), must be in the stacks. So
+ * that each is a frame of its own at -O2, the named functions are
+ * WL_FRAME (not inlined, cloned or merged) and no helper ends in a tail
+ * call (wl_done after the call). The JSON names each thread's inner
+ * function too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,9 +62,19 @@
 
 #define MS 1000000LL
 
+/* A function that stays a frame of its own, whatever the optimization. */
+#define WL_FRAME __attribute__((noipa))
+
+/* After a call: keeps it from being a tail call (the caller's frame stays). */
+static inline void wl_done(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
 struct wl_thread {
 	const char *role;
 	const char *func;
+	const char *inner; /* the named function it waits (or spins) in, under func */
 	pid_t pid, tid;
 	int calls;
 	int64_t design_ns;           /* designed time in func (off-CPU, or CPU for spin) */
@@ -191,32 +210,45 @@ static void span_end(struct wl_thread *t, struct span *s)
 }
 
 /* The libc calls, one frame below the named functions (see the top). */
-void wl_call_nanosleep(int64_t ns)
+WL_FRAME void wl_call_nanosleep(int64_t ns)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+	wl_done();
 }
 
-ssize_t wl_call_read(int fd, void *buf, size_t n)
+WL_FRAME ssize_t wl_call_read(int fd, void *buf, size_t n)
 {
-	return read(fd, buf, n);
+	ssize_t r = read(fd, buf, n);
+
+	wl_done();
+	return r;
 }
 
-ssize_t wl_call_write(int fd, const void *buf, size_t n)
+WL_FRAME ssize_t wl_call_write(int fd, const void *buf, size_t n)
 {
-	return write(fd, buf, n);
+	ssize_t r = write(fd, buf, n);
+
+	wl_done();
+	return r;
 }
 
-int wl_call_mutex_lock(pthread_mutex_t *m)
+WL_FRAME int wl_call_mutex_lock(pthread_mutex_t *m)
 {
-	return pthread_mutex_lock(m);
+	int r = pthread_mutex_lock(m);
+
+	wl_done();
+	return r;
 }
 
-int wl_call_fsync(int fd)
+WL_FRAME int wl_call_fsync(int fd)
 {
-	return fsync(fd);
+	int r = fsync(fd);
+
+	wl_done();
+	return r;
 }
 
 /* ---- nanosleep ---------------------------------------------------------- */
@@ -224,7 +256,7 @@ int wl_call_fsync(int fd)
 #define NSLEEPS 100
 #define SLEEP_NS (4 * MS)
 
-void wl_nanosleep_loop(struct wl_thread *t)
+WL_FRAME void wl_nanosleep_loop(struct wl_thread *t)
 {
 	struct span s;
 
@@ -253,7 +285,7 @@ static void *nanosleep_main(void *arg)
 
 static int pipefd[2];
 
-void wl_pipe_read(struct wl_thread *t)
+WL_FRAME void wl_pipe_read(struct wl_thread *t)
 {
 	struct span s;
 	char c;
@@ -266,7 +298,7 @@ void wl_pipe_read(struct wl_thread *t)
 	}
 }
 
-void wl_pipe_write(struct wl_thread *t)
+WL_FRAME void wl_pipe_write(struct wl_thread *t)
 {
 	struct span s;
 
@@ -308,7 +340,7 @@ static void *pipe_write_main(void *arg)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t held;
 
-void wl_mutex_hold(struct wl_thread *t)
+WL_FRAME void wl_mutex_hold(struct wl_thread *t)
 {
 	struct span s;
 
@@ -320,7 +352,7 @@ void wl_mutex_hold(struct wl_thread *t)
 	pthread_mutex_unlock(&lock);
 }
 
-void wl_mutex_wait(struct wl_thread *t)
+WL_FRAME void wl_mutex_wait(struct wl_thread *t)
 {
 	struct span s;
 
@@ -359,14 +391,14 @@ static void *mutex_wait_main(void *arg)
 
 /* Dirties the page cache; kept out of wl_fsync so that any throttling
  * sleep in write() is not counted as fsync time. */
-void wl_fsync_fill(int fd, const char *buf, size_t len, int n)
+WL_FRAME void wl_fsync_fill(int fd, const char *buf, size_t len, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (wl_call_write(fd, buf, len) != (ssize_t)len)
 			die("write");
 }
 
-void wl_fsync(struct wl_thread *t, int fd)
+WL_FRAME void wl_fsync(struct wl_thread *t, int fd)
 {
 	struct span s;
 
@@ -420,17 +452,21 @@ static int vfork_child_main(void *arg)
 	_exit(0);
 }
 
-void wl_vfork_child(int64_t ns)
+WL_FRAME void wl_vfork_child(int64_t ns)
 {
 	wl_call_nanosleep(ns);
+	wl_done();
 }
 
-pid_t wl_call_clone_vfork(void *stack_top, int64_t *ns)
+WL_FRAME pid_t wl_call_clone_vfork(void *stack_top, int64_t *ns)
 {
-	return clone(vfork_child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, ns);
+	pid_t pid = clone(vfork_child_main, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, ns);
+
+	wl_done();
+	return pid;
 }
 
-void wl_vfork_wait(struct wl_thread *t, void *stack_top)
+WL_FRAME void wl_vfork_wait(struct wl_thread *t, void *stack_top)
 {
 	struct span s;
 	int64_t ns = scaled(VFORK_NS);
@@ -464,25 +500,31 @@ static void *vfork_main(void *arg)
 
 #define SPIN_NS (500 * MS)
 
-void wl_spin(struct wl_thread *t)
+/*
+ * The arithmetic, in a leaf function of its own: about 0.5 ms between
+ * wl_spin's clock reads keeps the samples out of the clock_gettime path.
+ * Built with -O2 -fomit-frame-pointer it has no frame at all: a sample in
+ * it shows wl_spin above it only when unwound from .eh_frame.
+ */
+WL_FRAME uint64_t wl_spin_step(uint64_t x)
+{
+	for (int i = 0; i < 200000; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	__asm__ volatile("" : "+r"(x));
+	return x;
+}
+
+WL_FRAME void wl_spin(struct wl_thread *t)
 {
 	struct span s;
 	int64_t start = cpu_ns(), target = scaled(SPIN_NS);
 	uint64_t x = 1;
 
 	span_begin(t, &s);
-	/*
-	 * The arithmetic is in this function itself: gcc drops the frame of
-	 * leaf functions here, and a sample in a frameless leaf loses its
-	 * caller. ~0.5 ms between clock reads keeps the samples out of the
-	 * clock_gettime path.
-	 */
-	while (cpu_ns() - start < target) {
-		for (int i = 0; i < 200000; i++)
-			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		__asm__ volatile("" : "+r"(x));
-	}
+	while (cpu_ns() - start < target)
+		x = wl_spin_step(x);
 	span_end(t, &s);
+	__asm__ volatile("" : : "r"(x));
 }
 
 static void *spin_main(void *arg)
@@ -504,7 +546,7 @@ static void *spin_main(void *arg)
 #define NCHILD 5
 #define CHILD_NS (50 * MS)
 
-void wl_child_sleep(struct wl_thread *t)
+WL_FRAME void wl_child_sleep(struct wl_thread *t)
 {
 	struct span s;
 
@@ -529,7 +571,8 @@ static pid_t child_start(int *rfd)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
-		struct wl_thread t = { .role = "child-sleep", .func = "wl_child_sleep" };
+		struct wl_thread t = { .role = "child-sleep", .func = "wl_child_sleep",
+				       .inner = "wl_call_nanosleep" };
 
 		close(p[0]);
 		thread_begin(&t, "wm-child");
@@ -556,7 +599,7 @@ static void write_json(FILE *f, struct wl_thread *th, int n, int64_t t0, int64_t
 		struct wl_thread *t = &th[i];
 		int64_t wall = t->t1 - t->t0, oncpu = t->cpu1 - t->cpu0, rq = t->rq1 - t->rq0;
 
-		fprintf(f, "    {\"role\": \"%s\", \"func\": \"%s\", \"pid\": %d, \"tid\": %d, "
+		fprintf(f, "    {\"role\": \"%s\", \"func\": \"%s\", \"inner\": \"%s\", \"pid\": %d, \"tid\": %d, "
 			   "\"calls\": %d, \"design_ns\": %lld,\n"
 			   "     \"func_wall_ns\": %lld, \"func_oncpu_ns\": %lld, \"func_rq_ns\": %lld, "
 			   "\"func_offcpu_ns\": %lld,\n"
@@ -564,7 +607,7 @@ static void write_json(FILE *f, struct wl_thread *th, int n, int64_t t0, int64_t
 			   "\"func_rq_mixed_ns\": %lld,\n"
 			   "     \"start_ns\": %lld, \"end_ns\": %lld, \"wall_ns\": %lld, "
 			   "\"oncpu_ns\": %lld, \"rq_ns\": %lld, \"offcpu_ns\": %lld}%s\n",
-			t->role, t->func, t->pid, t->tid, t->calls, (long long)t->design_ns,
+			t->role, t->func, t->inner, t->pid, t->tid, t->calls, (long long)t->design_ns,
 			(long long)t->f_wall, (long long)t->f_cpu, (long long)t->f_rq,
 			(long long)(t->f_wall - t->f_cpu - t->f_rq),
 			(long long)t->f_rq_wake, (long long)t->f_rq_preempt, (long long)t->f_rq_mixed,
@@ -616,11 +659,15 @@ int main(int argc, char **argv)
 		nanosleep_main, pipe_read_main, pipe_write_main, mutex_hold_main,
 		mutex_wait_main, fsync_main, vfork_main, spin_main,
 	};
-	static const char *const roles[][2] = {
-		{ "nanosleep", "wl_nanosleep_loop" }, { "pipe-read", "wl_pipe_read" },
-		{ "pipe-write", "wl_pipe_write" },    { "mutex-hold", "wl_mutex_hold" },
-		{ "mutex-wait", "wl_mutex_wait" },    { "fsync", "wl_fsync" },
-		{ "vfork-wait", "wl_vfork_wait" },    { "spin", "wl_spin" },
+	static const char *const roles[][3] = {
+		{ "nanosleep", "wl_nanosleep_loop", "wl_call_nanosleep" },
+		{ "pipe-read", "wl_pipe_read", "wl_call_read" },
+		{ "pipe-write", "wl_pipe_write", "wl_call_nanosleep" },
+		{ "mutex-hold", "wl_mutex_hold", "wl_call_nanosleep" },
+		{ "mutex-wait", "wl_mutex_wait", "wl_call_mutex_lock" },
+		{ "fsync", "wl_fsync", "wl_call_fsync" },
+		{ "vfork-wait", "wl_vfork_wait", "wl_call_clone_vfork" },
+		{ "spin", "wl_spin", "wl_spin_step" },
 	};
 	enum { NT = sizeof(mains) / sizeof(mains[0]) };
 	struct wl_thread th[NT + 1];
@@ -656,6 +703,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NT; i++) {
 		th[i].role = roles[i][0];
 		th[i].func = roles[i][1];
+		th[i].inner = roles[i][2];
 		if (pthread_create(&pt[i], NULL, mains[i], &th[i]))
 			die("pthread_create");
 	}
