@@ -113,6 +113,24 @@ struct {
 	__type(value, struct offcpu_unw_cached);
 } unw_scratch SEC(".maps");
 
+/* Files' tables by identity, for stacks taken before their process's table. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* sized by user space */
+	__type(key, struct offcpu_unw_file_key);
+	__type(value, struct offcpu_unw_file);
+} unw_files SEC(".maps");
+
+/* Per CPU and program: an early table (unw_early_table). */
+#define UNW_EARLY_MAPS 4
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_SCRATCH__NR);
+	__type(key, __u32);
+	__type(value, struct offcpu_unw_proc);
+} unw_vprocs SEC(".maps");
+
 /* Per CPU: a process's mappings being copied to its child at fork. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -188,6 +206,101 @@ static __always_inline void unw_stat_add(__u32 what, __u64 n)
 		*v += n;
 }
 
+struct unw_vma_ctx {
+	struct offcpu_unw_map *m;
+	__u64 vdso;
+	__u32 found;
+};
+
+/* bpf_find_vma's callback: vma's file, if its table is built, as mapping *m. */
+static long unw_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct unw_vma_ctx *v = data;
+	struct offcpu_unw_file_key k = {};
+	struct offcpu_unw_map *m = v->m;
+	struct offcpu_unw_file *f;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	__u64 start = BPF_CORE_READ(vma, vm_start), pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	__u32 dev;
+
+	if (file) {
+		dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+		k.maj = dev >> 20; /* the kernel's dev_t: MINORBITS 20 */
+		k.min = dev & ((1u << 20) - 1);
+		k.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	} else if (start == v->vdso) {
+		k.maj = ~0u;
+		pgoff = 0;
+	} else {
+		return 0;
+	}
+	f = bpf_map_lookup_elem(&unw_files, &k);
+	if (!f)
+		return 0;
+	m->start = start;
+	m->end = BPF_CORE_READ(vma, vm_end);
+	m->bias = start - (pgoff << 12) - f->delta;
+	m->row_start = f->row_start;
+	m->row_count = f->row_count;
+	v->found = 1;
+	return 0;
+}
+
+/*
+ * The executable segment of file k loaded with bias base, appended to the
+ * early table p; false if the file has no table.
+ */
+static __always_inline bool unw_early_add(struct offcpu_unw_proc *p, struct offcpu_unw_file_key *k,
+					  __u64 base)
+{
+	struct offcpu_unw_file *f = bpf_map_lookup_elem(&unw_files, k);
+	struct offcpu_unw_map *m;
+	__u32 n = p->nr;
+
+	if (!f || n >= UNW_EARLY_MAPS)
+		return false;
+	m = &p->maps[n & (UNW_EARLY_MAPS - 1)];
+	m->start = base + f->x_lo;
+	m->end = base + f->x_hi;
+	m->bias = base;
+	m->row_start = f->row_start;
+	m->row_count = f->row_count;
+	p->nr = n + 1;
+	return true;
+}
+
+/*
+ * current's table, for a stack taken before user space wrote its
+ * process's (it has just started, exec'd or forked), from what the kernel
+ * knows without a lock: the main executable (mm->exe_file, its text at
+ * start_code) and the vDSO. Other files are found as the walk meets them
+ * (unw_early_map). Only files whose table is built count (a command's
+ * files are built before it runs).
+ */
+static __always_inline void unw_early_table(struct offcpu_unw_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+	struct offcpu_unw_file_key k = {};
+	struct file *exe = BPF_CORE_READ(mm, exe_file);
+	__u32 dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+	__u64 vdso = (__u64)BPF_CORE_READ(mm, context.vdso);
+	struct offcpu_unw_file *f;
+
+	p->nr = 0;
+	k.maj = dev >> 20;
+	k.min = dev & ((1u << 20) - 1);
+	k.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	f = bpf_map_lookup_elem(&unw_files, &k);
+	if (f)
+		unw_early_add(p, &k, BPF_CORE_READ(mm, start_code) - f->x_lo);
+	k.maj = ~0u;
+	k.min = 0;
+	k.ino = 0;
+	if (vdso)
+		unw_early_add(p, &k, vdso);
+}
+
 /* Why a walk ended, besides its natural end. */
 #define UNW_STOP_NONE 0xffffffffu
 
@@ -209,7 +322,8 @@ struct unw_state {
 	__u8 cacheable;
 	__u8 no_mapping; /* a frame outside the known mappings */
 	__u8 fp_step;    /* a frame stepped by its frame pointer */
-	__u8 pad[2];
+	__u8 by_vma;     /* no process table: the early one (unw_early_table) */
+	__u8 vma_tried;  /* unw_early_map was called */
 	__u32 bp_src;    /* where bp was read: (read index << 1 | word) + 1; 0: not read */
 	__u64 missing_pc; /* the first frame outside the tables built */
 	/* a binary search */
@@ -251,6 +365,31 @@ static __always_inline long unw_msearch_step(__u32 i, void *vctx)
 	return 0;
 }
 
+/*
+ * A pc outside the early table: its mapping from the kernel's list
+ * (bpf_find_vma), appended. Once a walk: with interrupts off (sched_switch,
+ * a cpu-clock sample) the mmap lock's release is deferred to an irq_work
+ * that must run before the lock can be taken again.
+ */
+static __always_inline struct offcpu_unw_map *unw_early_map(struct unw_ctx *c, __u64 pc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct offcpu_unw_proc *p = c->proc;
+	struct unw_vma_ctx v = {};
+	__u32 n = p->nr;
+
+	if (c->st->vma_tried || n >= UNW_EARLY_MAPS)
+		return NULL;
+	c->st->vma_tried = 1;
+	v.m = &p->maps[n & (UNW_EARLY_MAPS - 1)];
+	v.vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	if (bpf_find_vma(task, pc, unw_vma_found, &v, 0) || !v.found)
+		return NULL;
+	p->nr = n + 1;
+	c->st->map = n + 1;
+	return v.m;
+}
+
 /* The mapping holding pc, or NULL; st->map remembers it for the next frame. */
 static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __u64 pc)
 {
@@ -263,6 +402,16 @@ static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __
 		m = &proc->maps[(st->map - 1) & (OFFCPU_UNW_MAX_MAPS - 1)];
 		if (m->start <= pc && pc < m->end)
 			return m;
+	}
+	if (st->by_vma) {
+		for (i = 0; i < UNW_EARLY_MAPS; i++) {
+			m = &proc->maps[i];
+			if (i < proc->nr && m->start <= pc && pc < m->end) {
+				st->map = i + 1;
+				return m;
+			}
+		}
+		return unw_early_map(c, pc);
 	}
 	st->target = pc;
 	st->lo = 0;
@@ -690,12 +839,6 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 		}
 	}
 
-	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
-	if (!c.proc) {
-		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
-		unw_request_missing(tgid, 0);
-		return false;
-	}
 	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
 	if (ne) {
 		execs = ne->count;
@@ -706,14 +849,26 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 
 		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_NOEXIST);
 	}
-	if (c.proc->execs != execs) {
-		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
-		unw_request_missing(tgid, 0);
-		return false;
-	}
 	st = bpf_map_lookup_elem(&unw_state, &scratch);
 	if (!st)
 		return false;
+	/*
+	 * No table of this image yet: ask for it, and meanwhile find the
+	 * mappings from what the kernel knows (unw_early_table). Inside an exec, the
+	 * registers and the memory are of different images: no stack.
+	 */
+	st->by_vma = 0;
+	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
+	if (!c.proc || c.proc->execs != execs) {
+		unw_request_missing(tgid, 0);
+		c.proc = bpf_map_lookup_elem(&unw_vprocs, &scratch);
+		if (execs == ~0u || !c.proc) {
+			unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+			return false;
+		}
+		unw_early_table(c.proc);
+		st->by_vma = 1;
+	}
 	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
 	c.win = bpf_map_lookup_elem(&unw_spans, &scratch);
 	if (!rec || !c.win)
@@ -739,6 +894,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	st->cacheable = 1;
 	st->no_mapping = 0;
 	st->fp_step = 0;
+	st->vma_tried = 0;
 	st->bp_src = 0;
 	c.st = st;
 	c.rec = rec;
@@ -763,6 +919,11 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	rec->missing_pc = st->missing_pc;
 	if (rec->stats)
 		unw_stats_of(rec, tgid);
+	if (st->by_vma) {
+		/* a stack the process's table may give otherwise: not cached */
+		unw_stat_add(OFFCPU_UNW_EARLY, 1);
+		return true;
+	}
 	if (checking) {
 		struct unw_cmp cm = { .a = e, .b = rec, .same = e->nframes == rec->nframes };
 

@@ -74,6 +74,25 @@ struct offcpu_unw_map {
 };
 
 /*
+ * A file's table, by the file's identity (device and inode, as perf's
+ * MMAP2 records and the kernel's inode give them; the vDSO: maj ~0, min
+ * and ino 0), for a stack taken before its process's table is written:
+ * the mappings are then taken from what the kernel knows. delta: p_vaddr -
+ * p_offset of the file's executable segment (load bias = vm_start - file
+ * offset - delta); [x_lo, x_hi): its addresses in the file.
+ */
+struct offcpu_unw_file_key {
+	__u32 maj, min;
+	__u64 ino;
+};
+
+struct offcpu_unw_file {
+	__u32 row_start, row_count; /* row_count 0: no call-frame information */
+	__u64 delta;
+	__u64 x_lo, x_hi; /* the executable segment's addresses in the file */
+};
+
+/*
  * A process's mappings, sorted by start. execs: the execs of the process
  * user space had seen when it wrote this (COMM records with the exec flag);
  * the BPF side counts them too (unw_execs) and ignores a table of an image
@@ -150,7 +169,11 @@ enum offcpu_unw_stat {
 	OFFCPU_UNW_CHECKED,        /* cache hits unwound anyway to check the cache */
 	OFFCPU_UNW_STALE,          /* ... and found different */
 	OFFCPU_UNW_FRAMES,         /* frames of the unwound stacks */
-	OFFCPU_UNW_NO_TABLE,       /* process without tables yet: frame-pointer stack kept */
+	OFFCPU_UNW_NO_TABLE,       /* process without tables (inside an exec): frame-pointer
+				      stack kept */
+	OFFCPU_UNW_EARLY,          /* process without its table yet: walked with the mappings
+				      the kernel gives (its executable, the vDSO, one lookup)
+				      in the files already built */
 	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings, or in a
 				      file whose table is not built yet: frame pointers from
 				      there */

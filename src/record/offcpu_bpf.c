@@ -388,9 +388,11 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		bpf_map__set_max_entries(sk->maps.unw_rows, OFFCPU_UNWIND_ROWS);
 		bpf_map__set_max_entries(sk->maps.unw_procs, OFFCPU_UNWIND_PROCS);
 		bpf_map__set_max_entries(sk->maps.unw_execs, OFFCPU_UNWIND_PROCS);
+		bpf_map__set_max_entries(sk->maps.unw_files, OFFCPU_UNWIND_FILES);
 	} else {
 		bpf_map__set_max_entries(sk->maps.unw_cache, 64);
 		bpf_map__set_max_entries(sk->maps.unw_rules, 1);
+		bpf_map__set_max_entries(sk->maps.unw_vprocs, 1);
 		bpf_map__set_max_entries(sk->maps.unw_pgen, 1);
 	}
 	if (!b->cpu_sampling)
@@ -541,6 +543,7 @@ int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_map
 	m->rules = bpf_map__fd(sk->maps.unw_rules);
 	m->procs = bpf_map__fd(sk->maps.unw_procs);
 	m->execs = bpf_map__fd(sk->maps.unw_execs);
+	m->files = bpf_map__fd(sk->maps.unw_files);
 	m->pgen = bpf_map__fd(sk->maps.unw_pgen);
 	m->notify = bpf_map__fd(sk->maps.unw_notify);
 	m->row_cap = bpf_map__max_entries(sk->maps.unw_rows);

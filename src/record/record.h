@@ -56,6 +56,8 @@ struct record_opts {
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
+	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
+					 writes no process table for this long */
 	bool quiet;
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */
@@ -216,8 +218,9 @@ void offcpu_event_attr(struct perf_event_attr *attr);
 /* --call-graph dwarf: the unwinder's maps (src/bpf/unwind.h) and its facts. */
 #define OFFCPU_UNWIND_ROWS (1u << 20) /* rows of all tables: 8 MiB */
 #define OFFCPU_UNWIND_PROCS 65536     /* processes with tables (memory follows use) */
+#define OFFCPU_UNWIND_FILES 16384     /* files with tables, by identity (memory follows use) */
 struct offcpu_unwind_maps {
-	int rows, rules, procs, execs, pgen, notify;
+	int rows, rules, procs, execs, files, pgen, notify;
 	uint32_t row_cap;
 };
 int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_maps *m);

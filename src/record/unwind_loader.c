@@ -17,8 +17,12 @@
  * process or a mapping without a table (a dlopen). Waking at every record
  * of the whole machine costs the recorded programs dearly on a busy one
  * (7 % more on the pipe benchmark here while others compiled). A stack
- * taken before its tables are there is counted by the BPF side
- * (unwind.no_table, unwind.no_mapping) and keeps its frame-pointer frames.
+ * taken before its process's table is there is walked with the
+ * mappings the BPF side finds itself (the executable, the vDSO, and one
+ * bpf_find_vma lookup) in the files already built, which are published
+ * by identity (unw_files), and counted (unwind.early); a frame in a file
+ * it cannot place is counted (unwind.no_mapping) and stepped by its frame
+ * pointer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +81,7 @@ struct unwind_loader {
 	pthread_t thread;
 	bool running;
 	bool can_rt; /* it may run as a real-time thread (loader_realtime) */
+	uint64_t late_ns; /* OFFCPU_TEST_UNWIND_LATE: its first wake-up handled this late */
 	int err;
 	uint64_t lost, records, setup_ns;
 	uint8_t *buf; /* records of one batch */
@@ -124,6 +129,21 @@ static int del_proc(void *ctx, uint32_t tgid)
 	struct unwind_loader *l = ctx;
 
 	bpf_map_delete_elem(l->maps.procs, &tgid);
+	return 0;
+}
+
+static int put_file(void *ctx, const struct offcpu_unw_file_key *k, const struct offcpu_unw_file *f)
+{
+	struct unwind_loader *l = ctx;
+
+	return bpf_map_update_elem(l->maps.files, k, f, BPF_ANY) ? -errno : 0;
+}
+
+static int del_file(void *ctx, const struct offcpu_unw_file_key *k)
+{
+	struct unwind_loader *l = ctx;
+
+	bpf_map_delete_elem(l->maps.files, k);
 	return 0;
 }
 
@@ -454,6 +474,13 @@ static void *loader_main(void *arg)
 
 		for (int i = 0; i < n; i++)
 			stop |= evs[i].data.u64 == 0;
+		if (l->late_ns && !stop) {
+			/* tests: the stacks of a process whose table is late */
+			struct timespec ts = { l->late_ns / 1000000000ULL, l->late_ns % 1000000000ULL };
+
+			nanosleep(&ts, NULL);
+			l->late_ns = 0;
+		}
 		ring_buffer__consume(l->notify);
 		l->err = drain(l);
 		if (stop || l->err)
@@ -507,6 +534,8 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, 
 		.put_rules = put_rules,
 		.put_proc = put_proc,
 		.del_proc = del_proc,
+		.put_file = put_file,
+		.del_file = del_file,
 		.get_execs = get_execs,
 	};
 	err = unw_tables__new(&be, o->all_cpus, &l->t);
@@ -528,6 +557,7 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, 
 		err = -errno;
 		goto cleanup;
 	}
+	l->late_ns = (uint64_t)o->test_unwind_late_ms * 1000000ULL;
 	err = open_rings(l, child > 0 ? child : -1);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
@@ -666,7 +696,10 @@ static const struct {
 	[OFFCPU_UNW_CHECKED] = { "unwind.checked", "cache hits checked by a walk" },
 	[OFFCPU_UNW_STALE] = { "unwind.stale", "checked hits that differed" },
 	[OFFCPU_UNW_FRAMES] = { "unwind.frames", "frames unwound" },
-	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table", "process without tables yet (frame pointers)" },
+	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table",
+				  "process without tables (inside an exec): frame pointers" },
+	[OFFCPU_UNW_EARLY] = { "unwind.early",
+			       "before the process's table: mappings from the kernel" },
 	[OFFCPU_UNW_NO_MAPPING] = { "unwind.no_mapping",
 				    "a frame outside the known mappings (frame pointers from there)" },
 	[OFFCPU_UNW_FP_STEPS] = { "unwind.fp_steps", "a frame in code without CFI (frame pointer)" },

@@ -51,6 +51,9 @@ struct unw_file {
 		uint64_t off, vaddr, filesz;
 	} seg[MAX_SEGS];
 	unsigned int nseg;
+	uint64_t delta;  /* p_vaddr - p_offset of the executable segment */
+	uint64_t x_lo, x_hi; /* its addresses */
+	bool published;  /* in the backend's files (put_file) */
 };
 
 struct unw_pmap {
@@ -199,8 +202,31 @@ static size_t file_find(const struct unw_tables *t, uint32_t maj, uint32_t min, 
 	return lo;
 }
 
+static struct offcpu_unw_file_key file_key(const struct unw_file *f)
+{
+	return (struct offcpu_unw_file_key){ .maj = f->maj, .min = f->min, .ino = f->ino };
+}
+
+/* f's table (or its lack of CFI) to the backend's files. */
+static void file_publish(struct unw_tables *t, struct unw_file *f)
+{
+	struct offcpu_unw_file_key k = file_key(f);
+	struct offcpu_unw_file v = { .row_start = f->row_start, .row_count = f->row_count,
+				     .delta = f->delta, .x_lo = f->x_lo, .x_hi = f->x_hi };
+
+	if (t->b.put_file && !t->b.put_file(t->b.ctx, &k, &v))
+		f->published = true;
+}
+
 static void file_drop_rows(struct unw_tables *t, struct unw_file *f)
 {
+	if (f->published && t->b.del_file) {
+		struct offcpu_unw_file_key k = file_key(f);
+
+		/* before the rows may be reused */
+		t->b.del_file(t->b.ctx, &k);
+		f->published = false;
+	}
 	if (f->row_count) {
 		range_free(t, f->row_start, f->row_count);
 		t->st.rows -= f->row_count;
@@ -257,6 +283,7 @@ static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 {
 	struct cfi_table ct;
 	uint64_t t0 = mono_now(), dt;
+	bool have_x = false;
 	size_t nph;
 	uint32_t start;
 	int err;
@@ -267,6 +294,12 @@ static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+			if ((ph.p_flags & PF_X) && !have_x) {
+				f->delta = ph.p_vaddr - ph.p_offset;
+				f->x_lo = ph.p_vaddr;
+				f->x_hi = ph.p_vaddr + ph.p_filesz;
+				have_x = true;
+			}
 			f->seg[f->nseg].off = ph.p_offset;
 			f->seg[f->nseg].vaddr = ph.p_vaddr;
 			f->seg[f->nseg].filesz = ph.p_filesz;
@@ -285,6 +318,7 @@ static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 	t->st.unsupported_rows += ct.nr_unsupported;
 	if (!ct.nr) {
 		t->st.files_no_cfi++;
+		file_publish(t, f);
 		goto out;
 	}
 	if (!make_room(t, ct.nr, &start)) {
@@ -299,6 +333,8 @@ static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 	if (t->st.rows > t->st.rows_peak)
 		t->st.rows_peak = t->st.rows;
 	err = push_rules(t);
+	if (!err)
+		file_publish(t, f); /* after its rules */
 out:
 	cfi_table__exit(&ct);
 	return err;

@@ -33,6 +33,13 @@ struct unw_backend {
 	/* a process's table, then a new generation of it (the BPF side's cached stacks of it go) */
 	int (*put_proc)(void *ctx, uint32_t tgid, const struct offcpu_unw_proc *p);
 	int (*del_proc)(void *ctx, uint32_t tgid);
+	/*
+	 * A file's table by its identity (for stacks taken before their
+	 * process's table is written), and its removal before its rows go.
+	 * Optional.
+	 */
+	int (*put_file)(void *ctx, const struct offcpu_unw_file_key *k, const struct offcpu_unw_file *f);
+	int (*del_file)(void *ctx, const struct offcpu_unw_file_key *k);
 	/* the execs the kernel side has counted for tgid (0 if none) */
 	int (*get_execs)(void *ctx, uint32_t tgid, uint32_t *execs);
 };
