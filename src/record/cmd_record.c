@@ -307,6 +307,17 @@ int cmd_record(int argc, char **argv)
 		}
 		o.test_hide = n;
 	}
+	if (getenv("OFFCPU_TEST_UNWIND_LATE") && *getenv("OFFCPU_TEST_UNWIND_LATE")) {
+		unsigned long long n;
+
+		if (parse_uint(getenv("OFFCPU_TEST_UNWIND_LATE"), 10000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_UNWIND_LATE: expected milliseconds, got '%s'\n",
+				getenv("OFFCPU_TEST_UNWIND_LATE"));
+			ret = 2;
+			goto out;
+		}
+		o.test_unwind_late_ms = n;
+	}
 	ret = record__run(&o);
 out:
 	int_list__free(&o.pids);
