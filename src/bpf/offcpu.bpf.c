@@ -45,6 +45,7 @@ const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
 const volatile __u64 sched_lo = 0, sched_hi = 0; /* __schedule's text */
+const volatile __u64 sys_lo = 0, sys_hi = 0;     /* do_syscall_64's text */
 const volatile bool use_kcache = true;      /* kernel stacks from the cache */
 const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
 const volatile bool want_wakeups = false;    /* --wakeups */
@@ -64,6 +65,7 @@ __u32 wsum_entries[2]; /* the same for the wakeup sum maps */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
 __u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
+__u64 sys_ret;        /* learnt: the return address into do_syscall_64 of its call to a syscall */
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
@@ -187,6 +189,22 @@ struct {
 	__type(value, struct offcpu_kstack);
 } kscratch SEC(".maps");
 
+/*
+ * Per CPU: the words of a task's kernel stack from the switch program's
+ * context up to its pt_regs, read once per switch-out for the cache key
+ * and the check of a hit (kstack_take). Deeper stacks are walked.
+ */
+#define OFFCPU_KSCAN_WORDS 512
+struct offcpu_kscan {
+	__u64 w[OFFCPU_KSCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_kscan);
+} kscan SEC(".maps");
 
 /* Target filters: a key present means "trace it". */
 struct {
@@ -370,17 +388,65 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_sample *s, __u6
 }
 
 /*
- * Where prev blocks, as a cache key (struct offcpu_kfp); false when it
- * cannot be told (no user context, or the stack pointer is not on prev's
- * stack). spword: a word of a map value, for the stack pointer. Depth is measured from the top of the task's stack, down to this
- * tracepoint's frame: the glue between __schedule and here is the same
- * at every switch.
+ * The slot of the return address into do_syscall_64 (sys_ret) among the nw
+ * words of the stack in b, or -1. It lies under do_syscall_64's frame and
+ * the random offset it allocates (0-1023 bytes, chosen anew at each
+ * syscall): in the top OFFCPU_SYSCALL_WORDS words. They are scanned from
+ * the deepest up: above the slot is the offset's area, never written,
+ * where older syscalls with smaller offsets left copies of sys_ret; below
+ * it are the live frames of this syscall (an unwritten word there can hold
+ * such a copy too: a few % of the time, checked away by kstack_verify).
+ */
+#define OFFCPU_SYSCALL_WORDS 160
+static __always_inline int kstack_syscall_slot(const struct offcpu_kscan *b, __u32 nw)
+{
+	__u32 first = nw > OFFCPU_SYSCALL_WORDS ? nw - OFFCPU_SYSCALL_WORDS : 0;
+
+	for (__u32 j = 0; j < OFFCPU_SYSCALL_WORDS; j++) {
+		__u32 i = first + j;
+
+		if (i >= nw)
+			break;
+		if (b->w[i & (OFFCPU_KSCAN_WORDS - 1)] == sys_ret)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Learn sys_ret from a walked syscall stack: its outermost frame in
+ * do_syscall_64 (read through a helper: the compiler's arithmetic on a
+ * frame index counted from the end loses the bounds the verifier needs).
+ */
+static __always_inline void kstack_learn_sys_ret(const struct offcpu_sample *s)
+{
+	__u32 n = s->klen;
+	__u64 f;
+
+	for (__u32 i = 1; i <= 4; i++) {
+		if (i > n || n > OFFCPU_MAX_STACK)
+			break;
+		if (bpf_probe_read_kernel(&f, sizeof(f), &s->stack[OFFCPU_MAX_STACK + ((n - i) & 0x7f)]))
+			break;
+		if (f >= sys_lo && f < sys_hi) {
+			sys_ret = f;
+			break;
+		}
+	}
+}
+
+/*
+ * Where prev blocks, as a cache key (struct offcpu_kfp), its kernel stack
+ * from the context up read into b (*nw words); false when it cannot be
+ * told (no user context, the context not on prev's stack, a stack deeper
+ * than b). spword: a word of a map value, for the stack pointer.
  */
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *prev,
-					       struct pt_regs *regs, __u64 *spword,
-					       __u64 uhash, struct offcpu_kfp *k)
+					       struct pt_regs *regs, __u64 *spword, __u64 uhash,
+					       struct offcpu_kfp *k, struct offcpu_kscan *b, __u32 *nw)
 {
-	__u64 sp, base, depth;
+	__u64 sp, base, top, n;
+	int slot = -1;
 
 	if (!regs)
 		return false;
@@ -395,29 +461,114 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	base = (__u64)BPF_CORE_READ(prev, stack);
 	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE)
 		return false;
-	depth = base + OFFCPU_THREAD_SIZE - sp;
+	top = base + OFFCPU_THREAD_SIZE;
+	n = top - bpf_core_type_size(struct pt_regs) - sp;
+	if (n < 8 || n > sizeof(b->w) || bpf_probe_read_kernel(b->w, n, (const void *)sp))
+		return false;
+	*nw = n / 8;
 	k->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	/*
 	 * A syscall's frames sit below a random gap (RANDOMIZE_KSTACK_OFFSET:
-	 * an alloca of up to 1 KiB, chosen anew at every syscall), so one
-	 * blocking point has up to 64 depths, hence keys: they fill in after
-	 * a few dozen walks of a point that recurs, and a point that does not
-	 * recur costs nothing to miss. (The per-CPU offset itself is not
-	 * readable: kallsyms has no data symbols on this kind of kernel.)
+	 * an alloca of up to 1 KiB, chosen anew at every syscall): measured
+	 * from the top of the stack, one blocking point has up to 64 depths,
+	 * and two blocking points of one syscall (fsync waits on pages, then
+	 * on buffers, then on the disk's flush) share a depth whenever their
+	 * offsets make up for the difference between them. Measured from the
+	 * syscall's first frame, below the gap, each point has one depth.
+	 * Outside syscalls (page faults, sysnr -1) there is no gap. (The
+	 * per-CPU offset itself is not readable: kallsyms has no data
+	 * symbols on this kind of kernel, and it changes at every syscall's
+	 * exit anyway.)
 	 */
-	k->depth = depth;
+	if (k->sysnr >= 0 && sys_ret)
+		slot = kstack_syscall_slot(b, *nw);
+	k->depth = slot >= 0 ? (__u32)slot * 8 | OFFCPU_KFP_SYSCALL : top - sp;
 	k->uip = BPF_CORE_READ(regs, ip);
 	k->uhash = uhash;
 	return true;
 }
 
 /*
+ * Are the frames of cache entry e the stack in b (nw words)? Each frame's
+ * return address must be at its place. The kernel's unwinder finds each
+ * frame from the return address of the one before (the frame's size is a
+ * property of its code), so a stack whose return addresses are those, at
+ * those places, is the stack a walk would give. Two blocking points that
+ * share a key (a copy of sys_ret taken for its slot, two waits at one
+ * depth) differ at least at the frame where their paths part.
+ */
+static __always_inline bool kstack_verify(const struct offcpu_kstack *e, const struct offcpu_kscan *b,
+					  __u32 nw)
+{
+	for (__u32 j = 0; j < OFFCPU_MAX_STACK; j++) {
+		__u32 w;
+
+		if (j >= e->klen)
+			break;
+		w = e->off[j];
+		if (w & OFFCPU_KOFF_TOP)
+			w = nw - (w & ~OFFCPU_KOFF_TOP);
+		if (w >= nw || b->w[w & (OFFCPU_KSCAN_WORDS - 1)] != e->frames[j])
+			return false;
+	}
+	return true;
+}
+
+struct offcpu_locate {
+	struct offcpu_kstack *e;
+	const struct offcpu_kscan *b;
+	__u32 nw;
+	__u32 j;    /* the next frame to find */
+	__u32 slot; /* of sys_ret, once found: the frames above are counted from the top */
+};
+
+/* bpf_loop callback of kstack_locate: word w of the stack. */
+static long kstack_locate_word(__u64 w, void *arg)
+{
+	struct offcpu_locate *c = arg;
+	__u32 j = c->j;
+
+	if (w >= c->nw || j >= c->e->klen || j >= OFFCPU_MAX_STACK)
+		return 1;
+	if (c->b->w[w & (OFFCPU_KSCAN_WORDS - 1)] == c->e->frames[j]) {
+		c->e->off[j] = c->slot ? (c->nw - w) | OFFCPU_KOFF_TOP : w;
+		if (c->e->frames[j] == sys_ret)
+			c->slot = w;
+		c->j = j + 1;
+	}
+	return 0;
+}
+
+/*
+ * Where each frame of the walked stack in e lies in b (nw words): the
+ * first word above the previous frame's that holds its return address;
+ * the frames above the syscall's first (sys_ret: the syscall entry's,
+ * above the random offset) counted from the top. false when a frame is
+ * not found (not cached then). A bpf_loop: only misses pay for it, and
+ * the verifier sees the body once.
+ */
+static __always_inline bool kstack_locate(struct offcpu_kstack *e, const struct offcpu_kscan *b,
+					  __u32 nw)
+{
+	struct offcpu_locate c = { .e = e, .b = b, .nw = nw };
+
+	if (!e->klen || e->klen > OFFCPU_MAX_STACK)
+		return false;
+	bpf_loop(OFFCPU_KSCAN_WORDS, kstack_locate_word, &c, 0);
+	return c.j == e->klen;
+}
+
+/*
  * prev's kernel stack into s (klen frames, *khash), its user stack (hashing
- * to uhash) already in s: from the cache when
- * this blocking point was seen before, else by walking, which also fills
- * the cache. One hit in kcache_check_mask+1 is walked anyway, and a stack
- * that differs from the cached one is counted (stale) and replaces it: the
- * recording states how often the cache was checked and how often wrong.
+ * to uhash) already in s: from the cache when this blocking point was seen
+ * before and its frames are still in place (kstack_verify), else by
+ * walking, which also fills the cache. One hit in kcache_check_mask+1 that
+ * the cache would serve is walked anyway and compared; a stack that
+ * differs is counted (stale) and its key evicted for good (the entry
+ * stays, marked OFFCPU_KSTACK_NOCACHE: every later stack of that key is
+ * walked). The recording states how often the cache was checked, how
+ * often wrong, how many keys were evicted and how many hits were walked
+ * because their frames were not in place.
  */
 static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct pt_regs *regs,
 					struct offcpu_sample *s, __u64 uhash, __u64 *khash,
@@ -425,34 +576,66 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 {
 	struct offcpu_kfp k = {};
 	struct offcpu_kstack *e, *scratch;
-	__u32 zero = 0, n;
+	struct offcpu_kscan *b;
+	__u32 zero = 0, n, nw = 0;
 
-	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, regs, spword, uhash, &k)) {
+	b = bpf_map_lookup_elem(&kscan, &zero);
+	if (!use_kcache || !prev->mm || !kstack_skip || !b ||
+	    !kstack_fingerprint(ctx, prev, regs, spword, uhash, &k, b, &nw)) {
 		kstack_walk(ctx, s, khash);
 		return;
 	}
 	e = bpf_map_lookup_elem(&kcache, &k);
-	/* uses is a racy count: a lost increment only moves the next check */
-	if (e && (e->uses++ & kcache_check_mask)) {
-		n = e->klen;
-		if (n > OFFCPU_MAX_STACK)
-			n = OFFCPU_MAX_STACK;
-		if (bpf_probe_read_kernel(&s->stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
-			n = 0;
-		s->klen = n;
-		*khash = e->khash;
-		stat(OFFCPU_STAT_KSTACK_CACHED);
+	if (e) {
+		/* uses is a racy count: a lost increment only moves the next check */
+		bool check = !(e->uses++ & kcache_check_mask);
+
+		if (e->klen == OFFCPU_KSTACK_NOCACHE) {
+			kstack_walk(ctx, s, khash);
+			return;
+		}
+		if (!kstack_verify(e, b, nw)) {
+			/*
+			 * Another blocking point with this key: walked. When
+			 * the walk finds the cached stack after all, a word
+			 * taken for one of its frames was an older copy of that
+			 * return address (left in an unwritten slot by an
+			 * earlier call at another depth): locate them again.
+			 */
+			stat(OFFCPU_STAT_KSTACK_UNVERIFIED);
+			kstack_walk(ctx, s, khash);
+			if (s->klen && *khash == e->khash)
+				kstack_locate(e, b, nw);
+			return;
+		}
+		if (!check) {
+			n = e->klen;
+			if (n > OFFCPU_MAX_STACK)
+				n = OFFCPU_MAX_STACK;
+			if (bpf_probe_read_kernel(&s->stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
+				n = 0;
+			s->klen = n;
+			*khash = e->khash;
+			stat(OFFCPU_STAT_KSTACK_CACHED);
+			return;
+		}
+		/* a hit the cache would serve, walked and compared */
+		kstack_walk(ctx, s, khash);
+		if (!s->klen)
+			return;
+		stat(OFFCPU_STAT_KSTACK_CHECKED);
+		if (e->khash == *khash)
+			return;
+		stat(OFFCPU_STAT_KSTACK_STALE);
+		e->klen = OFFCPU_KSTACK_NOCACHE;
+		stat(OFFCPU_STAT_KSTACK_EVICTED);
 		return;
 	}
 	kstack_walk(ctx, s, khash);
 	if (!s->klen)
 		return;
-	if (e) {
-		stat(OFFCPU_STAT_KSTACK_CHECKED);
-		if (e->khash == *khash)
-			return;
-		stat(OFFCPU_STAT_KSTACK_STALE);
-	}
+	if (!sys_ret && sys_lo && k.sysnr >= 0)
+		kstack_learn_sys_ret(s);
 	scratch = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!scratch)
 		return;
@@ -462,7 +645,8 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 	if (bpf_probe_read_kernel(scratch->frames, sizeof(scratch->frames),
 				  &s->stack[OFFCPU_MAX_STACK]))
 		return;
-	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
+	if (kstack_locate(scratch, b, nw))
+		bpf_map_update_elem(&kcache, &k, scratch, BPF_NOEXIST);
 }
 
 /*

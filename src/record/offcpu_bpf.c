@@ -389,6 +389,9 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b->skel = sk;
 	sk->rodata->sched_lo = sched_lo;
 	sk->rodata->sched_hi = sched_hi;
+	sk->rodata->sys_lo = kf->sys_lo;
+	sk->rodata->sys_hi = kf->sys_hi;
+	sk->rodata->use_kcache = o->kstack_cache;
 	sk->rodata->thresh_ns = o->thresh_ns;
 	sk->rodata->state_mask = o->state_mask;
 	sk->rodata->want_ustack = o->ustack;
@@ -701,3 +704,4 @@ uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b)
 {
 	return b->delay_samples;
 }
+

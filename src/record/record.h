@@ -46,6 +46,7 @@ struct record_opts {
 	unsigned int flush_ms;
 	bool ustack;
 	bool kstack;
+	bool kstack_cache;    /* kernel stacks from the cache of blocking points (--no-kstack-cache) */
 	bool kernel_threads;
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
@@ -148,6 +149,7 @@ struct kernel_facts {
 	uint64_t text;               /* _text: kallsyms' relocation anchor */
 	uint64_t sched_lo, sched_hi; /* __schedule's range */
 	uint64_t ttwu_lo, ttwu_hi;   /* try_to_wake_up's: wakers' stacks start there */
+	uint64_t sys_lo, sys_hi;     /* do_syscall_64's: the syscall entry frame (kernel stack cache) */
 	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
 	struct kernel_range irq[64];
 	unsigned int nr_irq;

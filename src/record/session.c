@@ -391,7 +391,8 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err) {
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
-			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info",
+			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
+			"kstack.unverified",
 		};
 		uint64_t ks[OFFCPU_STAT__NR];
 
@@ -481,13 +482,15 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 		(unsigned long long)s->nr_written_samples);
 	if (offcpu_bpf__stats(s->bpf, ks))
 		memset(ks, 0, sizeof(ks));
-	if (ks[OFFCPU_STAT_KSTACK_CACHED])
+	if (ks[OFFCPU_STAT_KSTACK_CACHED] || ks[OFFCPU_STAT_KSTACK_CHECKED])
 		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
-			"blocking points; of %llu checked by a walk, %llu differed ]\n",
+			"blocking points; of %llu checked by a walk, %llu differed (%llu keys no longer "
+			"cached) ]\n",
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_WALKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE]);
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
 	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
