@@ -66,6 +66,7 @@ __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
 __u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
 __u64 sys_ret;        /* learnt: the return address into do_syscall_64 of its call to a syscall */
+__u32 exec_tgid;      /* the command (record -- CMD): traced from its first exec on */
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
@@ -1253,6 +1254,22 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 }
 
 /*
+ * The command recorded starts at its exec, as perf's enable_on_exec: the
+ * child forked by the recorder is not traced until it has become the
+ * command (its own name and maps, written by the exec before this
+ * tracepoint), so that nothing of the recorder's image is recorded under
+ * its pid, which would show as ":PID" with [unknown] frames. Its CPU
+ * samples are kept from here on too (offcpu_cpu_filter reads the same map).
+ */
+static __always_inline void trace_from_exec(struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
+}
+
+/*
  * A task with pending sums execs: its sums so far belong to the old image,
  * whose maps the exec's COMM and MMAP records (written before this
  * tracepoint) replace. Note them under their gen, timed at the last of
@@ -1266,6 +1283,8 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	struct offcpu_exit_key k;
 
+	if (exec_tgid && p->tgid == exec_tgid)
+		trace_from_exec(p);
 	if (!t || !t->summed)
 		return 0;
 	k.tid = old_pid;

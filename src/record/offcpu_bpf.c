@@ -449,11 +449,9 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b);
 }
 
-int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid)
+void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid)
 {
-	uint8_t one = 1;
-
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.tgids), &tgid, &one, BPF_ANY);
+	b->skel->bss->exec_tgid = tgid;
 }
 
 int offcpu_bpf__attach(struct offcpu_bpf *b)

@@ -179,7 +179,8 @@ struct offcpu_bpf;
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		    struct offcpu_bpf **out);
 void offcpu_bpf__free(struct offcpu_bpf *b);
-int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid);
+/* Trace the process tgid (the command) from its next exec on, with its children. */
+void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid);
 int offcpu_bpf__attach(struct offcpu_bpf *b);
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b); /* -1: no filter needed */
 int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);

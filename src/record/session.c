@@ -665,8 +665,8 @@ int record__run(struct record_opts *o)
 			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
 		goto cleanup;
 	}
-	if (s->have_child && (err = offcpu_bpf__add_tgid(s->bpf, s->wl.pid)))
-		goto cleanup;
+	if (s->have_child)
+		offcpu_bpf__trace_from_exec(s->bpf, s->wl.pid);
 	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(s->bpf), &s->cpu);
 	if (err)
 		goto cleanup;
