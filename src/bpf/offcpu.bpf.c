@@ -67,6 +67,9 @@ __u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
 __u64 sys_ret;        /* learnt: the return address into do_syscall_64 of its call to a syscall */
 __u32 exec_tgid;      /* the command (record -- CMD): traced from its first exec on */
+__u64 cgroup_id;      /* -G: the cgroup's id, for the iterators (not current) */
+/* The recording's window, on a run queue's clock and on the samples' clock. */
+__u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
@@ -79,6 +82,7 @@ struct offcpu_task {
 	__u64 uhash;   /* hashes of the stacks in s */
 	__u64 khash;
 	__u64 sp;      /* scratch: the kernel stack pointer at switch-out */
+	__u64 start_pending; /* OFFCPU_START_*: waiting since the recording started (see starts) */
 	struct offcpu_sample s;
 };
 
@@ -206,6 +210,33 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_kscan);
 } kscan SEC(".maps");
+
+/*
+ * A target that was already waiting when the recording started (found by
+ * the offcpu_start iterator): how it waited, its stacks, and the scheduler's
+ * count of its switch-ins then. Written by the iterator only, read when the
+ * wait ends (start_in) or at the stop (offcpu_stop).
+ */
+enum {
+	OFFCPU_START_SLEEP = 1,  /* asleep in a recorded state: an off-CPU interval */
+	OFFCPU_START_QUEUED = 2, /* runnable, waiting for a CPU (--sched-delay) */
+	OFFCPU_START_OTHER = 3,  /* asleep in another state: its run-queue wait follows (--sched-delay) */
+};
+
+struct offcpu_start {
+	__u32 kind;      /* OFFCPU_START_* */
+	__u32 pad;
+	__u64 pcount;    /* sched_info.pcount: not switched in since, while equal */
+	__u64 run_delay; /* sched_info.run_delay then */
+	struct offcpu_sample s;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} starts SEC(".maps");
 
 /* Target filters: a key present means "trace it". */
 struct {
@@ -926,6 +957,179 @@ static __always_inline void sched_delay_switch(void *ctx, struct task_struct *pr
 /* ---- end of wakers and run-queue delay ---- */
 
 /*
+ * ---- waits in progress at the start and the stop of the recording ----
+ *
+ * A target already waiting when the recording starts has no switch-out
+ * for the programs to see: the offcpu_start iterator finds it (asleep, or
+ * runnable with --sched-delay), notes its stacks in `starts` and marks its
+ * task storage (start_pending); its wait counts from the start (rec_start)
+ * and ends at its wakeup, read at its switch-in from the scheduler's own
+ * accounting (sched_info.last_queued: the time it was queued, i.e. woken).
+ * At the stop, the offcpu_stop iterator ends every wait still open at the
+ * stop (rec_stop). Both kinds are direct samples flagged
+ * OFFCPU_IN_PROGRESS_START / _STOP: only time inside the recording counts.
+ *
+ * The iterator and the switch program never write the same storage: a
+ * target seen by the iterator has no task storage yet (the programs have
+ * not seen it switch out since they were attached), and the iterator's
+ * only write to the one it creates is start_pending. A wait is taken as
+ * in progress only while the task's count of switch-ins is the one the
+ * iterator read (st->pcount): a task that ran meanwhile is not waiting
+ * since the start.
+ */
+
+/* Emit s as one direct sample of period ns, now, with this state. */
+static __always_inline void emit_direct(struct offcpu_sample *s, __u32 state, __u64 period, __u64 now)
+{
+	s->state = state;
+	s->time = now;
+	s->period = period;
+	s->count = 1;
+	s->cpu = bpf_get_smp_processor_id();
+	if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_flags()))
+		drop(OFFCPU_DROP_RINGBUF);
+}
+
+/*
+ * The wait in progress at the start of task p (st, of kind `kind`) ended:
+ * p was woken at `wake` (0: unknown) and gets the CPU at `run` (run-queue
+ * clock; now: the samples' clock). Off-CPU up to the wakeup, run-queue
+ * delay after it.
+ */
+static __always_inline void start_end(struct offcpu_start *st, __u32 kind, __u64 wake, __u64 run,
+				      __u64 now)
+{
+	__u32 state = st->s.state;
+
+	if (kind == OFFCPU_START_QUEUED) {
+		if (run > rec_start)
+			emit_direct(&st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start,
+				    now);
+		return;
+	}
+	if (!wake || wake < rec_start || wake > run)
+		wake = kind == OFFCPU_START_SLEEP ? run : 0;
+	if (kind == OFFCPU_START_SLEEP)
+		emit_direct(&st->s, state | OFFCPU_IN_PROGRESS_START,
+			    wake > rec_start ? wake - rec_start : 0, now);
+	if (want_sched_delay && wake && wake < run)
+		emit_direct(&st->s, OFFCPU_SCHED_DELAY | state, run - wake, now);
+}
+
+/* next, waiting since the start (t->start_pending), gets the CPU. */
+static __always_inline void start_in(struct task_struct *next, struct offcpu_task *t, __u64 now,
+				     __u64 clk)
+{
+	__u32 kind = t->start_pending;
+	struct offcpu_start *st;
+
+	t->start_pending = 0;
+	st = bpf_task_storage_get(&starts, next, 0, 0);
+	if (!st)
+		return;
+	/* pcount counts this switch-in only after the tracepoint */
+	if (next->sched_info.pcount != st->pcount) {
+		drop(OFFCPU_DROP_UNCLOSED);
+		return;
+	}
+	start_end(st, kind, next->sched_info.last_queued, clk, now);
+}
+
+/*
+ * p, waiting since the start, runs (it switches out, is preempted or
+ * exits) without its switch-in seen: as interval_unclosed, end its wait
+ * from sched_info when it was switched in exactly once since.
+ */
+static __always_inline void start_unclosed(struct offcpu_task *t, struct task_struct *p, __u64 now)
+{
+	__u32 kind = t->start_pending;
+	struct offcpu_start *st;
+	__u64 pcount, delay, arrival;
+
+	t->start_pending = 0;
+	st = bpf_task_storage_get(&starts, p, 0, 0);
+	if (!st)
+		return;
+	pcount = p->sched_info.pcount;
+	delay = p->sched_info.run_delay;
+	arrival = p->sched_info.last_arrival;
+	if (pcount != st->pcount + 1 || delay < st->run_delay || arrival < rec_start ||
+	    arrival - rec_start < delay - st->run_delay) {
+		drop(OFFCPU_DROP_UNCLOSED);
+		return;
+	}
+	if (kind == OFFCPU_START_SLEEP)
+		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
+	start_end(st, kind, arrival - (delay - st->run_delay), arrival, now);
+}
+
+/* Is p a target? wanted(), for a task that is not current (the iterators). */
+static __always_inline bool wanted_task(struct task_struct *p)
+{
+	__u32 tgid = p->tgid, tid = p->pid;
+
+	if (!tid || p->exit_state || (!kernel_threads && (p->flags & PF_KTHREAD)))
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = BPF_CORE_READ(p, thread_info.cpu);
+		__u8 *ok = bpf_map_lookup_elem(&cpus, &cpu);
+
+		if (!ok || !*ok)
+			return false;
+	}
+	if ((filter_tgid || filter_tid) && !(filter_tgid && bpf_map_lookup_elem(&tgids, &tgid)) &&
+	    !(filter_tid && bpf_map_lookup_elem(&tids, &tid)))
+		return false;
+	if (filter_cgroup) {
+		struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp), *anc;
+		int level = BPF_CORE_READ(cg, level);
+
+		for (int i = 0; i < 64; i++) {
+			if (i > level)
+				return false;
+			if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[i]))
+				return false;
+			if (BPF_CORE_READ(anc, kn, id) == cgroup_id)
+				break;
+		}
+	}
+	return true;
+}
+
+/*
+ * p's user stack into s by its frame pointers, as ustack_walk, for a task
+ * that is not current: its registers as saved at its entry to the kernel,
+ * its memory read through its own mm (a sleepable program only).
+ */
+static __always_inline void ustack_walk_task(struct task_struct *p, struct offcpu_sample *s)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	struct offcpu_uframe f;
+	__u64 fp;
+	__u32 i;
+
+	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
+		drop(OFFCPU_DROP_USTACK);
+		return;
+	}
+	s->stack[0] = BPF_CORE_READ(regs, ip);
+	fp = BPF_CORE_READ(regs, bp);
+	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
+		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
+			break;
+		if (bpf_copy_from_user_task(&f, sizeof(f), (const void *)fp, p, 0))
+			break;
+		if (f.ret < 4096)
+			break;
+		s->stack[i] = f.ret;
+		fp = f.next;
+	}
+	s->ulen = i;
+}
+
+/* ---- end of waits in progress (the iterators are at the end) ---- */
+
+/*
  * t's interval of delta ns is over: emit it (a long one) or add it to the
  * sums. now is the time of the sample, a time when the task is alive.
  */
@@ -999,6 +1203,8 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 	__u32 pcount = 0;
 	bool once;
 
+	if (t->start_pending)
+		start_unclosed(t, p, now);
 	if (!t->ts_out)
 		return;
 	once = task_sched_info(p, &pcount, &delay, &arrival) && pcount == t->pcount_out + 1 &&
@@ -1063,8 +1269,13 @@ static __always_inline void switch_in(struct task_struct *next, struct offcpu_ta
 
 	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
 		return;
-	if (!t || !t->ts_out)
+	if (!t)
 		return;
+	if (!t->ts_out) {
+		if (t->start_pending)
+			start_in(next, t, now, clk);
+		return;
+	}
 	/*
 	 * Off-CPU ends at the wakeup: from there on it waits for a CPU. The
 	 * two ends may be read on two CPUs' clocks, which can be a few ns
@@ -1087,7 +1298,7 @@ static __always_inline void preempted(struct task_struct *prev, __u64 now)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, prev, 0, 0);
 
-	if (t && t->ts_out)
+	if (t && (t->ts_out || t->start_pending))
 		interval_unclosed(t, prev, now);
 }
 
@@ -1296,6 +1507,178 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 		drop(OFFCPU_DROP_EXITS_FULL);
 	t->gen++;
 	t->summed = 0;
+	return 0;
+}
+
+/*
+ * ---- waits in progress: the iterators (see "waits in progress" above) ----
+ *
+ * Both run once, from user space, over every task. The first call of each
+ * notes the time (start or stop) on the run-queue clock of the CPU it runs
+ * on (user space has just brought that clock up to date) and on the
+ * samples' clock.
+ */
+static __always_inline void note_time(__u64 *clk, __u64 *mono)
+{
+	if (*clk)
+		return;
+	*clk = task_rq_clock(bpf_get_current_task_btf());
+	*mono = bpf_ktime_get_ns();
+}
+
+/*
+ * The start: every target waiting (asleep, or with --sched-delay runnable
+ * or asleep in another state) that the programs have not seen switch out
+ * since they were attached gets its stacks noted in `starts` and its task
+ * storage marked. Sleepable: the user stack of another task is read from
+ * its memory with bpf_copy_from_user_task.
+ */
+SEC("iter.s/task")
+int offcpu_start(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct offcpu_start *st;
+	struct offcpu_task *t;
+	__u32 state, kind = 0;
+	__u64 pcount;
+	long n;
+
+	note_time(&rec_start, &rec_start_mono);
+	if (!p || p->on_cpu || !wanted_task(p) || bpf_task_storage_get(&tasks, p, 0, 0))
+		return 0;
+	pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
+	state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+	if (state & state_mask)
+		kind = OFFCPU_START_SLEEP; /* the state decides, as at switch-out */
+	else if (want_sched_delay)
+		kind = p->__state || (p->on_rq && p->se.sched_delayed) ? OFFCPU_START_OTHER
+								       : p->on_rq ? OFFCPU_START_QUEUED : 0;
+	if (!kind)
+		return 0;
+	st = bpf_task_storage_get(&starts, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		drop(OFFCPU_DROP_TASK_STORAGE);
+		return 0;
+	}
+	st->kind = kind;
+	st->pcount = pcount;
+	st->run_delay = p->sched_info.run_delay;
+	st->s.pid = p->tgid;
+	st->s.tid = p->pid;
+	st->s.start_time = p->start_time;
+	st->s.state = state ? state : OFFCPU_STATE_OTHER;
+	if (kind == OFFCPU_START_QUEUED)
+		st->s.state = 0;
+	st->s.cgroup = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+	st->s.ulen = 0;
+	st->s.klen = 0;
+	if (want_ustack && p->mm)
+		ustack_walk_task(p, &st->s);
+	if (want_kstack) {
+		n = bpf_get_task_stack(p, &st->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8, 0);
+		if (n > 0)
+			st->s.klen = n / 8;
+		else
+			drop(OFFCPU_DROP_KSTACK);
+	}
+	t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		drop(OFFCPU_DROP_TASK_STORAGE);
+		return 0;
+	}
+	/*
+	 * Publish (an atomic add to 0, a full barrier: st is written
+	 * before), then make sure p did not run meanwhile.
+	 */
+	__sync_fetch_and_add(&t->start_pending, kind);
+	if (p->sched_info.pcount != pcount)
+		t->start_pending = 0;
+	return 0;
+}
+
+/*
+ * A wait that ran from `from` to `to` (run-queue clock), written at the
+ * stop as a direct sample (the samples' time: the stop) to user space.
+ */
+static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
+				      struct offcpu_sample *s, __u32 state, __u64 from, __u64 to)
+{
+	s->state = state;
+	s->time = rec_stop_mono;
+	s->period = to > from ? to - from : 0;
+	s->count = 1;
+	s->cpu = BPF_CORE_READ(p, thread_info.cpu);
+	bpf_seq_write(seq, s, sizeof(*s));
+}
+
+/*
+ * The stop, the programs detached: every wait still open ends at the stop
+ * and is written to user space (bpf_seq_write: as many as there are, none
+ * lost). A task woken but not yet running ends its off-CPU interval at its
+ * wakeup; its wait for a CPU is then the one in progress. A wait whose task
+ * ran since (its switch-in unseen) is ended as interval_unclosed does, on
+ * the ring buffer.
+ */
+SEC("iter/task")
+int offcpu_stop(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *p = ctx->task;
+	struct offcpu_start *st = NULL;
+	struct offcpu_delay *d;
+	struct offcpu_task *t;
+	__u64 pcount, queued, wake;
+	__u32 state;
+
+	note_time(&rec_stop, &rec_stop_mono);
+	if (!p)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (!t)
+		return 0;
+	pcount = p->sched_info.pcount;
+	/* on a run queue since then (woken or preempted), 0 when not */
+	queued = p->sched_info.last_queued;
+	if (t->start_pending)
+		st = bpf_task_storage_get(&starts, p, 0, 0);
+	if ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount))
+		interval_unclosed(t, p, rec_stop_mono);
+	if (t->start_pending && st) {
+		bool woken = queued >= rec_start && queued < rec_stop;
+
+		state = st->s.state;
+		if (st->kind == OFFCPU_START_QUEUED) {
+			stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
+					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
+		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
+			stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
+				  rec_start, rec_stop);
+		} else if (woken) {
+			if (st->kind == OFFCPU_START_SLEEP)
+				stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
+			if (want_sched_delay)
+				stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  queued, rec_stop);
+		}
+	}
+	if (t->ts_out) {
+		state = t->s.state;
+		wake = t->ts_wake ? t->ts_wake : queued;
+		if (wake >= t->ts_out && wake < rec_stop) {
+			stop_emit(seq, p, &t->s, state, t->ts_out, wake);
+			if (want_sched_delay)
+				stop_emit(seq, p, &t->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  wake, rec_stop);
+		} else {
+			stop_emit(seq, p, &t->s, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+		}
+	}
+	if (want_sched_delay) {
+		d = bpf_task_storage_get(&delays, p, 0, 0);
+		if (d && d->ts_queued)
+			stop_emit(seq, p, &d->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | d->s.state,
+				  d->ts_queued, rec_stop);
+	}
 	return 0;
 }
 

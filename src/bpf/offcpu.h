@@ -20,6 +20,13 @@
  * runs; not off-CPU time.
  */
 #define OFFCPU_SCHED_DELAY 0x100
+/*
+ * Flags in offcpu_sample.state of a direct sample: the wait was in progress
+ * when the recording started (it counts from the start) or when it stopped
+ * (it counts up to the stop). Such waits are never summed.
+ */
+#define OFFCPU_IN_PROGRESS_START 0x200
+#define OFFCPU_IN_PROGRESS_STOP 0x400
 
 /* Every place the BPF side can lose data; counted in the `drops` map. */
 enum offcpu_drop {

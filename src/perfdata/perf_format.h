@@ -116,6 +116,9 @@ struct offcpu_raw {
 #define OFFCPU_RAW_DIRECT 0x1     /* one interval at or above the threshold */
 #define OFFCPU_RAW_AGGREGATED 0x2 /* a sum of short intervals */
 #define OFFCPU_RAW_WAKER_IRQ 0x4  /* offcpu-wakeup: woken from an interrupt, not a task */
+/* the wait was in progress when the recording started / stopped: cut to it */
+#define OFFCPU_RAW_IN_PROGRESS_START 0x8
+#define OFFCPU_RAW_IN_PROGRESS_STOP 0x10
 
 /*
  * PERF_SAMPLE_RAW payload of offcpu-wakeup samples: the sleeper's offcpu_raw,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -40,6 +41,7 @@ struct offcpu_bpf {
 	bool filter_perf;
 	bool wakeups;
 	uint64_t samples, wakeup_samples, delay_samples;
+	uint64_t in_progress[OFFCPU_IN_PROGRESS__NR];
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
 	struct offcpu_sum_key *keys;
@@ -192,12 +194,24 @@ static uint32_t raw_state(uint32_t state)
 	return state & OFFCPU_STATE_S ? 'S' : 'R';
 }
 
+/* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
+static uint32_t raw_flags(const struct offcpu_sample *s)
+{
+	uint32_t f = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
+
+	if (s->state & OFFCPU_IN_PROGRESS_START)
+		f |= OFFCPU_RAW_IN_PROGRESS_START;
+	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+		f |= OFFCPU_RAW_IN_PROGRESS_STOP;
+	return f;
+}
+
 size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
 {
 	bool delay = s->state & OFFCPU_SCHED_DELAY;
 	struct offcpu_raw raw = {
-		.state = raw_state(s->state),
-		.flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED,
+		.state = raw_state(s->state & ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP)),
+		.flags = raw_flags(s),
 		.count = s->count,
 		.cgroup = s->cgroup,
 	};
@@ -274,6 +288,12 @@ static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offc
 
 	if (err)
 		return err;
+	if (s->state & OFFCPU_IN_PROGRESS_START)
+		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_START
+							     : OFFCPU_IN_PROGRESS_OFFCPU_START]++;
+	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_STOP
+							     : OFFCPU_IN_PROGRESS_OFFCPU_STOP]++;
 	if (s->state & OFFCPU_SCHED_DELAY) {
 		b->delay_samples++;
 		return 0;
@@ -336,6 +356,7 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 	if (o->cgroup) {
 		uint32_t zero = 0;
 		char path[4096];
+		struct stat st;
 
 		err = cgroup_resolve(o->cgroup, path, sizeof(path));
 		if (err)
@@ -343,6 +364,9 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
+		/* a cgroup v2 id is its directory's inode number: for the iterators */
+		if (!fstat(fd, &st))
+			sk->bss->cgroup_id = st.st_ino;
 		err = bpf_map_update_elem(bpf_map__fd(sk->maps.cgroup), &zero, &fd, BPF_ANY);
 		close(fd);
 		if (err) {
@@ -500,6 +524,95 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 		sk->links.offcpu_delay_wakeup = l;
 	}
 	return 0;
+}
+
+/*
+ * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
+ * each sample it writes goes to on_sample. The first task it visits notes
+ * the time on the run-queue clock of the CPU it runs on: bring that clock
+ * up to date first (reading this thread's CPU time does, under the run
+ * queue's lock).
+ */
+static int run_iter(struct offcpu_bpf *b, struct bpf_program *prog,
+		    int (*on_sample)(struct offcpu_bpf *b, const struct offcpu_sample *s))
+{
+	const size_t size = 64 * sizeof(struct offcpu_sample);
+	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
+	uint8_t *buf = malloc(size);
+	size_t have = 0;
+	struct timespec ts;
+	int fd, err = 0;
+
+	if (!link || !buf) {
+		err = link ? -ENOMEM : -errno;
+		goto cleanup;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have);
+		size_t i = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		have += n;
+		for (; i + sizeof(struct offcpu_sample) <= have; i += sizeof(struct offcpu_sample))
+			if (!err && on_sample)
+				err = on_sample(b, (const struct offcpu_sample *)(buf + i));
+		memmove(buf, buf + i, have - i);
+		have -= i;
+		if (err)
+			break;
+	}
+	close(fd);
+cleanup:
+	bpf_link__destroy(link);
+	free(buf);
+	return err;
+}
+
+int offcpu_bpf__start(struct offcpu_bpf *b)
+{
+	return run_iter(b, b->skel->progs.offcpu_start, NULL);
+}
+
+static int on_stop_sample(struct offcpu_bpf *b, const struct offcpu_sample *s)
+{
+	return queue_sample(b, b->m, s, NULL, s->time);
+}
+
+int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
+{
+	/*
+	 * Detach first: no wait ends or starts any more, and the iterator is
+	 * the only one left to touch the tasks' storage (programs already
+	 * running on other CPUs are given a moment to finish).
+	 */
+	offcpu_skel__detach(b->skel);
+	usleep(1000);
+	b->m = m;
+	return run_iter(b, b->skel->progs.offcpu_stop, on_stop_sample);
+}
+
+void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop)
+{
+	*start = b->skel->bss->rec_start_mono;
+	*stop = b->skel->bss->rec_stop_mono;
+}
+
+uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which)
+{
+	return which >= 0 && which < OFFCPU_IN_PROGRESS__NR ? b->in_progress[which] : 0;
 }
 
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b)

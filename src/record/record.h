@@ -184,6 +184,23 @@ void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid);
 int offcpu_bpf__attach(struct offcpu_bpf *b);
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b); /* -1: no filter needed */
 int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
+/*
+ * Waits in progress: __start (after attach) finds the targets already
+ * waiting, whose waits then count from now on; __stop detaches the
+ * programs and queues every wait still open, ended now. __window: the
+ * two times on the samples' clock (0 when not run).
+ */
+int offcpu_bpf__start(struct offcpu_bpf *b);
+int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m);
+void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop);
+enum {
+	OFFCPU_IN_PROGRESS_OFFCPU_START, /* offcpu-time samples in progress at the start */
+	OFFCPU_IN_PROGRESS_OFFCPU_STOP,
+	OFFCPU_IN_PROGRESS_DELAY_START,  /* sched-delay samples */
+	OFFCPU_IN_PROGRESS_DELAY_STOP,
+	OFFCPU_IN_PROGRESS__NR,
+};
+uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which);
 /* Read direct samples into the merge queue. */
 int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m);
 /* Drain the in-kernel sums into the merge queue, timed `now` or at exit. */

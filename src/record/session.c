@@ -389,6 +389,23 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 		err = put_counter(&b, &len, &cap, &nr, "samples.sched_delay",
 				  offcpu_bpf__delay_samples(s->bpf));
 	if (!err) {
+		static const char *const pkeys[OFFCPU_IN_PROGRESS__NR] = {
+			"offcpu.in_progress_start", "offcpu.in_progress_stop",
+			"sched_delay.in_progress_start", "sched_delay.in_progress_stop",
+		};
+		uint64_t start, stop;
+
+		/* the recording's window (CLOCK_MONOTONIC ns): waits count inside it only */
+		offcpu_bpf__window(s->bpf, &start, &stop);
+		err = put_counter(&b, &len, &cap, &nr, "record.start_ns", start);
+		if (!err)
+			err = put_counter(&b, &len, &cap, &nr, "record.stop_ns", stop);
+		for (int i = 0; !err && i < OFFCPU_IN_PROGRESS__NR; i++)
+			if (i < OFFCPU_IN_PROGRESS_DELAY_START || s->o->sched_delay)
+				err = put_counter(&b, &len, &cap, &nr, pkeys[i],
+						  offcpu_bpf__in_progress(s->bpf, i));
+	}
+	if (!err) {
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
 			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
@@ -491,6 +508,12 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
+	if (offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START) ||
+	    offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP))
+		fprintf(stderr, "[ offcpu record: waits in progress, counted from the start or up to the "
+			"stop only: %llu at the start, %llu at the stop ]\n",
+			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START),
+			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP));
 	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
@@ -701,6 +724,12 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	/* the recording starts here: targets already waiting count from now on */
+	err = offcpu_bpf__start(s->bpf);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot find the waits in progress: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	err = synth__kernel_mmap(s->w, s->kernel.text, oid);
 	for (size_t i = 0; !err && i < o->pids.n; i++)
 		err = synth__process(s->w, o->pids.v[i], oid, true);
@@ -744,6 +773,9 @@ int record__run(struct record_opts *o)
 		reap_child(s, true);
 	}
 	cpu_events__disable(s->cpu);
+	/* the recording stops here: waits still in progress end now */
+	if (!err)
+		err = offcpu_bpf__stop(s->bpf, s->m);
 	if (!err)
 		err = round_trip(s, true, true);
 	if (!err)
