@@ -117,20 +117,42 @@ int merge__add(struct merge *m, uint64_t time, const void *rec, size_t len);
 /*
  * Write every queued record with time <= upto, oldest first, then a
  * FINISHED_ROUND. on_rec (if any) sees each record first and returns false
- * to leave it out. Records older than one already written are still
+ * to leave it out; it may shorten the record in place (*len, and the size
+ * in its header). Records older than one already written are still
  * written, and counted (merge__late).
  */
 int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
-		 int (*on_rec)(void *ctx, const void *rec, size_t len), void *ctx);
+		 int (*on_rec)(void *ctx, void *rec, size_t *len), void *ctx);
 size_t merge__bytes(const struct merge *m);
 uint64_t merge__late(const struct merge *m);
 
-/* ---- dso_hits.c: DSOs that samples hit (BUILD_ID feature) ---- */
+/* ---- dso_hits.c: DSOs that samples hit (BUILD_ID feature), junk user frames ---- */
+/* An executable mapping of a process; arrays of them sorted by exec_maps__sort. */
+struct exec_map {
+	uint64_t start, end;
+	uint64_t end_max; /* the largest end of this map and those before it */
+	int dso;          /* index of its file, -1: none (anonymous code, [vdso]) */
+};
+void exec_maps__sort(struct exec_map *m, size_t nr);
+/* Is ip inside one of the (sorted) maps? */
+bool exec_maps__covers(const struct exec_map *m, size_t nr, uint64_t ip);
+/*
+ * How many of the n user frames (innermost first) to keep: those before the
+ * first one outside every map. All of them when no map is known.
+ */
+size_t ustack_keep(const struct exec_map *m, size_t nr, const uint64_t *frames, size_t n);
 struct dso_hits;
 struct dso_hits *dso_hits__new(void);
 void dso_hits__free(struct dso_hits *h);
 /* Feed every record (side-band and samples) in file order. */
 void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
+/*
+ * Cut the user stack of a sample record at its first frame outside the
+ * process's executable mappings, in place: returns the new length, *cut
+ * set when frames were removed.
+ */
+size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
+			  bool *cut);
 /* Build the BUILD_ID feature section for the hit DSOs (and the kernel). */
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len);
 

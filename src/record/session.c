@@ -71,6 +71,7 @@ struct session {
 	int child_status;
 	uint64_t first_time, last_time;
 	uint64_t nr_written_samples;
+	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
 	uint64_t prev_round; /* time of the previous drain: written up to it */
 	bool status_line;
 };
@@ -143,18 +144,25 @@ static bool keep_sideband(struct session *s, const struct perf_event_header *h, 
 	}
 }
 
-/* Every record on its way to the file: side-band filter, sample times, DSO hits. */
-static int on_record(void *ctx, const void *rec, size_t len)
+/*
+ * Every record on its way to the file from the kernel: side-band filter,
+ * user stacks cut at their junk, sample times. (DSO hits and mappings are
+ * followed by on_written, which sees the synthesized records too.)
+ */
+static int on_record(void *ctx, void *rec, size_t *len)
 {
 	struct session *s = ctx;
 	const struct perf_event_header *h = rec;
 
-	if (h->type != PERF_RECORD_SAMPLE && !keep_sideband(s, h, len))
+	if (h->type != PERF_RECORD_SAMPLE && !keep_sideband(s, h, *len))
 		return 0;
 
-	if (h->type == PERF_RECORD_SAMPLE && len >= sizeof(*h) + 32) {
+	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
 		uint64_t t;
+		bool cut;
 
+		*len = dso_hits__cut_user(s->hits, rec, *len, cpu_sample_type(), &cut);
+		s->nr_ustack_cut += cut;
 		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
 		if (!s->first_time || t < s->first_time)
 			s->first_time = t;
@@ -162,8 +170,15 @@ static int on_record(void *ctx, const void *rec, size_t len)
 			s->last_time = t;
 		s->nr_written_samples++;
 	}
-	dso_hits__record(s->hits, rec, len, cpu_sample_type());
 	return 1;
+}
+
+/* Every record written (the perf writer's tap): the processes' mappings, DSO hits. */
+static void on_written(void *ctx, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+
+	dso_hits__record(s->hits, rec, len, cpu_sample_type());
 }
 
 /* The process a thread belongs to (the tid itself when unknown). */
@@ -373,6 +388,8 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "records.out_of_order", merge__late(s->m));
 	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "ustack.cut", s->nr_ustack_cut);
+	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "offcpu.thresh_ns", s->o->thresh_ns);
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "offcpu.flush_ms", s->o->flush_ms);
@@ -508,6 +525,10 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
+	if (s->nr_ustack_cut)
+		fprintf(stderr, "[ offcpu record: %llu user stacks cut at a frame outside the process's "
+			"executable mappings (a frame-pointer walk through code built without frame "
+			"pointers) ]\n", (unsigned long long)s->nr_ustack_cut);
 	if (offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START) ||
 	    offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP))
 		fprintf(stderr, "[ offcpu record: waits in progress, counted from the start or up to the "
@@ -636,6 +657,7 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: out of memory\n");
 		goto cleanup;
 	}
+	perf_writer__set_tap(s->w, on_written, s);
 	if (o->user) {
 		err = run_as__resolve(&s->run_as, o->user);
 		if (err) {
@@ -804,8 +826,8 @@ out:
 	cpu_events__free(s->cpu);
 	offcpu_bpf__free(s->bpf);
 	merge__free(s->m);
+	perf_writer__free(s->w); /* before the DSO hits: it taps into them */
 	dso_hits__free(s->hits);
-	perf_writer__free(s->w);
 	target_watch__free(s->watch);
 	run_as__exit(&s->run_as);
 	free(tgids);
