@@ -65,7 +65,6 @@ __u32 wsum_entries[2]; /* the same for the wakeup sum maps */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
 __u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
-__u64 sys_ret;        /* learnt: the return address into do_syscall_64 of its call to a syscall */
 __u32 exec_tgid;      /* the command (record -- CMD): traced from its first exec on */
 __u64 cgroup_id;      /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
@@ -419,15 +418,23 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_sample *s, __u6
 	stat(OFFCPU_STAT_KSTACK_WALKED);
 }
 
+/* Is a a return address into do_syscall_64 (from any of its calls)? */
+static __always_inline bool in_syscall_entry(__u64 a)
+{
+	return a >= sys_lo && a < sys_hi;
+}
+
 /*
- * The slot of the return address into do_syscall_64 (sys_ret) among the nw
- * words of the stack in b, or -1. It lies under do_syscall_64's frame and
- * the random offset it allocates (0-1023 bytes, chosen anew at each
- * syscall): in the top OFFCPU_SYSCALL_WORDS words. They are scanned from
- * the deepest up: above the slot is the offset's area, never written,
- * where older syscalls with smaller offsets left copies of sys_ret; below
- * it are the live frames of this syscall (an unwritten word there can hold
- * such a copy too: a few % of the time, checked away by kstack_verify).
+ * The slot of do_syscall_64's current call (into the syscall, or into the
+ * exit work after it) among the nw words of the stack in b, or -1: every
+ * call do_syscall_64 makes after allocating the random offset pushes its
+ * return address there. It lies under do_syscall_64's frame and that
+ * offset (0-1023 bytes, chosen anew at each syscall): in the top
+ * OFFCPU_SYSCALL_WORDS words. They are scanned from the deepest up: above
+ * the slot is the offset's area, never written, where older syscalls with
+ * smaller offsets left such return addresses; below it are the live
+ * frames of this syscall (an unwritten word there can hold one too: a few
+ * % of the time, checked away by kstack_verify).
  */
 #define OFFCPU_SYSCALL_WORDS 160
 static __always_inline int kstack_syscall_slot(const struct offcpu_kscan *b, __u32 nw)
@@ -439,32 +446,10 @@ static __always_inline int kstack_syscall_slot(const struct offcpu_kscan *b, __u
 
 		if (i >= nw)
 			break;
-		if (b->w[i & (OFFCPU_KSCAN_WORDS - 1)] == sys_ret)
+		if (in_syscall_entry(b->w[i & (OFFCPU_KSCAN_WORDS - 1)]))
 			return i;
 	}
 	return -1;
-}
-
-/*
- * Learn sys_ret from a walked syscall stack: its outermost frame in
- * do_syscall_64 (read through a helper: the compiler's arithmetic on a
- * frame index counted from the end loses the bounds the verifier needs).
- */
-static __always_inline void kstack_learn_sys_ret(const struct offcpu_sample *s)
-{
-	__u32 n = s->klen;
-	__u64 f;
-
-	for (__u32 i = 1; i <= 4; i++) {
-		if (i > n || n > OFFCPU_MAX_STACK)
-			break;
-		if (bpf_probe_read_kernel(&f, sizeof(f), &s->stack[OFFCPU_MAX_STACK + ((n - i) & 0x7f)]))
-			break;
-		if (f >= sys_lo && f < sys_hi) {
-			sys_ret = f;
-			break;
-		}
-	}
 }
 
 /*
@@ -512,7 +497,7 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	 * symbols on this kind of kernel, and it changes at every syscall's
 	 * exit anyway.)
 	 */
-	if (k->sysnr >= 0 && sys_ret)
+	if (k->sysnr >= 0 && sys_lo)
 		slot = kstack_syscall_slot(b, *nw);
 	k->depth = slot >= 0 ? (__u32)slot * 8 | OFFCPU_KFP_SYSCALL : top - sp;
 	k->uip = BPF_CORE_READ(regs, ip);
@@ -526,8 +511,8 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
  * frame from the return address of the one before (the frame's size is a
  * property of its code), so a stack whose return addresses are those, at
  * those places, is the stack a walk would give. Two blocking points that
- * share a key (a copy of sys_ret taken for its slot, two waits at one
- * depth) differ at least at the frame where their paths part.
+ * share a key (an older return address taken for the syscall's slot, two
+ * waits at one depth) differ at least at the frame where their paths part.
  */
 static __always_inline bool kstack_verify(const struct offcpu_kstack *e, const struct offcpu_kscan *b,
 					  __u32 nw)
@@ -551,7 +536,7 @@ struct offcpu_locate {
 	const struct offcpu_kscan *b;
 	__u32 nw;
 	__u32 j;    /* the next frame to find */
-	__u32 slot; /* of sys_ret, once found: the frames above are counted from the top */
+	__u32 slot; /* of do_syscall_64's call, once found: the frames above are counted from the top */
 };
 
 /* bpf_loop callback of kstack_locate: word w of the stack. */
@@ -564,7 +549,7 @@ static long kstack_locate_word(__u64 w, void *arg)
 		return 1;
 	if (c->b->w[w & (OFFCPU_KSCAN_WORDS - 1)] == c->e->frames[j]) {
 		c->e->off[j] = c->slot ? (c->nw - w) | OFFCPU_KOFF_TOP : w;
-		if (c->e->frames[j] == sys_ret)
+		if (in_syscall_entry(c->e->frames[j]))
 			c->slot = w;
 		c->j = j + 1;
 	}
@@ -574,8 +559,8 @@ static long kstack_locate_word(__u64 w, void *arg)
 /*
  * Where each frame of the walked stack in e lies in b (nw words): the
  * first word above the previous frame's that holds its return address;
- * the frames above the syscall's first (sys_ret: the syscall entry's,
- * above the random offset) counted from the top. false when a frame is
+ * the frames above do_syscall_64's call (the syscall entry's, above the
+ * random offset) counted from the top. false when a frame is
  * not found (not cached then). A bpf_loop: only misses pay for it, and
  * the verifier sees the body once.
  */
@@ -666,8 +651,6 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 	kstack_walk(ctx, s, khash);
 	if (!s->klen)
 		return;
-	if (!sys_ret && sys_lo && k.sysnr >= 0)
-		kstack_learn_sys_ret(s);
 	scratch = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!scratch)
 		return;
