@@ -28,11 +28,10 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import check, failures, fname, measure, script_samples  # noqa: E402
+from perfcheck import check, failures, fname, measure, script_samples, threads_rows  # noqa: E402
 
 FUNCS = {"pipe-block": "wl_pipe_block", "long-sleep": "wl_long_sleep", "wake-once": "wl_wake_once"}
 START, STOP = 0x8, 0x10  # OFFCPU_RAW_IN_PROGRESS_START / _STOP
-UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 
 def offcpu(binary, args):
@@ -53,24 +52,6 @@ def window(binary, path):
             vals[m.group(1)] = int(m.group(2))
     check("record.start_ns" in vals and "record.stop_ns" in vals, "no recording window in the file")
     return vals.get("record.stop_ns", 0) - vals.get("record.start_ns", 0)
-
-
-def thread_rows(binary, path):
-    """`report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in ns (None: '-')."""
-    rows = {}
-    for line in offcpu(binary, ["report", "-i", path, "--threads"]).splitlines():
-        if line.startswith("#"):
-            continue
-        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
-        if not m:
-            continue
-        vals = re.findall(r"(?:(-?[\d.]+) (s|ms|us|ns)|(-))\s+(?:-?[\d.]+%|-)", m.group(6))
-        if len(vals) != 5:
-            continue
-        cols = [float(v) * UNITS[u] if not dash else None for v, u, dash in vals]
-        rows[int(m.group(2))] = dict(zip(("on", "s", "d", "rq", "rest"), cols),
-                                     comm=m.group(3), wall=float(m.group(4)) * UNITS[m.group(5)])
-    return rows
 
 
 def main():
@@ -112,7 +93,7 @@ def main():
     others = sorted({s.tid for s in off} - {tids[r] for r in roles})
     measure("offcpu-time samples of other tids: %s" % (others or "none"))
 
-    rows = thread_rows(binary, path)
+    rows = threads_rows(binary, path)
     for role in roles:
         r = rows.get(tids[role])
         check(r is not None, "report --threads: no row for %s (tid %d)" % (role, tids[role]))

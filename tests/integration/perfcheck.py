@@ -156,6 +156,30 @@ def report_periods(path):
     return res
 
 
+# ---------------------------------------------------------------- offcpu report --threads
+
+UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+
+
+def threads_rows(binary, path):
+    """`offcpu report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in
+    ns; a column the file has nothing for ('-') is None."""
+    rows = {}
+    for line in run([binary, "report", "-i", path, "--threads"]).splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
+        if not m:
+            continue
+        vals = re.findall(r"(?:(-?[\d.]+) (s|ms|us|ns)|(-))\s+(?:-?[\d.]+%|-)", m.group(6))
+        if len(vals) != 5:
+            continue
+        cols = [float(v) * UNITS[u] if not dash else None for v, u, dash in vals]
+        rows[int(m.group(2))] = dict(zip(("on", "s", "d", "rq", "rest"), cols),
+                                     comm=m.group(3), wall=float(m.group(4)) * UNITS[m.group(5)])
+    return rows
+
+
 # ---------------------------------------------------------------- subcommands
 
 def cmd_sleep(path, expect_ns):
