@@ -796,8 +796,15 @@ int record__run(struct record_opts *o)
 	}
 	cpu_events__disable(s->cpu);
 	/* the recording stops here: waits still in progress end now */
-	if (!err)
-		err = offcpu_bpf__stop(s->bpf, s->m);
+	if (!err) {
+		int serr = offcpu_bpf__stop(s->bpf, s->m);
+
+		if (serr == -ENOMEM)
+			err = serr;
+		else if (serr)
+			fprintf(stderr, "%soffcpu record: cannot end the waits in progress at the stop: %s; "
+				"they are left out\n", s->status_line ? "\r\033[K" : "", strerror(-serr));
+	}
 	if (!err)
 		err = round_trip(s, true, true);
 	if (!err)
