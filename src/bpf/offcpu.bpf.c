@@ -670,20 +670,36 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 }
 
 /*
- * Add one interval of delta ns to the sum under key k. A new entry is a
- * copy of `init`, a value whose first member is the offcpu_sample that
- * carries the sums (sum maps: the sample; wakeup sum maps: sample and
- * waker); `entries` counts the entries created. false: the map is full.
+ * A sum's time (its sample's, in user space) is the end of the last
+ * interval it holds: inside the life and the image of its task. (Timed at
+ * the drain, a sum of a task that exec'd was placed after the exec's COMM
+ * record whenever the task waited inside the exec, loading the new image,
+ * and showed under the new name.) The sums of a key are one task's: its
+ * intervals end one after the other, a plain store will do.
+ */
+static __always_inline void sum_ended(struct offcpu_sample *v, __u64 now)
+{
+	if (now > v->time)
+		v->time = now;
+}
+
+/*
+ * Add one interval of delta ns, ending now, to the sum under key k. A new
+ * entry is a copy of `init`, a value whose first member is the
+ * offcpu_sample that carries the sums (sum maps: the sample; wakeup sum
+ * maps: sample and waker); `entries` counts the entries created. The
+ * sum's time is the end of its last interval (sum_ended). false: the map
+ * is full.
  */
 static __always_inline bool sum_add(void *map, __u32 *entries, const void *k,
-				    struct offcpu_sample *init, __u64 delta)
+				    struct offcpu_sample *init, __u64 delta, __u64 now)
 {
 	struct offcpu_sample *v;
 	long err;
 
 	v = bpf_map_lookup_elem(map, k);
 	if (!v) {
-		init->time = 0;
+		init->time = now;
 		init->period = delta;
 		init->count = 1;
 		err = bpf_map_update_elem(map, k, init, BPF_NOEXIST);
@@ -699,6 +715,7 @@ static __always_inline bool sum_add(void *map, __u32 *entries, const void *k,
 	}
 	__sync_fetch_and_add(&v->period, delta);
 	__sync_fetch_and_add(&v->count, 1);
+	sum_ended(v, now);
 	return true;
 }
 
@@ -808,6 +825,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		if (v) { /* the common case: no copy */
 			__sync_fetch_and_add(&v->period, delta);
 			__sync_fetch_and_add(&v->count, 1);
+			sum_ended(v, now);
 			return true;
 		}
 	}
@@ -823,7 +841,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		ws->s.count = 1;
 		ok = !bpf_ringbuf_output(&events, ws, sizeof(*ws), ringbuf_flags());
 	} else {
-		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta);
+		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta, now);
 	}
 	if (!ok)
 		drop(OFFCPU_DROP_WAKER_LOST);
@@ -853,8 +871,8 @@ static __always_inline void delay_emit(struct task_struct *task, struct offcpu_s
 	} else {
 		sum_key_init(&k, s, uhash, khash);
 		k.gen = mark_summed(task, now);
-		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay)
-				     : sum_add(&sum0, &sum_entries[0], &k, s, delay)))
+		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay, now)
+				     : sum_add(&sum0, &sum_entries[0], &k, s, delay, now)))
 			drop(OFFCPU_DROP_SUM_FULL);
 	}
 	s->state = state;
@@ -1148,8 +1166,8 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 	k.state = t->s.state;
 	k.gen = summed_at(t, now);
 	t->s.cpu = bpf_get_smp_processor_id();
-	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta)
-			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta)))
+	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta, now)
+			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta, now)))
 		drop(OFFCPU_DROP_SUM_FULL);
 }
 

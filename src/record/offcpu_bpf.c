@@ -736,9 +736,16 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 
 			if (val_size >= sizeof(struct offcpu_wsample))
 				w = (void *)(v + offsetof(struct offcpu_wsample, w));
-			/* an image that exited or exec'd is timed just before */
-			t = t && t <= now ? t - 1 : now;
-			s->time = 0;
+			/*
+			 * At the end of its last interval (see sum_ended in
+			 * offcpu.bpf.c); else, as before that was known, just
+			 * before its image exited or exec'd, or now.
+			 */
+			if (s->time && s->time <= now)
+				t = s->time;
+			else
+				t = t && t <= now ? t - 1 : now;
+			s->time = 0; /* a sum, not a direct sample (offcpu_sample__encode) */
 			err = queue_sample(b, m, s, w, t);
 			if (err)
 				return err;
@@ -750,15 +757,24 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 	return 0;
 }
 
-int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now)
+int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 {
 	struct offcpu_skel *sk = b->skel;
 	uint32_t old = sk->bss->sum_active & 1;
+	uint64_t now;
 	int err;
 
 	/* Switch writers to the other map; let programs in flight finish. */
 	__atomic_store_n(&sk->bss->sum_active, old ^ 1, __ATOMIC_SEQ_CST);
 	usleep(1000);
+	/*
+	 * The sums' time: read now that nothing adds to them any more, so
+	 * that no sum is timed before an interval it holds (read before the
+	 * switch, a recorder descheduled in between timed a wait before its
+	 * own end, and before an exec's COMM record that followed it). Sums
+	 * of a task that exited or exec'd meanwhile are timed just before.
+	 */
+	now = now_ns();
 	err = collect_exits(b);
 	if (!err)
 		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), b->keys,

@@ -225,8 +225,11 @@ enum {
 uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which);
 /* Read direct samples into the merge queue. */
 int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m);
-/* Drain the in-kernel sums into the merge queue, timed `now` or at exit. */
-int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now);
+/*
+ * Drain the in-kernel sums into the merge queue, timed when the drain has
+ * them all, or just before their task's exit or exec.
+ */
+int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m);
 /* Should the sums be drained before the interval is up (map filling)? */
 bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);

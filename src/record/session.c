@@ -296,9 +296,9 @@ static int round_trip(struct session *s, bool drain, bool final)
 	if (err || !drain)
 		return err;
 	t = now_ns();
-	err = offcpu_bpf__drain(s->bpf, s->m, t);
+	err = offcpu_bpf__drain(s->bpf, s->m);
 	if (!err && final)
-		err = offcpu_bpf__drain(s->bpf, s->m, t); /* the other map too */
+		err = offcpu_bpf__drain(s->bpf, s->m); /* the other map too */
 	if (!err)
 		err = cpu_events__poll(s->cpu, s->m);
 	if (!err)
