@@ -671,11 +671,10 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 
 /*
  * A sum's time (its sample's, in user space) is the end of the last
- * interval it holds: inside the life and the image of its task. (Timed at
- * the drain, a sum of a task that exec'd was placed after the exec's COMM
- * record whenever the task waited inside the exec, loading the new image,
- * and showed under the new name.) The sums of a key are one task's: its
- * intervals end one after the other, a plain store will do.
+ * interval it holds: inside the life and the name of its task (its gen
+ * ends where it is renamed or exits), and never before an interval it
+ * holds. The sums of a key are one task's: its intervals end one after
+ * the other, a plain store will do.
  */
 static __always_inline void sum_ended(struct offcpu_sample *v, __u64 now)
 {
@@ -1487,6 +1486,40 @@ static __always_inline void trace_from_exec(struct task_struct *p)
 }
 
 /*
+ * End the generation of a task's sums: those so far are noted under their
+ * gen (with the task's tid and start time, as they are keyed), timed at the
+ * last of them; later sums go under the next gen.
+ */
+static __always_inline void gen_end(struct offcpu_task *t, __u32 tid, __u64 start_time)
+{
+	struct offcpu_exit_key k = { .tid = tid, .gen = t->gen, .start_time = start_time };
+
+	if (bpf_map_update_elem(&exits, &k, &t->last_sum, BPF_ANY))
+		drop(OFFCPU_DROP_EXITS_FULL);
+	t->gen++;
+	t->summed = 0;
+}
+
+/*
+ * A task with pending sums is renamed (prctl, or its exec, which renames it
+ * before it loads the new image): its sums so far were taken under the old
+ * name, which the COMM record written at this point replaces. They are timed
+ * before it, so that readers name them as they were; waits later in the
+ * exec (reading the new image) go under the next gen.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(offcpu_rename, struct task_struct *task, const char *comm)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, task, 0, 0);
+
+	/* a thread exec'ing in its leader's place has its old tid in its sums: offcpu_exec */
+	if (!t || !t->summed || t->s.tid != (__u32)task->pid)
+		return 0;
+	gen_end(t, task->pid, BPF_CORE_READ(task, start_time));
+	return 0;
+}
+
+/*
  * A task with pending sums execs: its sums so far belong to the old image,
  * whose maps the exec's COMM and MMAP records (written before this
  * tracepoint) replace. Note them under their gen, timed at the last of
@@ -1498,21 +1531,12 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
-	struct offcpu_exit_key k;
 
 	if (exec_tgid && p->tgid == exec_tgid)
 		trace_from_exec(p);
 	if (!t || !t->summed)
 		return 0;
-	k.tid = old_pid;
-	k.gen = t->gen;
-	k.start_time = BPF_CORE_READ(p, start_time);
-	if (old_pid != p->pid)
-		k.start_time = t->s.start_time;
-	if (bpf_map_update_elem(&exits, &k, &t->last_sum, BPF_ANY))
-		drop(OFFCPU_DROP_EXITS_FULL);
-	t->gen++;
-	t->summed = 0;
+	gen_end(t, old_pid, old_pid != p->pid ? t->s.start_time : BPF_CORE_READ(p, start_time));
 	return 0;
 }
 

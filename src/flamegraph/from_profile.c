@@ -78,8 +78,9 @@ static struct fg_frame group_frame(const struct session *s, const struct pstack 
 {
 	if (!per_thread)
 		return (struct fg_frame){ session__comm(s, st->comm), NULL, FG_COLOR_META };
-	snprintf(group, glen, "%s-%u/%u", session__comm(s, st->comm), st->pid, st->tid);
-	snprintf(ids, ilen, "pid %u, tid %u", st->pid, st->tid);
+	snprintf(group, glen, "%s-%d/%d", session__comm(s, st->comm), (int32_t)st->pid,
+		 (int32_t)st->tid);
+	snprintf(ids, ilen, "pid %d, tid %d", (int32_t)st->pid, (int32_t)st->tid);
 	return (struct fg_frame){ group, ids, FG_COLOR_META };
 }
 

@@ -56,6 +56,8 @@ enum perf_feature {
 	 * features perf may add.
 	 */
 	PERF_FEAT_OFFCPU = 250,
+	/* offcpu's copy of the recording machine's vDSO (struct perf_vdso_image) */
+	PERF_FEAT_OFFCPU_VDSO = 251,
 	PERF_FEAT_BITS = 256,
 };
 
@@ -88,51 +90,19 @@ _Static_assert(sizeof(struct perf_file_header) == 104, "perf header size");
 /* The largest callchain perf accepts by default (kernel.perf_event_max_stack). */
 #define PERF_MAX_STACK 127
 
-/* Names of the events offcpu writes (EVENT_DESC). */
-#define OFFCPU_EVENT_NAME "offcpu-time"
-#define OFFCPU_WAKEUP_EVENT_NAME "offcpu-wakeup"   /* record --wakeups */
-#define OFFCPU_SCHED_DELAY_EVENT_NAME "sched-delay" /* record --sched-delay */
-/* Its sample id ("OFFCPU" and 1), far above the kernel's sequential ids: it
- * names the event in a file whose EVENT_DESC was never written (recorder killed). */
-#define OFFCPU_EVENT_ID 0x4f46464350550001ULL
+/* The off-CPU events' names, ids and payloads. */
+#include "perfdata/offcpu_payload.h"
 
 /*
- * PERF_SAMPLE_RAW payload of offcpu-time and sched-delay samples. Versioned
- * by size: readers must accept a larger payload and ignore what they do
- * not know.
+ * Payload of the PERF_FEAT_OFFCPU_VDSO section: this header, then the vDSO
+ * image as mapped (size bytes, zero-padded to 8). With it, [vdso] frames
+ * are named from the recording machine's own vDSO wherever the file is read.
  */
-struct offcpu_raw {
-	/*
-	 * offcpu-time: 'S', 'D' (as a character). sched-delay: what preceded
-	 * the wait for a CPU: 'R' preemption, 'S'/'D' a sleep in that state,
-	 * 'T' another sleep (stopped, traced...), 'N' the task's creation.
-	 */
-	uint32_t state;
-	uint32_t flags;    /* OFFCPU_RAW_* */
-	uint64_t count;    /* number of off-CPU intervals in this sample */
-	uint64_t cgroup;   /* cgroup v2 id of the task when it slept */
-};
-
-#define OFFCPU_RAW_DIRECT 0x1     /* one interval at or above the threshold */
-#define OFFCPU_RAW_AGGREGATED 0x2 /* a sum of short intervals */
-#define OFFCPU_RAW_WAKER_IRQ 0x4  /* offcpu-wakeup: woken from an interrupt, not a task */
-/* the wait was in progress when the recording started / stopped: cut to it */
-#define OFFCPU_RAW_IN_PROGRESS_START 0x8
-#define OFFCPU_RAW_IN_PROGRESS_STOP 0x10
-
-/*
- * PERF_SAMPLE_RAW payload of offcpu-wakeup samples: the sleeper's offcpu_raw,
- * then who woke it. perf script prints a BPF-output event's raw payload by
- * default, as a hex and ASCII dump: waker_text ("comm pid/tid", or "[irq]")
- * makes the waker legible there; the binary fields are for programs. pid
- * and tid are 0 for an interrupt.
- */
-struct offcpu_wakeup_raw {
-	struct offcpu_raw r;  /* of the off-CPU interval (state S/D, count...) */
-	uint32_t waker_pid;   /* @0x18 */
-	uint32_t waker_tid;   /* @0x1c */
-	char waker_comm[16];  /* @0x20, NUL-terminated */
-	char waker_text[32];  /* @0x30, NUL-terminated */
+struct perf_vdso_image {
+	uint64_t size;          /* of the image */
+	uint32_t build_id_size;
+	uint32_t reserved;
+	uint8_t build_id[24];   /* zero-padded */
 };
 
 /*

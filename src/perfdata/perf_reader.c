@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,12 @@
 #include <unistd.h>
 
 #include "perfdata/perf_reader.h"
+#include "util/bytes.h"
+#include "util/pairsort.h"
 
 #define MAX_ATTRS 4096
 #define USER_TYPE_START 64 /* perf's own record types start here */
 
-struct qent {
-	uint64_t time;
-	uint64_t off;
-};
 
 struct buildid_ent {
 	char *filename;
@@ -65,11 +64,15 @@ struct perf_reader {
 	struct counter_ent *counters;
 	int nr_counters;
 	bool has_clockid, has_sample_time;
+	const uint8_t *vdso;   /* in the mapping */
+	uint64_t vdso_size;
+	uint8_t vdso_bid[24];
+	uint32_t vdso_bid_size;
 	uint64_t clock_res, first_time, last_time;
 	uint64_t lost;
 	uint64_t unknown_id;
 	uint64_t released;     /* pages below this offset were given back */
-	struct qent *q;
+	struct u64pair *q;  /* queued records: (time, file offset) */
 	size_t nq, qcap;
 	char err[256];
 };
@@ -98,19 +101,7 @@ static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t len)
 	return off <= r->map_size && len <= r->map_size - off;
 }
 
-static uint64_t rd64(const void *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
-static uint32_t rd32(const void *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
 
 static uint64_t hash64(uint64_t x)
 {
@@ -386,6 +377,21 @@ static int parse_features(struct perf_reader *r)
 		case PERF_FEAT_OFFCPU:
 			err = parse_offcpu(r, p, end);
 			break;
+		case PERF_FEAT_OFFCPU_VDSO: {
+			struct perf_vdso_image h;
+
+			if (size < sizeof(h))
+				return set_err(r, -EINVAL, "vDSO section too short");
+			memcpy(&h, p, sizeof(h));
+			if (h.size > size - sizeof(h) || h.build_id_size > sizeof(h.build_id))
+				return set_err(r, -EINVAL, "vDSO section: image of %" PRIu64 " bytes does not fit",
+					       h.size);
+			r->vdso = p + sizeof(h);
+			r->vdso_size = h.size;
+			r->vdso_bid_size = h.build_id_size;
+			memcpy(r->vdso_bid, h.build_id, sizeof(h.build_id));
+			break;
+		}
 		}
 		if (err)
 			return err;
@@ -653,6 +659,36 @@ static struct attr_priv *record_attr(struct perf_reader *r, const uint8_t *rec, 
 	return &r->attrs[idx];
 }
 
+/*
+ * Decode an off-CPU sample's payload; perf's embedded sample (offcpu-time)
+ * stands in for the sample's own pid, tid, period and callchain, as in perf
+ * 6.14 and newer, with the first frame as ip.
+ */
+static void offcpu_sample(struct perf_sample *s)
+{
+	const struct perf_evattr *a = s->evattr;
+	enum offcpu_payload_event ev = a->is_offcpu ? OFFCPU_PAYLOAD_TIME :
+				       a->is_wakeup ? OFFCPU_PAYLOAD_WAKEUP : OFFCPU_PAYLOAD_DELAY;
+
+	offcpu_payload__decode(ev, s->raw, s->raw_size, &s->off);
+	if (!s->off.embedded)
+		return;
+	s->pid = s->off.pid;
+	s->tid = s->off.tid;
+	s->period = s->off.period;
+	s->nr_callchain = s->off.nr_callchain;
+	s->callchain = s->off.callchain;
+	s->ip = 0;
+	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+		uint64_t ip = perf_sample__ip(s, i);
+
+		if (ip < PERF_CTX_MAX) {
+			s->ip = ip;
+			break;
+		}
+	}
+}
+
 /* Parse a sample's fields up to RAW; errors name the record's offset. */
 static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const uint8_t *rec,
 			uint16_t size, uint64_t off, struct perf_sample *s)
@@ -748,6 +784,8 @@ static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const 
 		s->raw = p;
 	}
 #undef NEED
+	if (s->raw && (a->pub.is_offcpu || a->pub.is_wakeup || a->pub.is_sched_delay))
+		offcpu_sample(s);
 	return 0;
 }
 
@@ -863,15 +901,6 @@ static int parse_record(struct perf_reader *r, uint64_t off, struct perf_rec *ou
 	return 0;
 }
 
-static int qent_cmp(const void *a, const void *b)
-{
-	const struct qent *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
 static int deliver(struct perf_reader *r, uint64_t off, perf_reader_cb cb, void *ctx)
 {
 	struct perf_rec rec;
@@ -884,45 +913,6 @@ static int deliver(struct perf_reader *r, uint64_t off, perf_reader_cb cb, void 
 	if (rec.type == PERF_RECORD_LOST)
 		r->lost += rec.lost.lost;
 	return cb(ctx, &rec);
-}
-
-/* Deliver queued records with time <= limit, in (time, file order). */
-static int flush(struct perf_reader *r, uint64_t limit, perf_reader_cb cb, void *ctx)
-{
-	size_t n = 0;
-	int err;
-
-	if (!r->nq)
-		return 0;
-	qsort(r->q, r->nq, sizeof(*r->q), qent_cmp);
-	while (n < r->nq && r->q[n].time <= limit) {
-		err = deliver(r, r->q[n].off, cb, ctx);
-		if (err)
-			return err;
-		n++;
-	}
-	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
-	r->nq -= n;
-	return 0;
-}
-
-/*
- * Give back the mapped pages no queued record points into any more, so the
- * resident size stays near the size of two rounds, not of the file.
- */
-static void release_pages(struct perf_reader *r, uint64_t upto)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t lo = r->released, hi;
-
-	for (size_t i = 0; i < r->nq; i++)
-		if (r->q[i].off < upto)
-			upto = r->q[i].off;
-	hi = upto / pg * pg;
-	if (r->borrowed || hi <= lo + (4u << 20)) /* in 4 MiB steps */
-		return;
-	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
-	r->released = hi;
 }
 
 /*
@@ -953,16 +943,113 @@ static uint64_t record_time(struct perf_reader *r, uint64_t off, uint32_t type, 
 	return rd64(rec + size - a->id_trailer_size + 8 * !!(a->sample_type & PERF_SAMPLE_TID));
 }
 
-int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
-{
-	uint64_t pos = r->data_start, round_max = 0, prev_limit = 0;
-	bool have_prev = false;
-	int err = 0;
+/*
+ * Records are located, timed and sorted by a producer (a thread of its own
+ * when one can be started) that hands batches of record offsets, in
+ * delivery order, to the caller's thread, which parses them and calls back:
+ * the scan of the file (and its page faults) and the sorting run beside
+ * the callback's work on the second core. A batch is what the sequential
+ * walk would deliver between two FINISHED_ROUNDs: the records without a
+ * time found in the round, then the queued records the round's end lets
+ * go, in (time, file order).
+ */
+struct batch {
+	uint64_t *offs;
+	size_t n, cap;
+	uint64_t low;       /* no later batch points below: pages under it can go */
+	struct batch *next;
+};
 
-	while (pos < r->data_end) {
+#define PIPE_MAX_BATCHES 8
+
+struct pipe {
+	struct perf_reader *r;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *head, *tail, *free; /* ready batches, oldest first; spares */
+	int nready;
+	bool done;          /* the producer has ended (perr says how) */
+	uint64_t consumed;  /* every record below this offset is delivered (pages may go) */
+	bool stop;          /* the consumer wants no more */
+	int perr;
+	char perr_msg[256];
+	/* producer state */
+	uint64_t pos, round_max, prev_limit;
+	bool have_prev;
+	struct u64pair *tmp;
+	size_t tmpcap;
+};
+
+static int batch_put(struct batch *b, uint64_t off)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		uint64_t *o = realloc(b->offs, cap * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		b->offs = o;
+		b->cap = cap;
+	}
+	b->offs[b->n++] = off;
+	return 0;
+}
+
+/* Move the queued records with time <= limit, sorted, into b. */
+static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, struct batch *b)
+{
+	size_t n = 0;
+	int err;
+
+	if (!r->nq)
+		return 0;
+	if (pp->tmpcap < r->nq) {
+		struct u64pair *t = realloc(pp->tmp, r->qcap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		pp->tmp = t;
+		pp->tmpcap = r->qcap;
+	}
+	pairsort(r->q, r->nq, pp->tmp);
+	while (n < r->nq && r->q[n].a <= limit) {
+		err = batch_put(b, r->q[n].b);
+		if (err)
+			return err;
+		n++;
+	}
+	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
+	r->nq -= n;
+	return 0;
+}
+
+static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pp->perr_msg, sizeof(pp->perr_msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/*
+ * Scan on to the next FINISHED_ROUND that lets records go (or the end)
+ * and fill b. Returns 1 when more batches follow, 0 at the end, negative
+ * errno on a damaged file (with what was found before it in b).
+ */
+static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
+{
+	int err;
+
+	b->n = 0;
+	while (pp->pos < r->data_end) {
+		uint64_t pos = pp->pos, t;
 		uint32_t type;
 		uint16_t size;
-		uint64_t t;
 
 		if (r->data_end - pos < 8) {
 			r->truncated = true;
@@ -976,62 +1063,239 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 				r->truncated = true;
 				break;
 			}
-			err = set_err(r, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
-				      pos, size);
-			goto cleanup;
+			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
+					   pos, size);
 		}
 		if (size > r->data_end - pos) {
 			if (r->data_to_eof) {
 				r->truncated = true;
 				break;
 			}
-			err = set_err(r, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
-				      pos, size, r->data_end);
-			goto cleanup;
+			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
+					   pos, size, r->data_end);
 		}
+		pp->pos += size;
 		if (type == PERF_RECORD_FINISHED_ROUND_) {
-			if (have_prev) {
-				err = flush(r, prev_limit, cb, ctx);
+			bool ready = pp->have_prev;
+
+			if (ready) {
+				err = take_queued(r, pp, pp->prev_limit, b);
 				if (err)
-					goto cleanup;
-				release_pages(r, pos);
+					return err;
+				b->low = pos;
+				for (size_t i = 0; i < r->nq; i++)
+					if (r->q[i].b < b->low)
+						b->low = r->q[i].b;
 			}
-			prev_limit = round_max;
-			have_prev = true;
-			pos += size;
+			pp->prev_limit = pp->round_max;
+			pp->have_prev = true;
+			if (ready)
+				return 1;
 			continue;
 		}
 		t = record_time(r, pos, type, size);
 		if (t == UINT64_MAX) {
-			err = deliver(r, pos, cb, ctx);
+			err = batch_put(b, pos);
 			if (err)
-				goto cleanup;
-		} else {
-			if (r->nq == r->qcap) {
-				size_t cap = r->qcap ? 2 * r->qcap : 4096;
-				struct qent *q = realloc(r->q, cap * sizeof(*q));
-
-				if (!q) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				r->q = q;
-				r->qcap = cap;
-			}
-			r->q[r->nq].time = t;
-			r->q[r->nq].off = pos;
-			r->nq++;
-			if (t > round_max)
-				round_max = t;
+				return err;
+			continue;
 		}
-		pos += size;
+		if (r->nq == r->qcap) {
+			size_t cap = r->qcap ? 2 * r->qcap : 4096;
+			struct u64pair *q = realloc(r->q, cap * sizeof(*q));
+
+			if (!q)
+				return -ENOMEM;
+			r->q = q;
+			r->qcap = cap;
+		}
+		r->q[r->nq].a = t;
+		r->q[r->nq].b = pos;
+		r->nq++;
+		if (t > pp->round_max)
+			pp->round_max = t;
 	}
 	if (r->truncated)
 		fprintf(stderr, "offcpu: warning: the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it\n",
-			pos, pos - r->data_start);
-	err = flush(r, UINT64_MAX, cb, ctx);
-cleanup:
+			pp->pos, pp->pos - r->data_start);
+	b->low = r->data_end;
+	err = take_queued(r, pp, UINT64_MAX, b);
+	return err ? err : 0;
+}
+
+/*
+ * Give back the mapped pages below low that no record still to deliver
+ * points into, so the resident size stays near the size of a few rounds,
+ * not of the file.
+ */
+static void release_pages(struct perf_reader *r, uint64_t low)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t lo = r->released, hi = low / pg * pg;
+
+	/* in 8 MiB steps: each call costs every CPU running a thread of ours a TLB flush */
+	if (r->borrowed || hi <= lo + (8u << 20))
+		return;
+	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
+	r->released = hi;
+}
+
+/*
+ * A batch to fill: a spare one, or a new one. The pages of the records
+ * delivered so far are given back here, by the producer: the TLB flush
+ * that costs then waits on this thread, not on the one doing the work.
+ */
+static struct batch *batch_get(struct pipe *pp)
+{
+	struct batch *b;
+	uint64_t consumed;
+
+	pthread_mutex_lock(&pp->mu);
+	b = pp->free;
+	if (b)
+		pp->free = b->next;
+	consumed = pp->consumed;
+	pthread_mutex_unlock(&pp->mu);
+	release_pages(pp->r, consumed);
+	return b ? b : calloc(1, sizeof(*b));
+}
+
+static void *producer(void *arg)
+{
+	struct pipe *pp = arg;
+	int ret;
+
+	do {
+		struct batch *b = batch_get(pp);
+
+		ret = b ? produce(pp->r, pp, b) : -ENOMEM;
+		pthread_mutex_lock(&pp->mu);
+		if (b) {
+			b->next = NULL;
+			if (pp->tail)
+				pp->tail->next = b;
+			else
+				pp->head = b;
+			pp->tail = b;
+			pp->nready++;
+		}
+		if (ret <= 0) {
+			pp->done = true;
+			pp->perr = ret;
+		}
+		pthread_cond_broadcast(&pp->cv);
+		while (ret > 0 && pp->nready >= PIPE_MAX_BATCHES && !pp->stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->stop)
+			ret = 0;
+		pthread_mutex_unlock(&pp->mu);
+	} while (ret > 0);
+	return NULL;
+}
+
+/* The next batch, waiting for the producer; NULL when there are no more. */
+static struct batch *batch_next(struct pipe *pp)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&pp->mu);
+	while (!pp->head && !pp->done)
+		pthread_cond_wait(&pp->cv, &pp->mu);
+	b = pp->head;
+	if (b) {
+		pp->head = b->next;
+		if (!pp->head)
+			pp->tail = NULL;
+		pp->nready--;
+		pthread_cond_broadcast(&pp->cv);
+	}
+	pthread_mutex_unlock(&pp->mu);
+	return b;
+}
+
+static void batch_free(struct batch *b)
+{
+	while (b) {
+		struct batch *n = b->next;
+
+		free(b->offs);
+		free(b);
+		b = n;
+	}
+}
+
+/*
+ * A thread pays for itself from about a megabyte of records on; below, the
+ * producer runs in the caller's thread, a batch at a time.
+ * OFFCPU_READER_THREADS=1 or 0 forces either (tests).
+ */
+static bool use_thread(const struct perf_reader *r)
+{
+	const char *env = getenv("OFFCPU_READER_THREADS");
+
+	if (env && *env)
+		return *env == '1';
+	return r->data_end - r->data_start >= (1u << 20);
+}
+
+int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
+{
+	struct pipe pp = { .r = r, .pos = r->data_start };
+	bool threaded;
+	struct batch *b;
+	pthread_t th;
+	int err = 0;
+
+	pthread_mutex_init(&pp.mu, NULL);
+	pthread_cond_init(&pp.cv, NULL);
+	threaded = use_thread(r) && !pthread_create(&th, NULL, producer, &pp);
+	for (;;) {
+		if (threaded) {
+			b = batch_next(&pp);
+		} else { /* one batch at a time, in this thread */
+			b = pp.done ? NULL : batch_get(&pp);
+			if (b) {
+				pp.perr = produce(r, &pp, b);
+				pp.done = pp.perr <= 0;
+			} else if (!pp.done) {
+				pp.perr = -ENOMEM;
+				pp.done = true;
+			}
+		}
+		if (!b)
+			break;
+		for (size_t i = 0; i < b->n && !err; i++)
+			err = deliver(r, b->offs[i], cb, ctx);
+		pthread_mutex_lock(&pp.mu);
+		if (!err && b->low > pp.consumed)
+			pp.consumed = b->low;
+		b->next = pp.free;
+		pp.free = b;
+		if (err)
+			pp.stop = true;
+		pthread_cond_broadcast(&pp.cv);
+		pthread_mutex_unlock(&pp.mu);
+		if (err)
+			break;
+	}
+	if (threaded)
+		pthread_join(th, NULL);
+	if (!err && pp.perr < 0) {
+		err = pp.perr;
+		if (pp.perr_msg[0])
+			snprintf(r->err, sizeof(r->err), "%s", pp.perr_msg);
+	}
+	batch_free(pp.head);
+	batch_free(pp.free);
+	free(pp.tmp);
+	pthread_mutex_destroy(&pp.mu);
+	pthread_cond_destroy(&pp.cv);
 	return err;
+}
+
+uint64_t perf_reader__data_size(const struct perf_reader *r)
+{
+	return r->data_end - r->data_start;
 }
 
 int perf_reader__nr_attrs(const struct perf_reader *r)
@@ -1076,6 +1340,18 @@ const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *fi
 			return r->bids[i].id;
 		}
 	return NULL;
+}
+
+bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
+		       const void **image, size_t *size)
+{
+	if (!r->vdso || !r->vdso_size)
+		return false;
+	*build_id = r->vdso_bid;
+	*build_id_size = r->vdso_bid_size;
+	*image = r->vdso;
+	*size = r->vdso_size;
+	return true;
 }
 
 int perf_reader__nr_offcpu_counters(const struct perf_reader *r)

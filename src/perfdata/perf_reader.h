@@ -47,6 +47,13 @@ struct perf_sample {
 	const void *callchain;       /* nr_callchain u64s, maybe unaligned: use perf_sample__ip() */
 	uint32_t raw_size;
 	const void *raw;
+	/*
+	 * offcpu-time, offcpu-wakeup and sched-delay: their payload decoded.
+	 * When it holds perf's embedded sample (off.embedded), pid, tid,
+	 * period, ip and callchain above are the embedded ones, as perf 6.14
+	 * and newer take them.
+	 */
+	struct offcpu_fields off;
 };
 
 static inline uint64_t perf_sample__ip(const struct perf_sample *s, uint64_t i)
@@ -99,6 +106,8 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx);
 const char *perf_reader__error(const struct perf_reader *r);
 
 int perf_reader__nr_attrs(const struct perf_reader *r);
+/* Bytes of records in the file (its data section, or up to its end when cut off). */
+uint64_t perf_reader__data_size(const struct perf_reader *r);
 const struct perf_evattr *perf_reader__attr(const struct perf_reader *r, int idx);
 
 /* Features; each getter returns false when the file did not have it. */
@@ -108,6 +117,9 @@ bool perf_reader__sample_time(const struct perf_reader *r, uint64_t *first, uint
 /* Build id of a file named in the BUILD_ID table, NULL if none. */
 const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *filename,
 				     size_t *size);
+/* The vDSO image the recording carries (PERF_FEAT_OFFCPU_VDSO); false when none. */
+bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
+		       const void **image, size_t *size);
 /* The offcpu section's counters: number of entries, and the i-th one. */
 int perf_reader__nr_offcpu_counters(const struct perf_reader *r);
 bool perf_reader__offcpu_counter(const struct perf_reader *r, int i, const char **name,

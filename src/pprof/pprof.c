@@ -294,9 +294,9 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
 		}
 		pb__end(b, mm);
 		if (st->pid)
-			label(b, k_pid, 0, st->pid);
+			label(b, k_pid, 0, (int32_t)st->pid);
 		if (st->tid)
-			label(b, k_tid, 0, st->tid);
+			label(b, k_tid, 0, (int32_t)st->tid);
 		label(b, k_comm, comm, 0);
 		if ((int)st->event == off_ev && st->state) {
 			int64_t sv = str_id(&e->st, state);

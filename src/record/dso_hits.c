@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "symbols/build_id.h"
@@ -365,62 +366,27 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
 			  bool *cut)
 {
-	struct perf_event_header *eh = rec;
-	uint8_t *b = (uint8_t *)(eh + 1), *end = (uint8_t *)rec + len, *chain, *from, *to;
-	uint64_t nr, v, *nrp = (uint64_t *)(b + 48);
-	size_t keep, ufirst = 0, nuser = 0, drop;
+	uint64_t frames[PERF_MAX_STACK + 1], first = 0, n, keep;
 	struct hproc *p;
 	uint32_t pid;
-	bool user = false;
+	size_t nlen;
 
 	*cut = false;
-	if (eh->type != PERF_RECORD_SAMPLE || eh->size != len || b + 56 > end ||
-	    (sample_type != cpu_sample_type() && sample_type != offcpu_sample_type()))
+	if (sample_type != cpu_sample_type() && sample_type != offcpu_sample_type())
 		return len;
-	memcpy(&pid, b + 16, 4);
-	memcpy(&nr, nrp, 8);
-	chain = b + 56;
-	if (nr > (size_t)(end - chain) / 8)
+	n = offcpu_payload__user_frames(rec, len, &first);
+	if (!n || n > PERF_MAX_STACK + 1)
 		return len;
+	memcpy(&pid, (const uint8_t *)rec + sizeof(struct perf_event_header) + 16, 4);
 	p = proc_slot(h, pid, false);
 	if (!p || !p->nr)
 		return len;
-	/* the user frames: after the PERF_CONTEXT_USER marker, up to the next marker */
-	for (uint64_t i = 0; i < nr; i++) {
-		memcpy(&v, chain + i * 8, 8);
-		if (v >= PERF_CTX_MAX) {
-			if (user)
-				break;
-			user = v == PERF_CTX_USER;
-			ufirst = i + 1;
-			continue;
-		}
-		if (user)
-			nuser++;
-	}
-	if (!user || !nuser)
-		return len;
 	sort_maps(p);
-	{
-		uint64_t frames[PERF_MAX_STACK + 1];
-
-		if (nuser > PERF_MAX_STACK + 1)
-			return len;
-		memcpy(frames, chain + ufirst * 8, nuser * 8);
-		keep = ustack_keep(p->maps, p->nr, frames, nuser);
-	}
-	if (keep == nuser)
-		return len;
-	/* drop the junk frames, and the marker too when no user frame is left */
-	drop = nuser - keep + (keep ? 0 : 1);
-	to = chain + (ufirst + keep - (keep ? 0 : 1)) * 8;
-	from = to + drop * 8;
-	memmove(to, from, end - from);
-	nr -= drop;
-	memcpy(nrp, &nr, 8);
-	eh->size = len - drop * 8;
-	*cut = true;
-	return eh->size;
+	memcpy(frames, (const uint8_t *)rec + sizeof(struct perf_event_header) + 56 + first * 8, n * 8);
+	keep = ustack_keep(p->maps, p->nr, frames, n);
+	nlen = offcpu_payload__cut_user(rec, len, keep);
+	*cut = nlen != len;
+	return nlen;
 }
 
 /* One BUILD_ID table entry: header, pid, id[20], size, pad[3], name. */
@@ -460,39 +426,6 @@ static int put_entry(uint8_t **buf, size_t *len, size_t *cap, uint16_t misc, con
 	return 0;
 }
 
-/* The kernel's build id from /sys/kernel/notes (ELF notes). */
-static int kernel_build_id(uint8_t *id, size_t max)
-{
-	uint8_t buf[4096];
-	ssize_t n;
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-	size_t off = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	while (n > 0 && off + 12 <= (size_t)n) {
-		uint32_t namesz, descsz, type;
-		size_t desc;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc = off + 12 + ((namesz + 3) & ~3u);
-		if (desc + descsz > (size_t)n || namesz > 256 || descsz > 256)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4)) {
-			size_t l = descsz < max ? descsz : max;
-
-			memcpy(id, buf + desc, l);
-			return l;
-		}
-		off = desc + ((descsz + 3) & ~3u);
-	}
-	return -ENOENT;
-}
-
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
 {
 	uint8_t *buf = NULL, id[64];
@@ -500,7 +433,7 @@ int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
 	int n, err = 0;
 
 	if (h->kernel_hit) {
-		n = kernel_build_id(id, sizeof(id));
+		n = sym_kernel_build_id("/sys/kernel/notes", id, sizeof(id));
 		if (n > 0)
 			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_KERNEL, id, n,
 					"[kernel.kallsyms]");

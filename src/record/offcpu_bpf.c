@@ -49,7 +49,7 @@ struct offcpu_bpf {
 	struct offcpu_wsum_key *wkeys; /* --wakeups only */
 	struct offcpu_wsample *wvals;
 	int ncpus;
-	_Alignas(8) uint8_t rec[8192]; /* an encoded record: written as u64s */
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
 };
 
 /* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
@@ -80,8 +80,7 @@ const char *offcpu_drop_name(int i)
 
 uint64_t offcpu_sample_type(void)
 {
-	return PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-	       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	return OFFCPU_PAYLOAD_SAMPLE_TYPE;
 }
 
 /* The attr perf sees for offcpu-time, as perf's own --off-cpu writes it. */
@@ -114,86 +113,6 @@ static int sched_frame_index(const __u64 *k, uint32_t n)
 	return glue_frames(k, n, sched_lo, sched_hi);
 }
 
-/*
- * The body of one of our samples, from PERF_SAMPLE_IDENTIFIER to the
- * callchain included: stack holds ulen user frames, then from
- * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them
- * glue. Returns where the raw payload goes; *kernel says if the sample's
- * ip is a kernel one.
- */
-static uint64_t *encode_head(uint64_t *p, uint64_t id, const struct offcpu_sample *s, uint64_t time,
-			     const __u64 *stack, uint32_t ulen, uint32_t klen, int skip, bool *kernel)
-{
-	const __u64 *k = &stack[OFFCPU_MAX_STACK];
-	uint64_t *nr;
-
-	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
-	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
-	if (skip > (int)klen)
-		skip = klen;
-	k += skip;
-	klen -= skip;
-	/* A frame-pointer walk through code built without them ends in junk. */
-	for (uint32_t i = 0; i < ulen; i++)
-		if (stack[i] < 4096) {
-			ulen = i;
-			break;
-		}
-	*p++ = id;
-	*p++ = klen ? k[0] : ulen ? stack[0] : 0;
-	*p++ = (uint64_t)s->tid << 32 | s->pid;
-	*p++ = time;
-	*p++ = s->cpu;
-	*p++ = s->period;
-	nr = p++;
-	*nr = 0;
-	if (klen) {
-		*p++ = PERF_CTX_KERNEL;
-		memcpy(p, k, klen * 8);
-		p += klen;
-		*nr += 1 + klen;
-	}
-	if (ulen) {
-		*p++ = PERF_CTX_USER;
-		memcpy(p, stack, ulen * 8);
-		p += ulen;
-		*nr += 1 + ulen;
-	}
-	*kernel = klen != 0;
-	return p;
-}
-
-/* Close a sample: the raw payload (u32 size, padded to 8), then the header. */
-static size_t encode_tail(void *buf, uint64_t *p, const void *raw, uint32_t raw_len, bool kernel)
-{
-	struct perf_event_header *h = buf;
-	uint32_t rawsz = (raw_len + 4 + 7) / 8 * 8 - 4;
-	uint8_t *r = (uint8_t *)p;
-
-	memcpy(r, &rawsz, 4);
-	memset(r + 4, 0, rawsz);
-	memcpy(r + 4, raw, raw_len);
-	r += 4 + rawsz;
-	h->type = PERF_RECORD_SAMPLE;
-	h->misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
-	h->size = r - (uint8_t *)buf;
-	return h->size;
-}
-
-/* The state letter of offcpu_raw (see perf_format.h). */
-static uint32_t raw_state(uint32_t state)
-{
-	if (!(state & OFFCPU_SCHED_DELAY))
-		return state == OFFCPU_STATE_D ? 'D' : 'S';
-	if (state & OFFCPU_STATE_NEW)
-		return 'N';
-	if (state & OFFCPU_STATE_OTHER)
-		return 'T';
-	if (state & OFFCPU_STATE_D)
-		return 'D';
-	return state & OFFCPU_STATE_S ? 'S' : 'R';
-}
-
 /* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
 static uint32_t raw_flags(const struct offcpu_sample *s)
 {
@@ -206,22 +125,66 @@ static uint32_t raw_flags(const struct offcpu_sample *s)
 	return f;
 }
 
+/*
+ * The payload of a sample of s: its stack holds ulen user frames, then from
+ * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them glue.
+ */
+static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, uint64_t id,
+		       const struct offcpu_sample *s, uint64_t time, const __u64 *stack,
+		       uint32_t ulen, uint32_t klen, int skip)
+{
+	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
+	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
+	if (skip > (int)klen)
+		skip = klen;
+	/* A frame-pointer walk through code built without them ends in junk. */
+	for (uint32_t i = 0; i < ulen; i++)
+		if (stack[i] < 4096) {
+			ulen = i;
+			break;
+		}
+	memset(p, 0, sizeof(*p));
+	p->event = ev;
+	p->id = id;
+	p->time = time;
+	p->pid = s->pid;
+	p->tid = s->tid;
+	p->cpu = s->cpu;
+	p->period = s->period;
+	p->count = s->count;
+	p->cgroup = s->cgroup;
+	p->flags = raw_flags(s);
+	p->kstack = (const uint64_t *)&stack[OFFCPU_MAX_STACK + skip]; /* same width */
+	p->klen = klen - skip;
+	p->ustack = (const uint64_t *)stack;
+	p->ulen = ulen;
+}
+
+/* The state letter of offcpu_raw (see offcpu_payload.h). */
+static uint32_t raw_state(uint32_t state)
+{
+	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP); /* flags: raw_flags */
+	if (!(state & OFFCPU_SCHED_DELAY))
+		return state == OFFCPU_STATE_D ? 'D' : 'S';
+	if (state & OFFCPU_STATE_NEW)
+		return 'N';
+	if (state & OFFCPU_STATE_OTHER)
+		return 'T';
+	if (state & OFFCPU_STATE_D)
+		return 'D';
+	return state & OFFCPU_STATE_S ? 'S' : 'R';
+}
+
 size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
 {
 	bool delay = s->state & OFFCPU_SCHED_DELAY;
-	struct offcpu_raw raw = {
-		.state = raw_state(s->state & ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP)),
-		.flags = raw_flags(s),
-		.count = s->count,
-		.cgroup = s->cgroup,
-	};
-	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
-	bool kernel;
+	struct offcpu_payload p;
 
-	p = encode_head(p, delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack,
-			s->ulen, s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen),
-			&kernel);
-	return encode_tail(buf, p, &raw, sizeof(raw), kernel);
+	payload_of(&p, delay ? OFFCPU_PAYLOAD_DELAY : OFFCPU_PAYLOAD_TIME,
+		   delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack, s->ulen,
+		   s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen));
+	p.state = raw_state(s->state);
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }
 
 /*
@@ -245,38 +208,28 @@ static int irq_frame_index(const __u64 *k, uint32_t n)
 size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
 			    uint64_t time, void *buf)
 {
-	struct offcpu_wakeup_raw raw = {
-		.r = {
-			.state = raw_state(s->state),
-			.flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED,
-			.count = s->count,
-			.cgroup = s->cgroup,
-		},
-		.waker_pid = w->pid,
-		.waker_tid = w->tid,
-	};
-	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
 	const __u64 *k = &w->stack[OFFCPU_MAX_STACK];
 	uint32_t klen = w->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : w->klen;
 	uint32_t ulen = w->ulen;
 	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
 	int irq = irq_frame_index(k + skip, klen - skip);
-	bool kernel;
+	struct offcpu_payload p;
 
 	if (irq >= 0) {
-		raw.r.flags |= OFFCPU_RAW_WAKER_IRQ;
-		raw.waker_pid = raw.waker_tid = 0;
-		snprintf(raw.waker_comm, sizeof(raw.waker_comm), "[irq]");
-		snprintf(raw.waker_text, sizeof(raw.waker_text), "[irq]");
 		klen = skip + irq + 1;
 		ulen = 0;
-	} else {
-		memcpy(raw.waker_comm, w->comm, sizeof(raw.waker_comm) - 1);
-		snprintf(raw.waker_text, sizeof(raw.waker_text), "%s %u/%u", raw.waker_comm,
-			 w->pid, w->tid);
 	}
-	p = encode_head(p, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip, &kernel);
-	return encode_tail(buf, p, &raw, sizeof(raw), kernel);
+	payload_of(&p, OFFCPU_PAYLOAD_WAKEUP, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip);
+	p.state = raw_state(s->state);
+	if (irq >= 0) {
+		p.flags |= OFFCPU_RAW_WAKER_IRQ;
+		strcpy(p.waker_comm, "[irq]");
+	} else {
+		p.waker_pid = w->pid;
+		p.waker_tid = w->tid;
+		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
+	}
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }
 
 /* Queue the records of one sample from the kernel (and of its waker). */
@@ -499,6 +452,10 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_exec = l;
+	l = bpf_program__attach(sk->progs.offcpu_rename);
+	if (!l)
+		return -errno;
+	sk->links.offcpu_rename = l;
 	if (bpf_program__autoload(sk->progs.offcpu_fork)) {
 		l = bpf_program__attach(sk->progs.offcpu_fork);
 		if (!l)

@@ -242,11 +242,11 @@ uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b);
 const char *offcpu_drop_name(int i);
 /*
  * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
- * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf (size 4096+,
- * 8-byte aligned).
+ * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
+ * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
  */
 size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
-/* Encode the offcpu-wakeup sample of s, woken by w, into buf (size 4096+). */
+/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
 size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
 			    uint64_t time, void *buf);
 uint64_t offcpu_sample_type(void);

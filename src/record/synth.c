@@ -19,6 +19,8 @@
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_writer.h"
 #include "record/record.h"
+#include "symbols/build_id.h"
+#include "symbols/vdso.h"
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
@@ -244,11 +246,50 @@ static int feature_u32_pair(struct perf_writer *w, unsigned int feat, uint32_t a
 	return perf_writer__set_feature(w, feat, v, sizeof(v));
 }
 
+/*
+ * A copy of the vDSO (the recorder's: one kernel maps the same one into
+ * every process of its ABI), so that [vdso] frames are named wherever the
+ * file is read. Without one (no vDSO here) the section is left out.
+ */
+static int synth_vdso(struct perf_writer *w)
+{
+	struct perf_vdso_image h = { 0 };
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	uint8_t *buf = NULL;
+	void *image;
+	size_t len, pad;
+	Elf *elf;
+	int n, err;
+
+	if (vdso__self(&image, &len))
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_memory(image, len);
+	n = elf ? elf__build_id(elf, bid, sizeof(bid)) : -ENOEXEC;
+	elf_end(elf);
+	h.size = len;
+	if (n > 0) {
+		h.build_id_size = n > (int)sizeof(h.build_id) ? sizeof(h.build_id) : (uint32_t)n;
+		memcpy(h.build_id, bid, h.build_id_size);
+	}
+	pad = (8 - len % 8) % 8;
+	buf = calloc(1, sizeof(h) + len + pad);
+	err = -ENOMEM;
+	if (buf) {
+		memcpy(buf, &h, sizeof(h));
+		memcpy(buf + sizeof(h), image, len);
+		err = perf_writer__set_feature(w, PERF_FEAT_OFFCPU_VDSO, buf, sizeof(h) + len + pad);
+	}
+	free(buf);
+	free(image);
+	return err;
+}
+
 /* Host facts perf and users expect in the header. */
 int synth__features(struct perf_writer *w, const struct record_opts *o)
 {
 	struct utsname u;
-	struct timespec res, mono, real;
+	struct timespec mono, real;
 	char exe[4096];
 	const char **args;
 	uint64_t v;
@@ -287,12 +328,13 @@ int synth__features(struct perf_writer *w, const struct record_opts *o)
 	if (err)
 		return err;
 
-	/* CLOCKID: the resolution of the clock samples are timed with */
-	clock_getres(CLOCK_MONOTONIC, &res);
-	v = res.tv_sec * 1000000000ULL + res.tv_nsec;
-	err = perf_writer__set_feature(w, PERF_FEAT_CLOCKID, &v, sizeof(v));
-	if (err)
-		return err;
+	/*
+	 * No CLOCKID section (the clock's resolution, shown by perf as "clockid
+	 * frequency"): hotspot's perfparser cannot read it and warns about every
+	 * file that has one. The clock is named by each attr (use_clockid,
+	 * clockid) and by CLOCK_DATA below, which perf shows as "clockid:
+	 * monotonic" and parsers that do not know it skip silently.
+	 */
 	/* CLOCK_DATA: one pair of readings relating the clock to wall time */
 	{
 		struct {
@@ -306,5 +348,7 @@ int synth__features(struct perf_writer *w, const struct record_opts *o)
 		cd.clock_ns = mono.tv_sec * 1000000000ULL + mono.tv_nsec;
 		err = perf_writer__set_feature(w, PERF_FEAT_CLOCK_DATA, &cd, sizeof(cd));
 	}
+	if (!err)
+		err = synth_vdso(w);
 	return err;
 }

@@ -458,10 +458,11 @@ int report__event_index(const struct session *s, const char *name)
 	return -1;
 }
 
-static struct session *open_session(const struct report_opts *o, const char *cmd)
+static struct session *open_session(const struct report_opts *o, const char *cmd,
+				    bool defer_kernel)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
-				   .no_symbols = o->no_symbols };
+				   .no_symbols = o->no_symbols, .defer_kernel = defer_kernel };
 	char err[512];
 	struct session *s = session__new(o->input, &so, err, sizeof(err));
 
@@ -473,8 +474,10 @@ static struct session *open_session(const struct report_opts *o, const char *cmd
 int report__aggregate(const struct report_opts *o, unsigned int keep, const char *cmd,
 		      struct session **sp, struct profile **pp)
 {
-	struct session *s = open_session(o, cmd);
+	struct session *s = open_session(o, cmd, true); /* frames are kept, named at the end */
 	struct profile *p = NULL;
+	const uint32_t *remap;
+	uint32_t nremap;
 	struct agg_ctx a = { .o = o };
 	int err = -EINVAL;
 
@@ -498,6 +501,12 @@ int report__aggregate(const struct report_opts *o, unsigned int keep, const char
 	err = session__run(s, agg_sample, &a);
 	if (err) {
 		fprintf(stderr, "offcpu %s: %s: %s\n", cmd, o->input, session__error(s));
+		goto cleanup;
+	}
+	remap = session__remap(s, &nremap);
+	err = profile__remap(p, remap, nremap);
+	if (err) {
+		fprintf(stderr, "offcpu: out of memory\n");
 		goto cleanup;
 	}
 	if (a.ow && offwake__unjoined(a.ow))
@@ -536,7 +545,7 @@ static int threads_sample(void *ctx, const struct rsample *rs)
 
 static int report_threads(const struct report_opts *o)
 {
-	struct session *s = open_session(o, "report");
+	struct session *s = open_session(o, "report", false);
 	struct agg_ctx a = { .o = o, .s = s };
 	int err = -EINVAL;
 
@@ -635,7 +644,7 @@ int cmd_script(int argc, char **argv)
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
-	s = open_session(&o, "script");
+	s = open_session(&o, "script", false);
 	if (!s)
 		goto cleanup;
 	err = script__run(stdout, s, &o);

@@ -66,7 +66,8 @@ static int waker_frame(struct offwake *w, const struct rsample *rs, uint32_t *id
 	if (rs->flags & OFFCPU_RAW_WAKER_IRQ)
 		snprintf(name, sizeof(name), "[irq]");
 	else if (w->waker_ids)
-		snprintf(name, sizeof(name), "%s %u/%u", comm, rs->waker_pid, rs->waker_tid);
+		snprintf(name, sizeof(name), "%s %d/%d", comm, (int32_t)rs->waker_pid,
+			 (int32_t)rs->waker_tid);
 	else
 		snprintf(name, sizeof(name), "%s", comm);
 	return session__label_frame(w->s, name, id);

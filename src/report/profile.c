@@ -35,6 +35,30 @@ static bool stack_eq(const void *ctx, uint32_t idx)
 	       (!a->nr || !memcmp(key->p->frames + a->frames_off, key->frames, a->nr * sizeof(uint32_t)));
 }
 
+/*
+ * Hash of a stack's frame ids and its key: one multiply per pair of frames
+ * and a full mix at the end (every sample is hashed: it is the profile's
+ * hot loop; frame ids are small dense integers, well spread by the mix).
+ */
+static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ n;
+	uint32_t i = 0;
+
+	for (; i + 2 <= n; i += 2)
+		h = (h ^ ((uint64_t)f[i] << 32 | f[i + 1])) * 0x9e3779b97f4a7c15ULL + (h >> 29);
+	if (i < n)
+		h = (h ^ f[i]) * 0x9e3779b97f4a7c15ULL + (h >> 29);
+	return htab__mix(h);
+}
+
+static uint64_t stack_hash(const struct pstack *k, const uint32_t *frames)
+{
+	return frames_hash(frames, k->nr,
+			   ((uint64_t)k->event << 32 | k->comm) ^ ((uint64_t)k->tid << 32 | k->pid) * 31 ^
+				   (k->cgroup + (uint8_t)k->state) * 0x9e3779b97f4a7c15ULL);
+}
+
 struct profile *profile__new(int nr_events, unsigned int keep)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -79,9 +103,7 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
 	k.state = rs->state;
 	k.nr = rs->nr;
-	h = htab__hash_bytes(rs->frames, rs->nr * sizeof(uint32_t),
-			     htab__mix(((uint64_t)k.event << 32 | k.comm) ^ htab__mix(k.pid ^ ((uint64_t)k.tid << 32))) ^
-				     htab__mix(k.cgroup + (uint8_t)k.state));
+	h = stack_hash(&k, rs->frames);
 	idx = htab__find(&p->ht, h, stack_eq, &key, &slot);
 	if (idx == HTAB_EMPTY) {
 		uint32_t off = p->nr_frames;
@@ -116,6 +138,53 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	p->events[k.event].samples++;
 	p->events[k.event].period += rs->s->period;
 	return 0;
+}
+
+int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
+{
+	struct pstack *old = p->stacks;
+	size_t nr = p->nr_stacks;
+	int err = 0;
+
+	if (!map)
+		return 0;
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (p->frames[i] < n)
+			p->frames[i] = map[p->frames[i]];
+	/* stacks that now read the same are one */
+	p->stacks = NULL;
+	p->nr_stacks = p->cap_stacks = 0;
+	htab__free(&p->ht);
+	for (size_t i = 0; i < nr && !err; i++) {
+		struct pstack *k = &old[i], *e;
+		const uint32_t *fr = p->frames + k->frames_off;
+		struct stack_key key = { p, k, fr };
+		uint64_t h = stack_hash(k, fr);
+		size_t slot;
+		uint32_t idx = htab__find(&p->ht, h, stack_eq, &key, &slot);
+
+		if (idx != HTAB_EMPTY) {
+			e = &p->stacks[idx];
+			e->samples += k->samples;
+			e->period += k->period;
+			e->count += k->count;
+			continue;
+		}
+		if (htab__reserve(&p->ht)) {
+			err = -ENOMEM;
+			break;
+		}
+		e = vec__push((void **)&p->stacks, &p->nr_stacks, &p->cap_stacks, sizeof(*e));
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		*e = *k;
+		htab__find(&p->ht, h, stack_eq, &key, &slot);
+		htab__put(&p->ht, slot, h, p->nr_stacks - 1);
+	}
+	free(old);
+	return err;
 }
 
 size_t profile__nr_stacks(const struct profile *p)

@@ -48,6 +48,12 @@ void profile__free(struct profile *p);
 /* Fold one resolved sample in. */
 int profile__add(struct profile *p, const struct rsample *rs);
 
+/*
+ * Replace each frame id f (< n) of every stack by map[f] (session__remap())
+ * and merge the stacks that become equal. A NULL map changes nothing.
+ */
+int profile__remap(struct profile *p, const uint32_t *map, uint32_t n);
+
 size_t profile__nr_stacks(const struct profile *p);
 const struct pstack *profile__stack(const struct profile *p, size_t i);
 const uint32_t *profile__frames(const struct profile *p, const struct pstack *st);

@@ -203,10 +203,10 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 	case SK_COMM:
 		return session__comm(r->s, e->comm);
 	case SK_PID:
-		snprintf(buf, len, "%7u", e->pid);
+		snprintf(buf, len, "%7d", (int32_t)e->pid);
 		return buf;
 	case SK_TID:
-		snprintf(buf, len, "%7u/%-7u", e->pid, e->tid);
+		snprintf(buf, len, "%7d/%-7d", (int32_t)e->pid, (int32_t)e->tid);
 		return buf;
 	case SK_DSO:
 		if (!e->dso)

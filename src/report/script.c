@@ -32,15 +32,17 @@ static int script_sample(void *ctx, const struct rsample *rs)
 	const struct perf_evattr *a = ps->evattr;
 	uint64_t st = a->attr.sample_type;
 	const char *comm = session__comm(c->s, rs->comm);
+	/* perf's embedded off-CPU samples have a callchain in their payload */
+	bool chain = (st & PERF_SAMPLE_CALLCHAIN) || ps->off.embedded;
 	FILE *f = c->f;
 
 	if (!report__match(c->o, c->s, rs))
 		return 0;
-	if (st & PERF_SAMPLE_CALLCHAIN)
+	if (chain)
 		fprintf(f, "%s ", comm);
 	else
 		fprintf(f, "%16s ", comm);
-	fprintf(f, "%5u ", ps->tid);
+	fprintf(f, "%5d ", (int32_t)ps->tid); /* perf prints -1 as such */
 	if (st & PERF_SAMPLE_CPU)
 		fprintf(f, "[%03u] ", ps->cpu);
 	if (st & PERF_SAMPLE_TIME)
@@ -49,7 +51,7 @@ static int script_sample(void *ctx, const struct rsample *rs)
 	if (st & PERF_SAMPLE_PERIOD)
 		fprintf(f, "%10" PRIu64 " ", ps->period);
 	fprintf(f, "%*s: ", c->name_width, a->name);
-	if (!(st & PERF_SAMPLE_CALLCHAIN) && rs->nr) {
+	if (!chain && rs->nr) {
 		const struct frame *fr = session__frame(c->s, rs->frames[0]);
 
 		if (fr->sym)
@@ -60,7 +62,7 @@ static int script_sample(void *ctx, const struct rsample *rs)
 		return ferror(f) ? -EIO : 0;
 	}
 	fputc('\n', f);
-	for (int i = 0; i < rs->nr; i++) {
+	for (int i = 0; i < rs->nr && !rs->no_chain; i++) {
 		const struct frame *fr = session__frame(c->s, rs->frames[i]);
 
 		if (fr->sym)

@@ -17,6 +17,7 @@
 #include "report/htab.h"
 #include "report/session.h"
 #include "symbols/symbolizer.h"
+#include "symbols/vdso.h"
 
 #define DSO_KERNEL (UINT32_MAX - 1)
 #define DSO_UNKNOWN (UINT32_MAX - 2)
@@ -44,6 +45,7 @@ struct map {
 
 struct proc {
 	uint32_t pid;
+	uint32_t gen;     /* bumped at each change of its maps (see ipc_ent) */
 	struct map *maps; /* sorted by start, non-overlapping */
 	size_t n, cap;
 };
@@ -58,12 +60,33 @@ struct addr_ent {
 	uint32_t dso;
 	uint64_t addr;     /* map-relative for files, absolute for kernel/unknown */
 	uint32_t first, n; /* into session.res */
+	bool pending;      /* a kernel address not named yet (session_opts.defer_kernel) */
 };
 
 struct res {
 	uint32_t frame;
 	uint64_t off;
 };
+
+/*
+ * A direct-mapped cache in front of the map lookup and the (dso, address)
+ * table: most frames of a file are addresses seen moments before in the
+ * same process, and a hit costs one hash and one compare instead of a
+ * binary search among the process's maps and a probe of the table. A
+ * process's entries die when its maps change (gen).
+ */
+#define IPC_BITS_MAX 16
+struct ipc_ent {
+	uint64_t ip;
+	uint64_t shown;   /* the address shown (map-relative for files) */
+	uint32_t proc;    /* index in session.procs, IPC_KERNEL, or IPC_NOPROC */
+	uint32_t gen;     /* its proc's gen */
+	uint32_t ent;     /* index in session.addrs + 1; 0 = empty */
+};
+#define IPC_KERNEL UINT32_MAX
+#define IPC_NOPROC (UINT32_MAX - 1)
+
+#define LAST_N 64 /* recently found threads and processes remembered (thread_find) */
 
 struct session {
 	struct perf_reader *reader;
@@ -91,8 +114,17 @@ struct session {
 	struct res *res;
 	size_t nr_res, cap_res;
 	uint64_t kernel_text;
+	uint64_t kernel_start, kernel_end; /* the kernel's map, as its MMAP record says */
 	bool kernel_text_set;
+	bool kernel_warned;
+	bool kernel_deferred;            /* kernel addresses get placeholder frames for now */
+	uint32_t *remap;                 /* placeholder frame -> its named frame */
+	uint32_t nr_remap;
 	uint64_t first_time, last_time; /* of records that have a time */
+	struct ipc_ent *ipc;             /* 1 << ipc_bits entries */
+	unsigned int ipc_bits;
+	/* threads and processes found lately, by tid / pid modulo LAST_N (see thread_find) */
+	uint32_t last_thread[LAST_N], last_proc[LAST_N];
 	/* per-sample scratch */
 	uint32_t sframes[MAX_FRAMES];
 	uint64_t saddrs[MAX_FRAMES], soffs[MAX_FRAMES];
@@ -209,13 +241,25 @@ static bool u32_eq(const void *ctx, uint32_t idx)
 	return v == k->v;
 }
 
+/*
+ * The thread tid. The last ones found are remembered by tid modulo LAST_N:
+ * samples come in runs of a few threads, one per CPU, which hit there
+ * before the hash table.
+ */
 static struct thread *thread_find(struct session *s, uint32_t tid)
 {
 	struct u32_key k = { s->threads, sizeof(struct thread), tid };
+	uint32_t *last = &s->last_thread[tid & (LAST_N - 1)];
 	size_t slot;
-	uint32_t idx = htab__find(&s->thread_ht, htab__mix(tid), u32_eq, &k, &slot);
+	uint32_t idx;
 
-	return idx == HTAB_EMPTY ? NULL : &s->threads[idx];
+	if (*last < s->nr_threads && s->threads[*last].tid == tid)
+		return &s->threads[*last];
+	idx = htab__find(&s->thread_ht, htab__mix(tid), u32_eq, &k, &slot);
+	if (idx == HTAB_EMPTY)
+		return NULL;
+	*last = idx;
+	return &s->threads[idx];
 }
 
 /* The thread tid, created with perf's default comm (":tid", "swapper"). */
@@ -239,7 +283,7 @@ static struct thread *thread_get(struct session *s, uint32_t tid, uint32_t pid)
 	if (tid == 0)
 		snprintf(name, sizeof(name), "swapper");
 	else
-		snprintf(name, sizeof(name), ":%u", tid);
+		snprintf(name, sizeof(name), ":%d", (int32_t)tid); /* perf's ":-1" */
 	if (comm_id(s, name, &t->comm)) {
 		s->nr_threads--;
 		return NULL;
@@ -254,12 +298,18 @@ static struct proc *proc_get(struct session *s, uint32_t pid, bool create)
 {
 	struct u32_key k = { s->procs, sizeof(struct proc), pid };
 	uint64_t h = htab__mix(pid ^ 0x5555);
+	uint32_t *last = &s->last_proc[pid & (LAST_N - 1)];
 	size_t slot;
-	uint32_t idx = htab__find(&s->proc_ht, h, u32_eq, &k, &slot);
+	uint32_t idx;
 	struct proc *p;
 
-	if (idx != HTAB_EMPTY)
+	if (*last < s->nr_procs && s->procs[*last].pid == pid)
+		return &s->procs[*last];
+	idx = htab__find(&s->proc_ht, h, u32_eq, &k, &slot);
+	if (idx != HTAB_EMPTY) {
+		*last = idx;
 		return &s->procs[idx];
+	}
 	if (!create || htab__reserve(&s->proc_ht))
 		return NULL;
 	p = vec__push((void **)&s->procs, &s->nr_procs, &s->cap_procs, sizeof(*p));
@@ -400,7 +450,9 @@ static int dso_get(struct session *s, const char *name, uint32_t *id)
 	d->name = in;
 	slash = strrchr(in, '/');
 	d->short_name = slash && slash[1] ? slash + 1 : in;
-	d->anon = in[0] != '/' || !strncmp(in, "/memfd:", 7) || !strncmp(in, "//anon", 6);
+	/* no file behind it (JIT code, memfd): perf-PID.map; the vDSO has its image */
+	d->anon = (in[0] != '/' && strcmp(in, VDSO_NAME)) || !strncmp(in, "/memfd:", 7) ||
+		  !strncmp(in, "//anon", 6);
 	htab__find(&s->dso_ht, h, dso_eq, &k, &slot);
 	htab__put(&s->dso_ht, slot, h, s->nr_dsos - 1);
 	*id = s->nr_dsos - 1;
@@ -451,14 +503,11 @@ static int frame_intern(struct session *s, const struct frame *f, uint32_t *id)
 	return 0;
 }
 
-/* Add one resolved frame to the result pool. */
-static int res_add(struct session *s, const char *sym, const char *dso, const char *dso_short,
-		   uint64_t addr, uint64_t off, const struct sym_frame *sf, bool kernel)
+/* The interned frame of one resolved address. */
+static int frame_of(struct session *s, const char *sym, const char *dso, const char *dso_short,
+		    uint64_t addr, const struct sym_frame *sf, bool kernel, uint32_t *id)
 {
 	struct frame f = { 0 };
-	struct res *r;
-	uint32_t id;
-	int err;
 
 	f.dso = dso;
 	f.dso_short = dso_short;
@@ -476,7 +525,18 @@ static int res_add(struct session *s, const char *sym, const char *dso, const ch
 	}
 	if (sf)
 		f.inlined = sf->inlined;
-	err = frame_intern(s, &f, &id);
+	return frame_intern(s, &f, id);
+}
+
+/* Add one resolved frame to the result pool. */
+static int res_add(struct session *s, const char *sym, const char *dso, const char *dso_short,
+		   uint64_t addr, uint64_t off, const struct sym_frame *sf, bool kernel)
+{
+	struct res *r;
+	uint32_t id;
+	int err;
+
+	err = frame_of(s, sym, dso, dso_short, addr, sf, kernel, &id);
 	if (err)
 		return err;
 	r = vec__push((void **)&s->res, &s->nr_res, &s->cap_res, sizeof(*r));
@@ -484,6 +544,74 @@ static int res_add(struct session *s, const char *sym, const char *dso, const ch
 		return -ENOMEM;
 	r->frame = id;
 	r->off = off;
+	return 0;
+}
+
+/*
+ * The frame of a kernel address: its function from kallsyms (of the
+ * recorded kernel), its module; an address named by nothing and outside
+ * the kernel's map has no known DSO, as perf shows it.
+ */
+static int kernel_frame(struct session *s, uint64_t ip, uint32_t *id, uint64_t *off)
+{
+	struct sym_frame sf = { 0 };
+	const char *module = NULL;
+	int ok = s->opts.no_symbols ? 0 : symbolizer__resolve_kernel(s->sym, ip, &sf, &module);
+	const char *mod = strpool__intern(&s->strs, module ? module : "[kernel.kallsyms]");
+
+	if (!s->kernel_warned && symbolizer__kernel_warning(s->sym)) {
+		s->kernel_warned = true;
+		fprintf(stderr, "offcpu: warning: %s\n", symbolizer__kernel_warning(s->sym));
+	}
+	if (!(ok > 0 && sf.sym) && s->kernel_end > s->kernel_start &&
+	    (ip < s->kernel_start || ip >= s->kernel_end))
+		mod = strpool__intern(&s->strs, "[unknown]");
+	if (!mod)
+		return -ENOMEM;
+	*off = ok > 0 && sf.sym ? sf.offset : 0;
+	return ok > 0 && sf.sym ? frame_of(s, sf.sym, mod, mod, ip, &sf, true, id) :
+				  frame_of(s, NULL, mod, mod, ip, NULL, true, id);
+}
+
+/* A frame standing for a kernel address until it is named: one per address. */
+static int kernel_placeholder(struct session *s, uint64_t ip, uint32_t *id)
+{
+	const char *k = strpool__intern(&s->strs, "[kernel.kallsyms]");
+
+	return k ? frame_of(s, NULL, k, k, ip, NULL, true, id) : -ENOMEM;
+}
+
+/*
+ * Name the kernel addresses left for later (session_opts.defer_kernel) and
+ * note, per placeholder frame, the frame that replaces it (session__remap).
+ */
+static int kernel_finish(struct session *s)
+{
+	uint32_t nf = s->nr_frames;
+
+	s->kernel_deferred = false;
+	s->remap = malloc((nf ? nf : 1) * sizeof(*s->remap));
+	if (!s->remap)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nf; i++)
+		s->remap[i] = i;
+	s->nr_remap = nf;
+	for (size_t i = 0; i < s->nr_addrs; i++) {
+		struct addr_ent *a = &s->addrs[i];
+		uint32_t id;
+		uint64_t off;
+		int err;
+
+		if (!a->pending)
+			continue;
+		err = kernel_frame(s, a->addr, &id, &off);
+		if (err)
+			return err;
+		s->remap[s->res[a->first].frame] = id;
+		s->res[a->first].frame = id;
+		s->res[a->first].off = off;
+		a->pending = false;
+	}
 	return 0;
 }
 
@@ -515,22 +643,26 @@ static const struct addr_ent *resolve(struct session *s, uint32_t dso, const str
 	struct addr_ent *a;
 	uint32_t first = s->nr_res;
 	int n = 0, err = 0;
+	bool pending = false;
 
 	if (idx != HTAB_EMPTY)
 		return &s->addrs[idx];
 
 	if (dso == DSO_KERNEL) {
-		struct sym_frame sf = { 0 };
-		const char *module = NULL;
-		int ok = s->opts.no_symbols ? 0 : symbolizer__resolve_kernel(s->sym, ip, &sf, &module);
-		const char *mod = strpool__intern(&s->strs, module ? module : "[kernel.kallsyms]");
+		uint32_t id;
+		uint64_t off = 0;
 
-		if (!mod)
-			return NULL;
-		if (ok > 0 && sf.sym)
-			err = res_add(s, sf.sym, mod, mod, ip, sf.offset, &sf, true);
-		else
-			err = res_add(s, NULL, mod, mod, ip, 0, NULL, true);
+		/* named once kallsyms is in (session__run's end), or now */
+		err = s->kernel_deferred ? kernel_placeholder(s, ip, &id) : kernel_frame(s, ip, &id, &off);
+		if (!err) {
+			struct res *r = vec__push((void **)&s->res, &s->nr_res, &s->cap_res, sizeof(*r));
+
+			if (!r)
+				return NULL;
+			r->frame = id;
+			r->off = off;
+		}
+		pending = s->kernel_deferred;
 		n = 1;
 	} else if (dso == DSO_UNKNOWN) {
 		const char *u = strpool__intern(&s->strs, "[unknown]");
@@ -584,6 +716,7 @@ static const struct addr_ent *resolve(struct session *s, uint32_t dso, const str
 	a->addr = key_addr;
 	a->first = first;
 	a->n = n;
+	a->pending = pending;
 	htab__find(&s->addr_ht, h, addr_eq, &k, &slot);
 	htab__put(&s->addr_ht, slot, h, s->nr_addrs - 1);
 	return a;
@@ -594,47 +727,118 @@ static bool is_kernel_addr(uint64_t ip)
 	return ip >= 0xffff800000000000ULL;
 }
 
-/* Append the frames of one address to the sample scratch; -E2BIG when full. */
-static int push_addr(struct session *s, struct rsample *rs, const struct proc *p,
-		     uint64_t ip, bool kernel)
+/* The address cache's size: an entry per 256 bytes of records, 1 Ki to 64 Ki of them. */
+static unsigned int ipc_bits_for(uint64_t data_size)
+{
+	unsigned int bits = 10;
+
+	while (bits < IPC_BITS_MAX && ((uint64_t)256 << bits) < data_size)
+		bits++;
+	return bits;
+}
+
+/* An address the cache did not have: its map, its symbols; the entry is refilled. */
+static __attribute__((noinline)) const struct addr_ent *
+ipc_miss(struct session *s, struct ipc_ent *c, uint32_t key, uint32_t gen, const struct proc *p,
+	 uint64_t ip, uint32_t pid)
 {
 	const struct addr_ent *a;
-	const struct map *m = NULL;
+	const struct map *m;
 	uint64_t shown = ip;
 
-	if (kernel || is_kernel_addr(ip)) {
-		a = resolve(s, DSO_KERNEL, NULL, ip, ip, rs->s->pid);
+	if (key == IPC_KERNEL) {
+		a = resolve(s, DSO_KERNEL, NULL, ip, ip, pid);
 	} else {
 		m = proc_find_map(p, ip);
 		if (m) {
 			shown = ip - m->start + m->pgoff;
-			a = resolve(s, m->dso, m, shown, ip, rs->s->pid);
+			a = resolve(s, m->dso, m, shown, ip, pid);
 		} else {
-			a = resolve(s, DSO_UNKNOWN, NULL, ip, ip, rs->s->pid);
+			a = resolve(s, DSO_UNKNOWN, NULL, ip, ip, pid);
 		}
 	}
-	if (!a)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < a->n; i++) {
-		if (rs->nr >= MAX_FRAMES)
-			return -E2BIG;
-		s->sframes[rs->nr] = s->res[a->first + i].frame;
-		s->saddrs[rs->nr] = shown;
-		s->soffs[rs->nr] = s->res[a->first + i].off;
-		rs->nr++;
+	if (a)
+		*c = (struct ipc_ent){ ip, shown, key, gen, (uint32_t)(a - s->addrs) + 1 };
+	return a;
+}
+
+/* Append the frames of one address to the sample scratch; -E2BIG when full. */
+static inline int push_addr(struct session *s, struct rsample *rs, const struct proc *p,
+			    uint64_t ip, bool kernel)
+{
+	uint32_t key = kernel || is_kernel_addr(ip) ? IPC_KERNEL :
+		       p ? (uint32_t)(p - s->procs) : IPC_NOPROC;
+	uint32_t gen = key < IPC_NOPROC ? p->gen : 0;
+	struct ipc_ent *c = &s->ipc[(ip * 0x9e3779b97f4a7c15ULL ^ (uint64_t)key * 0xc2b2ae3d27d4eb4fULL) >>
+				    (64 - s->ipc_bits)];
+	const struct addr_ent *a;
+	const struct res *r;
+	uint32_t nr = rs->nr;
+
+	if (__builtin_expect(c->ent && c->ip == ip && c->proc == key && c->gen == gen, 1)) {
+		a = &s->addrs[c->ent - 1];
+	} else {
+		a = ipc_miss(s, c, key, gen, p, ip, rs->s->pid);
+		if (!a)
+			return -ENOMEM;
 	}
+	r = &s->res[a->first];
+	for (uint32_t i = 0; i < a->n; i++, nr++) {
+		if (nr >= MAX_FRAMES) {
+			rs->nr = nr;
+			return -E2BIG;
+		}
+		s->sframes[nr] = r[i].frame;
+		s->saddrs[nr] = c->shown;
+		s->soffs[nr] = r[i].off;
+	}
+	rs->nr = nr;
 	return 0;
+}
+
+/*
+ * perf's own direct off-CPU samples (perf --off-cpu, 6.14 and newer) carry
+ * the thread id where the process id belongs and the other way round (its
+ * BPF program packs them so); perf shows them so. The side-band knows
+ * which thread belongs to which process: when it says the recorded tid is
+ * a process and the recorded pid one of its threads, the two are put back.
+ * offcpu's own payloads and perf's summed samples are left alone.
+ */
+static void fix_perf_offcpu_ids(struct session *s, struct perf_sample *ps)
+{
+	const struct thread *t;
+
+	if (!ps->off.embedded || ps->off.own || ps->pid == ps->tid)
+		return;
+	t = thread_find(s, ps->tid);
+	if (t && t->pid == ps->pid)
+		return; /* as it should be */
+	t = thread_find(s, ps->pid);
+	if (t && t->pid == ps->tid) {
+		uint32_t v = ps->pid;
+
+		ps->pid = ps->tid;
+		ps->tid = v;
+	}
 }
 
 static int on_sample(struct session *s, const struct perf_rec *rec)
 {
+	struct perf_sample fixed;
 	const struct perf_sample *ps = &rec->sample;
 	struct rsample rs = { 0 };
-	struct thread *t = thread_get(s, ps->tid, ps->pid);
-	const struct proc *p = proc_get(s, ps->pid, false);
+	struct thread *t;
+	const struct proc *p;
 	bool kernel;
 	int err = 0;
 
+	if (ps->off.embedded && !ps->off.own) {
+		fixed = *ps;
+		fix_perf_offcpu_ids(s, &fixed);
+		ps = &fixed;
+	}
+	t = thread_get(s, ps->tid, ps->pid);
+	p = proc_get(s, ps->pid, false);
 	if (!t)
 		return -ENOMEM;
 	s->stats.nr_samples++;
@@ -642,30 +846,16 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 	rs.event = ps->evattr->idx;
 	rs.comm = t->comm;
 	rs.count = 1;
-	if ((ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay) &&
-	    ps->raw_size >= 4) {
-		const uint8_t *raw = ps->raw;
-		uint32_t v;
-
-		memcpy(&v, raw, 4);
-		rs.state = (char)v;
-		if (ps->raw_size >= 8)
-			memcpy(&rs.flags, raw + 4, 4);
-		if (ps->raw_size >= 16)
-			memcpy(&rs.count, raw + 8, 8);
-		if (ps->raw_size >= 24)
-			memcpy(&rs.cgroup, raw + 16, 8);
+	if (ps->raw && (ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay)) {
+		rs.state = ps->off.state;
+		rs.flags = ps->off.flags;
+		rs.count = ps->off.count;
+		rs.cgroup = ps->off.cgroup;
 	}
-	if (ps->evattr->is_wakeup &&
-	    ps->raw_size >= offsetof(struct offcpu_wakeup_raw, waker_comm) + 16) {
-		const uint8_t *raw = ps->raw;
-		char comm[17];
-
-		memcpy(&rs.waker_pid, raw + offsetof(struct offcpu_wakeup_raw, waker_pid), 4);
-		memcpy(&rs.waker_tid, raw + offsetof(struct offcpu_wakeup_raw, waker_tid), 4);
-		memcpy(comm, raw + offsetof(struct offcpu_wakeup_raw, waker_comm), 16);
-		comm[16] = 0;
-		err = comm_id(s, comm, &rs.waker_comm);
+	if (ps->off.waker) {
+		rs.waker_pid = ps->off.waker_pid;
+		rs.waker_tid = ps->off.waker_tid;
+		err = comm_id(s, ps->off.waker_comm, &rs.waker_comm);
 		if (err)
 			return err;
 	}
@@ -677,7 +867,13 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 			uint64_t ip = perf_sample__ip(ps, i);
 
 			if (ip >= PERF_CTX_MAX) {
-				kernel = ip == PERF_CTX_KERNEL || ip == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				if (ip != PERF_CTX_KERNEL && ip != PERF_CTX_USER && ip != (uint64_t)PERF_CONTEXT_HV) {
+					/* a corrupt chain (a walk into junk): perf drops all of it */
+					rs.no_chain = true;
+					rs.nr = 0;
+					break;
+				}
+				kernel = ip == PERF_CTX_KERNEL;
 				continue;
 			}
 			/* the sample ip leads the chain unless the chain lacks it */
@@ -689,6 +885,9 @@ static int on_sample(struct session *s, const struct perf_rec *rec)
 			if (!err)
 				err = push_addr(s, &rs, p, ip, kernel);
 		}
+		/* the sample is still counted where its ip is, as perf reports it */
+		if (rs.no_chain && !err && (ps->evattr->attr.sample_type & PERF_SAMPLE_IP))
+			err = push_addr(s, &rs, p, ps->ip, ps->cpumode == PERF_RECORD_MISC_KERNEL);
 	} else if (ps->evattr->attr.sample_type & PERF_SAMPLE_IP) {
 		err = push_addr(s, &rs, p, ps->ip, kernel);
 	}
@@ -735,8 +934,10 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 			return err;
 		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			p = proc_get(s, rec->comm.pid, false);
-			if (p)
+			if (p) {
 				p->n = 0; /* exec: the old image is gone */
+				p->gen++;
+			}
 		}
 		return 0;
 	case PERF_RECORD_FORK: {
@@ -758,6 +959,7 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 			p = proc_get(s, rec->fork.pid, true); /* may move s->procs */
 			if (!p)
 				return -ENOMEM;
+			p->gen++;
 			return proc_clone_maps(p, pp ? &s->procs[ppi] : NULL);
 		}
 		return 0;
@@ -770,6 +972,8 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 		if (rec->mmap.pid == UINT32_MAX || mode == PERF_RECORD_MISC_KERNEL) {
 			if (!strncmp(rec->mmap.filename, "[kernel.kallsyms]", 17) && !s->kernel_text_set) {
 				s->kernel_text = rec->mmap.pgoff;
+				s->kernel_start = rec->mmap.start;
+				s->kernel_end = rec->mmap.start + rec->mmap.len;
 				s->kernel_text_set = true;
 				symbolizer__set_kernel_text(s->sym, s->kernel_text);
 			}
@@ -791,6 +995,7 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 		m.end = rec->mmap.start + rec->mmap.len;
 		m.pgoff = rec->mmap.pgoff;
 		m.dso = id;
+		p->gen++;
 		return proc_add_map(p, &m);
 	}
 	}
@@ -802,6 +1007,9 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct symbolizer_opts so = { 0 };
+	const uint8_t *bid;
+	const void *image;
+	size_t bsz, len;
 
 	if (!s) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -816,10 +1024,29 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 	so.inlines = s->opts.inlines;
 	so.demangle = true;
 	so.kallsyms = s->opts.kallsyms;
+	s->ipc_bits = ipc_bits_for(perf_reader__data_size(s->reader));
+	s->ipc = calloc((size_t)1 << s->ipc_bits, sizeof(*s->ipc));
+	if (!s->ipc) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto cleanup;
+	}
 	s->sym = symbolizer__new(&so);
 	if (!s->sym) {
 		snprintf(errbuf, errlen, "cannot create the symbolizer");
 		goto cleanup;
+	}
+	/* which kernel and which vDSO the recording saw */
+	bid = perf_reader__build_id(s->reader, "[kernel.kallsyms]", &bsz);
+	if (bid)
+		symbolizer__set_kernel_build_id(s->sym, bid, bsz);
+	if (perf_reader__vdso(s->reader, &bid, &bsz, &image, &len) &&
+	    symbolizer__add_image(s->sym, VDSO_NAME, bid, bsz, image, len)) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto cleanup;
+	}
+	if (s->opts.defer_kernel && !s->opts.no_symbols) {
+		s->kernel_deferred = true;
+		symbolizer__load_kernel_async(s->sym);
 	}
 	return s;
 cleanup:
@@ -843,6 +1070,8 @@ void session__free(struct session *s)
 	free(s->frames);
 	free(s->addrs);
 	free(s->res);
+	free(s->ipc);
+	free(s->remap);
 	htab__free(&s->dso_ht);
 	htab__free(&s->proc_ht);
 	htab__free(&s->thread_ht);
@@ -859,6 +1088,8 @@ int session__run(struct session *s, session_sample_cb cb, void *ctx)
 	s->cb = cb;
 	s->cb_ctx = ctx;
 	err = perf_reader__process(s->reader, on_record, s);
+	if (!err && s->kernel_deferred)
+		err = kernel_finish(s);
 	if (err) {
 		if (perf_reader__error(s->reader)[0])
 			snprintf(s->err, sizeof(s->err), "%s", perf_reader__error(s->reader));
@@ -872,6 +1103,12 @@ int session__run(struct session *s, session_sample_cb cb, void *ctx)
 const char *session__error(const struct session *s)
 {
 	return s->err;
+}
+
+const uint32_t *session__remap(const struct session *s, uint32_t *n)
+{
+	*n = s->nr_remap;
+	return s->remap;
 }
 
 const struct perf_reader *session__reader(const struct session *s)

@@ -39,6 +39,7 @@ struct rsample {
 	uint64_t count;              /* intervals summed in an offcpu-time sample, else 1 */
 	uint64_t cgroup;
 	int nr;
+	bool no_chain;               /* the callchain was corrupt (perf drops it): frames are the ip's */
 	const uint32_t *frames;      /* frame ids */
 	const uint64_t *addrs;       /* address shown by script (map-relative for user) */
 	const uint64_t *offs;        /* offset in the symbol */
@@ -54,6 +55,14 @@ struct session_opts {
 	bool inlines;
 	bool no_symbols;   /* skip the symbolizer (tests, raw dumps) */
 	const char *kallsyms;
+	/*
+	 * Kernel addresses are named at the end of session__run() (kallsyms is
+	 * read meanwhile in a thread of its own): until then each distinct one
+	 * has a placeholder frame of its own, which session__remap() maps to
+	 * its named frame. For callers that keep frames and name them after
+	 * the walk (aggregated outputs), not for those that print as they go.
+	 */
+	bool defer_kernel;
 };
 
 struct session *session__new(const char *path, const struct session_opts *opts,
@@ -65,6 +74,12 @@ int session__run(struct session *s, session_sample_cb cb, void *ctx);
 const char *session__error(const struct session *s);
 
 const struct perf_reader *session__reader(const struct session *s);
+/*
+ * With defer_kernel, after session__run(): for each frame id (n of them)
+ * the id to use instead (placeholders of kernel addresses map to their
+ * named frames, every other id to itself); NULL without defer_kernel.
+ */
+const uint32_t *session__remap(const struct session *s, uint32_t *n);
 const struct frame *session__frame(const struct session *s, uint32_t id);
 uint32_t session__nr_frames(const struct session *s);
 const char *session__comm(const struct session *s, uint32_t id);

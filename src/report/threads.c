@@ -210,7 +210,7 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		sum = r->oncpu + r->sleep_s + r->sleep_d + r->rq;
 		rest = (int64_t)(wall - sum);
 		fmt_time(buf, sizeof(buf), wall);
-		fprintf(f, "  %7u  %7u  %-16s  %11s", r->pid, r->tid, session__comm(s, th.comm), buf);
+		fprintf(f, "  %7d  %7d  %-16s  %11s", (int32_t)r->pid, (int32_t)r->tid, session__comm(s, th.comm), buf);
 		put_time(f, r->oncpu, wall, t->have_cpu);
 		put_time(f, r->sleep_s, wall, true);
 		put_time(f, r->sleep_d, wall, true);

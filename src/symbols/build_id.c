@@ -118,3 +118,39 @@ char *build_id__hex(const uint8_t *id, size_t size, char *buf)
 	buf[2 * size] = '\0';
 	return buf;
 }
+
+/*
+ * The running kernel's build id, from the ELF notes the kernel exposes in
+ * notes_path (/sys/kernel/notes): its size, or negative errno.
+ */
+int sym_kernel_build_id(const char *notes_path, uint8_t *out, size_t max)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open(notes_path, O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	while (n > 0 && off + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t desc;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc = off + 12 + ((namesz + 3) & ~3u);
+		if (desc + descsz > (size_t)n || namesz > 256 || descsz > 256)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4)) {
+			size_t l = descsz < max ? descsz : max;
+
+			memcpy(out, buf + desc, l);
+			return l;
+		}
+		off = desc + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}

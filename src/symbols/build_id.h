@@ -19,6 +19,9 @@ int sym_read_build_id(const char *path, uint8_t *out, size_t max);
 /* Same on an already opened ELF (notes in PT_NOTE segments, else SHT_NOTE sections). */
 int elf__build_id(Elf *elf, uint8_t *out, size_t max);
 
+/* The running kernel's, from its notes file (/sys/kernel/notes): size or negative errno. */
+int sym_kernel_build_id(const char *notes_path, uint8_t *out, size_t max);
+
 /* Build ids as recorded are often zero-padded to 20 bytes: equal when the common prefix matches
  * and the longer one only has zeros beyond it. */
 int build_id__equal(const uint8_t *a, size_t asz, const uint8_t *b, size_t bsz);

@@ -262,9 +262,164 @@ static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 			.bind = (uint8_t)GELF_ST_BIND(sym.st_info),
 		};
 	}
-	/* Aliases (one start, several names) are named as perf names them. */
-	d->nr_syms = sym_entries__finish(d->syms, d->nr_syms, 0, sym_entry__perf_prefer);
 	return 0;
+}
+
+/*
+ * Symbols for the PLT stubs, named "sym@plt" as perf and objdump name them:
+ * the i-th .rela.plt relocation's symbol has the i-th stub, in .plt.sec
+ * when there is one (IBT), else in .plt after its header entry (PLT0).
+ * Names are demangled (when asked) before the suffix, as perf does.
+ */
+static int plt__load(struct sym_dso *d, Elf *elf)
+{
+	Elf_Scn *rel = elf__section(elf, ".rela.plt", SHT_RELA), *plt, *dsym;
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Data *rdata, *sdata;
+	uint64_t entsize, header;
+	size_t n, i, names = 0, used = 0;
+	struct sym_entry *e;
+	GElf_Ehdr eh;
+
+	plt = elf__section(elf, ".plt.sec", SHT_PROGBITS);
+	header = plt ? 0 : 1;
+	if (!plt)
+		plt = elf__section(elf, ".plt", SHT_PROGBITS);
+	if (!rel || !plt || !gelf_getshdr(rel, &rsh) || !gelf_getshdr(plt, &psh) || !rsh.sh_entsize ||
+	    !gelf_getehdr(elf, &eh))
+		return 0;
+	dsym = elf_getscn(elf, rsh.sh_link);
+	if (!dsym || !gelf_getshdr(dsym, &dsh) || dsh.sh_type != SHT_DYNSYM)
+		return 0;
+	rdata = elf_getdata(rel, NULL);
+	sdata = elf_getdata(dsym, NULL);
+	if (!rdata || !sdata)
+		return 0;
+	entsize = psh.sh_entsize ? psh.sh_entsize : 16;
+	if (eh.e_machine == EM_AARCH64) { /* its PLT0 is two entries long */
+		entsize = 16;
+		header *= 2;
+	}
+	header *= entsize;
+	n = rsh.sh_size / rsh.sh_entsize;
+	if (n > (psh.sh_size > header ? (psh.sh_size - header) / entsize : 0))
+		n = psh.sh_size > header ? (psh.sh_size - header) / entsize : 0;
+	if (!n)
+		return 0;
+	/* one pass for the size of the names, one to fill them */
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *name;
+			char *dm;
+			size_t len;
+
+			if (!gelf_getrela(rdata, (int)i, &r) ||
+			    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			dm = d->demangle ? sym_demangle(name) : NULL;
+			len = strlen(dm ? dm : name) + sizeof("@plt");
+			if (pass == 0) {
+				names += len;
+			} else {
+				snprintf(d->plt_names + used, len, "%s@plt", dm ? dm : name);
+				d->syms[d->nr_syms++] = (struct sym_entry){
+					.start = psh.sh_addr + header + i * entsize,
+					.size = entsize,
+					.name = d->plt_names + used,
+					.seq = UINT32_MAX - (uint32_t)(n - i),
+					.bind = STB_GLOBAL,
+				};
+				used += len;
+			}
+			free(dm);
+		}
+		if (pass == 0) {
+			if (!names)
+				return 0;
+			d->plt_names = malloc(names);
+			e = realloc(d->syms, (d->nr_syms + n) * sizeof(*e));
+			if (!d->plt_names || !e) {
+				if (e)
+					d->syms = e;
+				return -ENOMEM;
+			}
+			d->syms = e;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The function symbols of the loaded ELF (from its debug file when that has
+ * the full table), its PLT stubs, sorted; aliases (one start, several
+ * names) named as perf names them.
+ */
+static int syms__finish(struct sym_dso *d)
+{
+	int err;
+
+	if (d->dbg && elf__has_symtab(d->dbg))
+		err = syms__load(d, d->dbg, SHT_SYMTAB);
+	else if (elf__has_symtab(d->elf))
+		err = syms__load(d, d->elf, SHT_SYMTAB);
+	else
+		err = syms__load(d, d->elf, SHT_DYNSYM);
+	if (!err && !d->no_offsets)
+		err = plt__load(d, d->elf);
+	if (err)
+		return err;
+	if (d->nr_syms)
+		d->nr_syms = sym_entries__finish(d->syms, d->nr_syms, 0, sym_entry__perf_prefer);
+	return 0;
+}
+
+/*
+ * Is d's ELF the build recorded (or is no build id there to tell)? When it
+ * is another, the DSO resolves nothing and says why: never misresolved.
+ */
+static bool dso__same_build(struct sym_dso *d, const char *what)
+{
+	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t fbid[SYM_BUILD_ID_MAX];
+	int n;
+
+	if (!d->build_id_size)
+		return true;
+	n = elf__build_id(d->elf, fbid, sizeof(fbid));
+	if (n <= 0 || build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n))
+		return true;
+	dso__set_warning(d, "%s: build id mismatch: recorded %s, %s has %s", d->path,
+			 build_id__hex(d->build_id, d->build_id_size, hex1), what,
+			 build_id__hex(fbid, (size_t)n, hex2));
+	elf_end(d->elf);
+	d->elf = NULL;
+	return false;
+}
+
+int sym_dso__load_image(struct sym_dso *d, void *image, size_t len)
+{
+	int err;
+
+	d->image = image;
+	d->page_size = 4096;
+	d->elf = elf_memory(image, len);
+	if (d->elf && elf_kind(d->elf) != ELF_K_ELF) {
+		elf_end(d->elf);
+		d->elf = NULL;
+	}
+	if (!d->elf) {
+		dso__set_warning(d, "%s: the image is not an ELF file", d->path);
+		return 0;
+	}
+	if (!dso__same_build(d, "image"))
+		return 0;
+	err = segs__load(d, d->elf);
+	return err ? err : syms__finish(d);
 }
 
 /*
@@ -275,12 +430,12 @@ static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 {
 	uint8_t fbid[SYM_BUILD_ID_MAX];
-	char hex1[2 * SYM_BUILD_ID_MAX + 1], hex2[2 * SYM_BUILD_ID_MAX + 1];
+	char hex1[2 * SYM_BUILD_ID_MAX + 1];
 	long ps = sysconf(_SC_PAGESIZE);
 	int err, n;
 
 	d->page_size = ps > 0 ? (uint64_t)ps : 4096;
-	d->elf = elf__open(d->path, &err);
+	d->elf = elf__open(d->file ? d->file : d->path, &err);
 	if (!d->elf) {
 		d->elf = debug__by_build_id(debug_dir, d->build_id, d->build_id_size);
 		if (!d->elf) {
@@ -295,16 +450,8 @@ int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 		}
 		d->dbg = d->elf; /* the debug file stands in for the file */
 		d->no_offsets = true;
-	} else if (d->build_id_size) {
-		n = elf__build_id(d->elf, fbid, sizeof(fbid));
-		if (n > 0 && !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) {
-			dso__set_warning(d, "%s: build id mismatch: recorded %s, file has %s", d->path,
-					 build_id__hex(d->build_id, d->build_id_size, hex1),
-					 build_id__hex(fbid, (size_t)n, hex2));
-			elf_end(d->elf);
-			d->elf = NULL;
-			return 0;
-		}
+	} else if (!dso__same_build(d, "file")) {
+		return 0;
 	}
 	err = segs__load(d, d->elf);
 	if (err < 0)
@@ -325,13 +472,7 @@ int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf)
 		if (d->dbg)
 			d->own_dbg = true;
 	}
-	if (d->dbg && elf__has_symtab(d->dbg))
-		err = syms__load(d, d->dbg, SHT_SYMTAB);
-	else if (elf__has_symtab(d->elf))
-		err = syms__load(d, d->elf, SHT_SYMTAB);
-	else
-		err = syms__load(d, d->elf, SHT_DYNSYM);
-	return err;
+	return syms__finish(d);
 }
 
 Dwarf *sym_dso__dwarf(struct sym_dso *d)
@@ -390,8 +531,11 @@ void sym_dso__exit(struct sym_dso *d)
 	if (d->own_dbg)
 		elf_end(d->dbg);
 	elf_end(d->elf);
+	free(d->image);
+	free(d->plt_names);
 	free(d->segs);
 	free(d->syms);
 	free(d->warning);
 	free(d->path);
+	free(d->file);
 }

@@ -18,6 +18,10 @@ struct sym_seg {
 
 struct sym_dso {
 	char *path;
+	char *file;		/* opened instead of path (a build-id cache copy), or NULL */
+	void *image;		/* the ELF in memory (a vDSO image), or NULL; owned */
+	char *plt_names;	/* names of the synthesized PLT symbols ("sym@plt"), one block */
+	bool demangle;		/* PLT names demangled before "@plt" (set before loading) */
 	uint8_t build_id[SYM_BUILD_ID_MAX];
 	size_t build_id_size;
 	uint32_t idx;		/* in the symbolizer's table, part of cache keys */
@@ -36,6 +40,8 @@ struct sym_dso {
 };
 
 int sym_dso__load(struct sym_dso *d, const char *debug_dir, bool want_dwarf);
+/* The same from an ELF image in memory (malloc'd; the DSO owns it from here). */
+int sym_dso__load_image(struct sym_dso *d, void *image, size_t len);
 Dwarf *sym_dso__dwarf(struct sym_dso *d);
 int sym_dso__vaddr(const struct sym_dso *d, uint64_t off, uint64_t pgoff, uint64_t *vaddr);
 void sym_dso__exit(struct sym_dso *d);

@@ -93,6 +93,12 @@ int sym_open_regular(const char *path);
 /* Whole file into a NUL-terminated malloc'd buffer, at most max bytes (works on /proc). */
 int sym_read_file(const char *path, size_t max, char **buf, size_t *len);
 
+/* perf's build-id cache directory: $PERF_BUILDID_DIR, else $HOME/.debug; malloc'd, NULL if none. */
+char *buildid_cache__default_dir(void);
+/* The cached copy of a file (name as recorded, file "elf", "vdso" or "kallsyms"), malloc'd path or NULL. */
+char *buildid_cache__find(const char *dir, const char *name, const uint8_t *bid, size_t bsz,
+			  const char *file);
+
 /* Demangled C++ or Rust (legacy) name, malloc'd, or NULL when name is not
  * mangled or not understood (Rust v0 "_R" names are left as they are). */
 char *sym_demangle(const char *name);

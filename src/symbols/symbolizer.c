@@ -5,14 +5,17 @@
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <elfutils/libdw.h>
 
+#include "symbols/build_id.h"
 #include "symbols/sym_dso.h"
 #include "symbols/sym_internal.h"
 #include "symbols/symbolizer.h"
+#include "symbols/vdso.h"
 
 #define SYM_MAX_INLINE 32
 
@@ -33,9 +36,23 @@ struct pid_map {
 	struct perfmap *map; /* NULL: no such file */
 };
 
+struct image {
+	char *name;
+	uint8_t build_id[SYM_BUILD_ID_MAX];
+	size_t build_id_size;
+	void *data;
+	size_t len;
+};
+
 struct symbolizer {
 	struct symbolizer_opts opts;
-	char *kallsyms_path, *debug_dir, *perfmap_dir;
+	char *kallsyms_path, *debug_dir, *perfmap_dir, *buildid_dir, *notes_path;
+	bool kallsyms_given;
+	uint8_t kbid[SYM_BUILD_ID_MAX];
+	size_t kbid_size;
+	char *kwarning;
+	struct image *images;
+	size_t nr_images;
 
 	struct sym_dso **dsos;
 	size_t nr_dsos, cap_dsos;
@@ -53,6 +70,8 @@ struct symbolizer {
 
 	struct ksyms *ksyms;
 	bool ksyms_tried;
+	pthread_t kthread;      /* loading kallsyms in the background */
+	bool kthread_running;
 	uint64_t text_addr;
 
 	struct pid_map *pm;
@@ -91,10 +110,16 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	elf_version(EV_CURRENT);
 	if (opts)
 		s->opts = *opts;
+	s->kallsyms_given = s->opts.kallsyms != NULL;
 	s->kallsyms_path = dup_or(s->opts.kallsyms, "/proc/kallsyms");
 	s->debug_dir = dup_or(s->opts.debug_dir, "/usr/lib/debug");
 	s->perfmap_dir = dup_or(s->opts.perfmap_dir, "/tmp");
-	if (!s->kallsyms_path || !s->debug_dir || !s->perfmap_dir) {
+	s->notes_path = dup_or(s->opts.kernel_notes, "/sys/kernel/notes");
+	s->buildid_dir = s->opts.buildid_dir ? strdup(s->opts.buildid_dir) : buildid_cache__default_dir();
+	if (!s->buildid_dir)
+		s->buildid_dir = strdup("");
+	if (!s->kallsyms_path || !s->debug_dir || !s->perfmap_dir || !s->notes_path ||
+	    !s->buildid_dir) {
 		symbolizer__free(s);
 		return NULL;
 	}
@@ -110,6 +135,8 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	if (s->kthread_running)
+		pthread_join(s->kthread, NULL);
 	for (i = 0; i < s->nr_dsos; i++) {
 		sym_dso__exit(s->dsos[i]);
 		free(s->dsos[i]);
@@ -128,9 +155,17 @@ void symbolizer__free(struct symbolizer *s)
 		perfmap__free(s->pm[i].map);
 	free(s->pm);
 	sym_htab__exit(&s->pm_htab);
+	for (i = 0; i < s->nr_images; i++) {
+		free(s->images[i].name);
+		free(s->images[i].data);
+	}
+	free(s->images);
+	free(s->kwarning);
 	free(s->kallsyms_path);
 	free(s->debug_dir);
 	free(s->perfmap_dir);
+	free(s->notes_path);
+	free(s->buildid_dir);
 	free(s);
 }
 
@@ -192,6 +227,8 @@ static bool dso__eq(const void *ctx, uint32_t idx)
 	       strcmp(d->path, k->path) == 0;
 }
 
+static int dso__load(struct symbolizer *s, struct sym_dso *d);
+
 struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 				const uint8_t *build_id, size_t build_id_size)
 {
@@ -234,11 +271,104 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 	if (build_id_size)
 		memcpy(d->build_id, build_id, build_id_size);
 	d->build_id_size = build_id_size;
+	d->demangle = s->opts.demangle;
 	d->idx = (uint32_t)s->nr_dsos;
 	s->dsos[s->nr_dsos++] = d;
-	if (sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines) < 0 && !d->warning)
+	if (dso__load(s, d) < 0 && !d->warning)
 		d->warning = strdup("out of memory loading symbols");
 	return d;
+}
+
+int symbolizer__add_image(struct symbolizer *s, const char *name, const uint8_t *build_id,
+			  size_t build_id_size, const void *data, size_t len)
+{
+	struct image *im;
+
+	if (!s || !name || !data || !len)
+		return -EINVAL;
+	im = realloc(s->images, (s->nr_images + 1) * sizeof(*im));
+	if (!im)
+		return -ENOMEM;
+	s->images = im;
+	im = &s->images[s->nr_images];
+	memset(im, 0, sizeof(*im));
+	im->name = strdup(name);
+	im->data = malloc(len);
+	if (!im->name || !im->data) {
+		free(im->name);
+		free(im->data);
+		return -ENOMEM;
+	}
+	memcpy(im->data, data, len);
+	im->len = len;
+	im->build_id_size = build_id_size > SYM_BUILD_ID_MAX ? SYM_BUILD_ID_MAX : build_id_size;
+	if (im->build_id_size)
+		memcpy(im->build_id, build_id, im->build_id_size);
+	s->nr_images++;
+	return 0;
+}
+
+/* A copy of the image for d: the recording's, the cache's, or this process's vDSO. */
+static int vdso__load(struct symbolizer *s, struct sym_dso *d)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+	void *image = NULL;
+	size_t len = 0;
+	char *cached;
+
+	for (size_t i = 0; i < s->nr_images; i++) {
+		const struct image *im = &s->images[i];
+
+		if (strcmp(im->name, d->path) ||
+		    (d->build_id_size &&
+		     !build_id__equal(im->build_id, im->build_id_size, d->build_id, d->build_id_size)))
+			continue;
+		image = malloc(im->len);
+		if (!image)
+			return -ENOMEM;
+		memcpy(image, im->data, im->len);
+		return sym_dso__load_image(d, image, im->len);
+	}
+	cached = buildid_cache__find(s->buildid_dir, d->path, d->build_id, d->build_id_size, "vdso");
+	if (cached) {
+		d->file = cached;
+		return sym_dso__load(d, s->debug_dir, false);
+	}
+	if (vdso__self(&image, &len) == 0)
+		return sym_dso__load_image(d, image, len); /* warns on another build id */
+	if (asprintf(&d->warning, "%s: no image of build id %s (not in the recording, nor in %s, nor this process's)",
+		     d->path, d->build_id_size ? build_id__hex(d->build_id, d->build_id_size, hex) : "(none recorded)",
+		     s->buildid_dir[0] ? s->buildid_dir : "a build-id cache") < 0)
+		d->warning = NULL;
+	return 0;
+}
+
+/*
+ * Load d: a vDSO from its image; a file whose build id is not the recorded
+ * one (rebuilt or gone since) from perf's build-id cache when it has a copy.
+ */
+static int dso__load(struct symbolizer *s, struct sym_dso *d)
+{
+	uint8_t fbid[SYM_BUILD_ID_MAX];
+	int n;
+
+	if (!strcmp(d->path, VDSO_NAME))
+		return vdso__load(s, d);
+	if (d->build_id_size && s->buildid_dir[0]) {
+		n = sym_read_build_id(d->path, fbid, sizeof(fbid));
+		if (n <= 0 || !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n))
+			d->file = buildid_cache__find(s->buildid_dir, d->path, d->build_id,
+						      d->build_id_size, "elf");
+		/* said once: the file there is not the one recorded */
+		if (d->file && asprintf(&d->warning, "%s: %s; symbols from the build-id cache's copy %s",
+					d->path, n == -ENOENT ? "gone since the recording" :
+						 n == -ENODATA ? "without a build id" :
+						 n < 0 ? "not a readable ELF file" :
+							 "another build than the one recorded",
+					d->file) < 0)
+			d->warning = NULL;
+	}
+	return sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines);
 }
 
 const char *sym_dso__name(const struct sym_dso *d)
@@ -505,14 +635,89 @@ void symbolizer__set_kernel_text(struct symbolizer *s, uint64_t text_addr)
 		s->text_addr = text_addr;
 }
 
-static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
+void symbolizer__set_kernel_build_id(struct symbolizer *s, const uint8_t *build_id, size_t size)
 {
+	if (!s)
+		return;
+	s->kbid_size = size > SYM_BUILD_ID_MAX ? SYM_BUILD_ID_MAX : size;
+	if (s->kbid_size)
+		memcpy(s->kbid, build_id, s->kbid_size);
+}
+
+const char *symbolizer__kernel_warning(const struct symbolizer *s)
+{
+	return s && !s->kthread_running ? s->kwarning : NULL;
+}
+
+/*
+ * The kallsyms that names the recorded kernel: the running kernel's when it
+ * is that kernel (or nothing says otherwise), else perf's build-id cache
+ * copy of the recorded kernel's.
+ */
+static const char *kallsyms__for_recording(struct symbolizer *s, char **cached)
+{
+	char h1[2 * SYM_BUILD_ID_MAX + 1], h2[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t run[SYM_BUILD_ID_MAX];
+	int n;
+
+	*cached = NULL;
+	if (s->kallsyms_given || !s->kbid_size)
+		return s->kallsyms_path;
+	n = sym_kernel_build_id(s->notes_path, run, sizeof(run));
+	if (n <= 0 || build_id__equal(run, (size_t)n, s->kbid, s->kbid_size))
+		return s->kallsyms_path;
+	*cached = buildid_cache__find(s->buildid_dir, "[kernel.kallsyms]", s->kbid, s->kbid_size,
+				      "kallsyms");
+	if (*cached)
+		return *cached;
+	if (asprintf(&s->kwarning, "the recording's kernel (build id %s) is not the running one (%s) and %s has no copy of its kallsyms: kernel functions are not named",
+		     build_id__hex(s->kbid, s->kbid_size, h1), build_id__hex(run, (size_t)n, h2),
+		     s->buildid_dir[0] ? s->buildid_dir : "the build-id cache") < 0)
+		s->kwarning = NULL;
+	return NULL;
+}
+
+static void ksyms__load_now(struct symbolizer *s)
+{
+	const char *path;
+	char *cached;
 	int err;
 
+	path = kallsyms__for_recording(s, &cached);
+	if (path && path[0])
+		s->ksyms = ksyms__load(path, &err);
+	free(cached);
+}
+
+static void *ksyms__thread(void *arg)
+{
+	ksyms__load_now(arg);
+	return NULL;
+}
+
+int symbolizer__load_kernel_async(struct symbolizer *s)
+{
+	if (!s || s->ksyms_tried)
+		return 0;
+	s->ksyms_tried = true;
+	if (pthread_create(&s->kthread, NULL, ksyms__thread, s)) {
+		ksyms__load_now(s);
+		return 0;
+	}
+	s->kthread_running = true;
+	return 0;
+}
+
+/* The kernel's symbols, loaded now, or waited for when loading in the background. */
+static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
+{
+	if (s->kthread_running) {
+		pthread_join(s->kthread, NULL);
+		s->kthread_running = false;
+	}
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = true;
-		if (s->kallsyms_path[0])
-			s->ksyms = ksyms__load(s->kallsyms_path, &err);
+		ksyms__load_now(s);
 	}
 	return s->ksyms;
 }

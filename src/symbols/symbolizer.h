@@ -26,6 +26,9 @@ struct symbolizer_opts {
 	const char *kallsyms;    /* default "/proc/kallsyms" */
 	const char *debug_dir;   /* default "/usr/lib/debug" */
 	const char *perfmap_dir; /* default "/tmp" (perf-PID.map files) */
+	const char *buildid_dir; /* perf's build-id cache: default $PERF_BUILDID_DIR, else
+				  * $HOME/.debug; "" for none */
+	const char *kernel_notes; /* the running kernel's build id: default /sys/kernel/notes */
 };
 
 struct sym_frame {
@@ -40,7 +43,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /*
- * The DSO for a mapped file, created on first use and kept. build_id may be
+ * The DSO for a mapped file, created on first use and kept. A file whose
+ * build id is not the recorded one is looked for in perf's build-id cache.
+ * "[vdso]" is the image the recording carries (symbolizer__add_image),
+ * else perf's build-id cache copy of the recorded build id, else this
+ * process's vDSO when its build id is the recorded one or none was
+ * recorded (as perf does). build_id may be
  * NULL (size 0) when the recording had none; when given and the file on
  * disk has another, the DSO resolves nothing and sym_dso__warning() says
  * so (it is never silently misresolved).
@@ -48,6 +56,10 @@ void symbolizer__free(struct symbolizer *s);
 struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 				const uint8_t *build_id, size_t build_id_size);
 const char *sym_dso__name(const struct sym_dso *d);
+
+/* An image of the file `name` (only "[vdso]" for now) carried by the recording; copied. */
+int symbolizer__add_image(struct symbolizer *s, const char *name, const uint8_t *build_id,
+			  size_t build_id_size, const void *data, size_t len);
 const char *sym_dso__warning(const struct sym_dso *d); /* NULL when fine */
 
 /*
@@ -66,6 +78,22 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
  * name or "[kernel.kallsyms]".
  */
 void symbolizer__set_kernel_text(struct symbolizer *s, uint64_t text_addr);
+/*
+ * The recorded kernel's build id. When it is not the running kernel's, the
+ * running kernel's kallsyms would name other functions: kernel addresses are
+ * then named from perf's build-id cache copy of that kernel's kallsyms, or
+ * not at all, and symbolizer__kernel_warning() says why (as perf does). An
+ * explicit opts.kallsyms is always used.
+ */
+void symbolizer__set_kernel_build_id(struct symbolizer *s, const uint8_t *build_id, size_t size);
+const char *symbolizer__kernel_warning(const struct symbolizer *s); /* NULL when fine */
+/*
+ * Start reading kallsyms (tens of milliseconds of kernel time) in a thread
+ * of its own; the first kernel lookup waits for it. Call after the kernel's
+ * build id is set; nothing else may touch the symbolizer's kernel side
+ * until a lookup has returned.
+ */
+int symbolizer__load_kernel_async(struct symbolizer *s);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
 			       const char **module);
 

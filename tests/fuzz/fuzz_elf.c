@@ -76,6 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct symbolizer_opts o = {
 		.srcline = true, .inlines = true, .demangle = true,
 		.kallsyms = "", .debug_dir = "/nonexistent-offcpu-debug", .perfmap_dir = dir,
+		.buildid_dir = "",
 	};
 	uint8_t bid[SYM_BUILD_ID_MAX];
 	struct symbolizer *s;

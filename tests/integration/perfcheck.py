@@ -16,7 +16,9 @@ import re
 import subprocess
 import sys
 
-PERF = "perf"
+# the perf that reads the files: Debian's, or another one (PERFCHECK_PERF=path)
+PERF = os.environ.get("PERFCHECK_PERF") or "perf"
+OFF_EVENTS = ("offcpu-time", "offcpu-wakeup", "sched-delay")
 failures = []
 
 
@@ -127,14 +129,15 @@ def script_samples(path, extra=(), raw=False):
 
 
 def task_events(path):
-    """{tid: exit time ns} from PERF_RECORD_EXIT side-band records."""
+    """({tid: fork time ns}, {tid: exit time ns}) from the PERF_RECORD_FORK
+    and PERF_RECORD_EXIT side-band records."""
     out, _ = run_perf(["script", "-i", path, "--ns", "--show-task-events", "-F", "comm,pid,tid,time"])
-    exits = {}
+    forks, exits = {}, {}
     for line in out.splitlines():
-        m = re.search(r"(\d+\.\d+): PERF_RECORD_EXIT\((\d+):(\d+)\)", line)
+        m = re.search(r"(\d+\.\d+): PERF_RECORD_(EXIT|FORK)\((\d+):(\d+)\)", line)
         if m:
-            exits[int(m.group(3))] = to_ns(m.group(1))
-    return exits
+            (exits if m.group(2) == "EXIT" else forks)[int(m.group(4))] = to_ns(m.group(1))
+    return forks, exits
 
 
 # ---------------------------------------------------------------- perf report
@@ -239,9 +242,9 @@ def cmd_waitmix(path, json_path, thresh_ms):
     wl = json.load(open(json_path))
     thresh = float(thresh_ms) * 1e6
     samples, err = script_samples(path)
-    exits = task_events(path)
+    forks, exits = task_events(path)
     off = [s for s in samples if s.event == "offcpu-time"]
-    cpu = [s for s in samples if s.event != "offcpu-time"]
+    cpu = [s for s in samples if s.event not in OFF_EVENTS]
     measure("thresh %s ms: %d offcpu-time samples, %d cpu samples (%s)"
             % (thresh_ms, len(off), len(cpu), ",".join(sorted({s.event for s in cpu}))))
     check(off, "no offcpu-time samples")
@@ -316,14 +319,18 @@ def cmd_waitmix(path, json_path, thresh_ms):
                    preempt / 1e6))
         check(lo <= total <= hi, "thread %d (%s): recorded %d ns, outside [%d, %d]"
               % (t["tid"], t["role"], total, lo, hi))
-        # Real timestamps inside the thread's life: not before it started,
-        # not after its exit (EXIT record), or its measured end if none.
+        # Real timestamps inside the thread's life: not before it started (its
+        # FORK record: a wait before the thread's first measurement, e.g. its
+        # first malloc's mmap, is its own, summed and timed before it), not
+        # after its exit (EXIT record); the thread's own measured start and
+        # end where the records are missing.
+        start = forks.get(t["tid"], t["start_ns"])
         end = exits.get(t["tid"])
         check(end is not None, "thread %d (%s): no PERF_RECORD_EXIT" % (t["tid"], t["role"]))
         end = end if end is not None else t["end_ns"]
-        bad = [s for s in got if not (t["start_ns"] <= s.time <= end)]
+        bad = [s for s in got if not (start <= s.time <= end)]
         check(not bad, "thread %d (%s): %d samples outside its life [%d, %d], e.g. %s"
-              % (t["tid"], t["role"], len(bad), t["start_ns"], end, bad[0] if bad else ""))
+              % (t["tid"], t["role"], len(bad), start, end, bad[0] if bad else ""))
 
     # Spin: cpu-clock samples with wl_spin in the stack, on the spin thread.
     for t in threads:
@@ -474,9 +481,73 @@ def cmd_select(path, *conds):
     finish()
 
 
+def cmd_perfs(path, other):
+    """The off-CPU samples as PERF and another perf (path `other`, 6.14 or
+    newer: it reads offcpu-time's payload as perf's embedded sample) show
+    them: both read the file without an error, and every sample of
+    offcpu-time, offcpu-wakeup and sched-delay has the same pid, tid, time,
+    period and frames (the newer perf adds inlined frames: left out). comm is
+    shown, not compared: for a sample at its thread's exit the two perfs name
+    the thread differently (perf 7.3 ":TID"), whatever the file says."""
+    global PERF
+    got = {}
+    for perf in (PERF, other):
+        PERF = perf
+        samples, err = script_samples(path)
+        # (perf warns of LOST records too: losses the file reports, not errors)
+        bad = [line for line in err.splitlines()
+               if re.search(r"error|can't parse|failed|invalid", line, re.I)]
+        check(not bad, "%s script: %s" % (perf, " / ".join(bad[:3])))
+        got[perf] = [(s.pid, s.tid, s.time, s.period, s.event, frames_of(s), s.comm)
+                     for s in samples if s.event in OFF_EVENTS]
+    PERF = list(got)[0]
+    a, b = got.values()
+    for ev in OFF_EVENTS:
+        na, nb = [x for x in a if x[4] == ev], [x for x in b if x[4] == ev]
+        measure("%-13s %4d samples, %.3f s with perf %s; %4d samples, %.3f s with %s"
+                % (ev, len(na), sum(x[3] for x in na) / 1e9, version("perf"), len(nb),
+                   sum(x[3] for x in nb) / 1e9, version(other)))
+    diff = [(x, y) for x, y in zip(a, b) if x[:-1] != y[:-1]]
+    check(a and len(a) == len(b) and not diff, "%d of %d off-CPU samples differ between the perfs%s" % (
+        len(diff) + abs(len(a) - len(b)), len(a),
+        "".join("\n  %s\n  %s" % xy for xy in diff[:2])))
+    comms = [(x[-1], y[-1]) for x, y in zip(a, b) if x[-1] != y[-1]]
+    measure("%d samples identical in pid, tid, time, period and frames; %d named otherwise (%s)"
+            % (len(a) - len(diff), len(comms), ", ".join("%s/%s" % c for c in comms[:3]) or "-"))
+    check(any(x[4] == "offcpu-time" for x in a), "no offcpu-time sample")
+    finish()
+
+
+def frames_of(s):
+    """The function of each frame. An inlined frame shares its ip with the
+    frame that holds it, and only the newer perf shows it: left out. (The
+    ips themselves are not compared: perf 6.1 prints user ones relative to
+    their DSO, newer perf absolute.)"""
+    out, ips = [], []
+    for ip, f in zip(s.ips, s.frames):
+        if ips and ips[-1] == ip:
+            out[-1] = fname(f)
+        else:
+            out.append(fname(f))
+            ips.append(ip)
+    return tuple(out)
+
+
+def version(perf):
+    p = subprocess.run([perf, "--version"], stdout=subprocess.PIPE, universal_newlines=True)
+    return p.stdout.split()[-1] if p.stdout.split() else "?"
+
+
+def cmd_eventsum(path, event):
+    """Prints the sum of the periods of one event as `perf script` shows it."""
+    samples, _ = script_samples(path)
+    print(sum(s.period for s in samples if s.event == event))
+
+
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
-            "readable": cmd_readable, "select": cmd_select}
+            "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
+            "eventsum": cmd_eventsum}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

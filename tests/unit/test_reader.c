@@ -5,6 +5,7 @@
  * different sample_types, EVENT_DESC names, the offcpu RAW payload and
  * counters section, truncation, and the error paths.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -116,6 +117,89 @@ static void test_round_order_and_features(void **state)
 	assert_int_equal(s.names_ok, 1);
 	assert_false(perf_reader__truncated(r));
 	perf_reader__free(r);
+	unlink(path);
+}
+
+/* Every record as delivered: (type, time, offset), and a stop after `stop_at` when set. */
+struct order {
+	uint64_t (*v)[3];
+	size_t n, cap;
+	size_t stop_at;
+};
+
+static int record_order(void *ctx, const struct perf_rec *rec)
+{
+	struct order *o = ctx;
+
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 1024;
+		o->v = realloc(o->v, o->cap * sizeof(*o->v));
+		assert_non_null(o->v);
+	}
+	o->v[o->n][0] = rec->type;
+	o->v[o->n][1] = rec->time;
+	o->v[o->n][2] = rec->file_offset;
+	o->n++;
+	return o->stop_at && o->n == o->stop_at ? -ECANCELED : 0;
+}
+
+static void read_order(const char *path, const char *threads, struct order *o, int want_err)
+{
+	char err[256];
+	struct perf_reader *r;
+
+	setenv("OFFCPU_READER_THREADS", threads, 1);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, record_order, o), want_err);
+	perf_reader__free(r);
+	unsetenv("OFFCPU_READER_THREADS");
+}
+
+/*
+ * The producer in a thread of its own (the reader's pipeline) delivers
+ * exactly what it delivers in the caller's thread: 300 rounds of records
+ * from two "CPUs" out of order, records without a time between them; and
+ * a callback that stops the walk midway stops it there in both.
+ */
+static void test_threaded_same_order(void **state)
+{
+	static const uint64_t st[2] = { ST0, ST1 };
+	static const char *const names[2] = { "cpu-clock", OFFCPU_EVENT_NAME };
+	struct order a = { 0 }, b = { 0 };
+	char path[64];
+	struct pdb pb;
+	uint64_t t = 100;
+
+	tmpname(path, sizeof(path));
+	pdb_init(&pb, 2, st, names);
+	pdb_comm(&pb, 10, 11, "worker", 5);
+	for (int round = 0; round < 300; round++) {
+		for (int i = 0; i < 20; i++)
+			sample(&pb, 0, t + 2 * i);      /* CPU 0's run */
+		pdb_hdr(&pb, 80, 0, 8);             /* a record without a time */
+		for (int i = 0; i < 20; i++)
+			sample(&pb, 1, t + 2 * i + 1);  /* CPU 1's run, interleaved in time */
+		pdb_round(&pb);
+		t += 30; /* overlaps the next round */
+	}
+	pdb_finish(&pb, path);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	assert_int_equal(a.n, 1 + 300 * 41);
+	assert_int_equal(a.n, b.n);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		if (a.v[i][0] == PERF_RECORD_SAMPLE && a.v[i - 1][0] == PERF_RECORD_SAMPLE)
+			assert_true(a.v[i - 1][1] <= a.v[i][1]);
+	a.n = b.n = 0;
+	a.stop_at = b.stop_at = 5000;
+	read_order(path, "0", &a, -ECANCELED);
+	read_order(path, "1", &b, -ECANCELED);
+	assert_int_equal(a.n, 5000);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	free(a.v);
+	free(b.v);
 	unlink(path);
 }
 
@@ -262,6 +346,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_order_and_features),
+		cmocka_unit_test(test_threaded_same_order),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_truncated),
 	};

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_reader.h"
 #include "perfdata/perf_writer.h"
@@ -109,7 +110,7 @@ static const char *write_file(uint64_t *times, int n, bool finish)
 	struct perf_event_attr off;
 	uint64_t cpu_id = 42, off_id = OFFCPU_ID_OFFCPU;
 	struct merge *m = merge__new();
-	uint8_t rec[8192];
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 	uint64_t fts[2] = { 1, 2 };
 
 	offcpu_event_attr(&off);
@@ -173,7 +174,7 @@ static void test_writer_merge_roundtrip(void **state)
 
 struct first_sample {
 	struct perf_sample s;
-	uint8_t raw[64];
+	uint8_t raw[256];
 	uint64_t chain[16];
 	int seen;
 };
@@ -217,11 +218,30 @@ static void test_sample_encoding(void **state)
 	assert_true(f.chain[2] == PERF_CTX_USER);
 	assert_true(f.chain[4] == 0x401100);
 	assert_true((f.s.raw_size + 4) % 8 == 0);
-	assert_true(f.s.raw_size >= sizeof(raw));
-	memcpy(&raw, f.raw, sizeof(raw));
+	/* the payload: perf's embedded sample (pid, tid, period, callchain, cgroup), then ours */
+	{
+		uint32_t ids[2];
+		uint64_t v[3];
+
+		assert_true(f.s.raw_size >= 8 * (4 + 5) + sizeof(raw));
+		memcpy(ids, f.raw, 8);
+		memcpy(v, f.raw + 8, 16);
+		assert_int_equal(ids[0], 100);
+		assert_int_equal(ids[1], 101);
+		assert_int_equal(v[0], 1000);
+		assert_int_equal(v[1], 5);
+		for (int i = 0; i < 5; i++) {
+			memcpy(&v[2], f.raw + 24 + 8 * i, 8);
+			assert_true(v[2] == f.chain[i]);
+		}
+		memcpy(&raw, f.raw + 24 + 8 * 5 + 8, sizeof(raw));
+	}
 	assert_int_equal(raw.state, 'D');
 	assert_int_equal(raw.count, 3);
 	assert_int_equal(raw.flags, OFFCPU_RAW_AGGREGATED);
+	assert_true(f.s.off.embedded && f.s.off.own);
+	assert_int_equal(f.s.off.state, 'D');
+	assert_int_equal(f.s.off.count, 3);
 	perf_reader__free(r);
 }
 
@@ -271,14 +291,32 @@ static void feed_mmap2(struct dso_hits *h, uint32_t pid, uint64_t addr, uint64_t
 	dso_hits__record(h, rec, eh->size, cpu_sample_type());
 }
 
-/* The cut on an encoded off-CPU sample: junk frames out, the rest (raw payload) intact. */
+/* The RAW data of an encoded off-CPU sample of len bytes, decoded. */
+static void decode_record(const uint8_t *rec, size_t len, struct offcpu_fields *f)
+{
+	uint64_t nr;
+	uint32_t rawsz;
+
+	memcpy(&nr, rec + 8 + 48, 8);
+	memcpy(&rawsz, rec + 8 + 56 + nr * 8, 4);
+	assert_true(8 + 56 + nr * 8 + 4 + rawsz == len);
+	offcpu_payload__decode(OFFCPU_PAYLOAD_TIME, rec + 8 + 56 + nr * 8 + 4, rawsz, f);
+}
+
+/*
+ * The cut on an encoded off-CPU sample: the junk frames out of its
+ * callchain and out of the copy in its RAW data (perf >= 6.14 reads that
+ * one), offcpu's own fields intact; and on a CPU sample (no RAW data).
+ */
 static void test_cut_user_record(void **state)
 {
-	_Alignas(8) uint8_t rec[8192], orig[8192];
+	_Alignas(8) uint8_t rec[8192];
 	struct dso_hits *h = dso_hits__new();
 	struct offcpu_sample *s = make_sample(101, 5000);
 	const struct perf_event_header *eh = (void *)rec;
-	uint64_t nr, f;
+	struct offcpu_fields fl;
+	uint64_t nr, f, cpu[] = { 0x7f0000000123ULL, 1, 100 | 101ULL << 32, 2000, 0, 1001, 4,
+				  PERF_CTX_USER, 0x7f0000000123ULL, 0x401000, 0x5a5a5a5a5a5aULL };
 	size_t len, n;
 	bool cut;
 
@@ -290,20 +328,28 @@ static void test_cut_user_record(void **state)
 	s->stack[3] = 0x642e742f71732f77ULL;
 	s->stack[4] = 0x401200;
 	len = offcpu_sample__encode(s, 1000, rec);
-	memcpy(orig, rec, len);
 	/* header, id ip tid time cpu period, nr; kernel marker + 1, user marker + 5 */
 	memcpy(&nr, rec + 8 + 48, 8);
 	assert_int_equal(nr, 8);
+	decode_record(rec, len, &fl);
+	assert_true(fl.embedded && fl.nr_callchain == 8);
 	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
 	assert_true(cut);
-	assert_int_equal(n, len - 2 * 8);
+	assert_int_equal(n, len - 2 * 2 * 8); /* two frames, in both callchains */
 	assert_int_equal(eh->size, n);
 	memcpy(&nr, rec + 8 + 48, 8);
 	assert_int_equal(nr, 6);
 	memcpy(&f, rec + 8 + 56 + 5 * 8, 8);
 	assert_true(f == 0x7f0000001000ULL);
-	/* what follows the callchain (the raw payload) moved down whole */
-	assert_memory_equal(rec + 8 + 56 + 6 * 8, orig + 8 + 56 + 8 * 8, len - (8 + 56 + 8 * 8));
+	decode_record(rec, n, &fl);
+	assert_true(fl.embedded && fl.own);
+	assert_int_equal(fl.nr_callchain, 6);
+	assert_memory_equal(fl.callchain, rec + 8 + 56, 6 * 8);
+	assert_int_equal(fl.pid, 100);
+	assert_int_equal(fl.tid, 101);
+	assert_int_equal(fl.period, 5000);
+	assert_int_equal(fl.state, 'D');
+	assert_int_equal(fl.count, 3);
 	/* cut again: nothing left to cut */
 	assert_int_equal(dso_hits__cut_user(h, rec, n, cpu_sample_type(), &cut), n);
 	assert_false(cut);
@@ -314,12 +360,31 @@ static void test_cut_user_record(void **state)
 	len = offcpu_sample__encode(s, 1000, rec);
 	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
 	assert_true(cut);
-	assert_int_equal(n, len - 2 * 8);
+	assert_int_equal(n, len - 2 * 2 * 8);
 	memcpy(&nr, rec + 8 + 48, 8);
 	assert_int_equal(nr, 2);
+	decode_record(rec, n, &fl);
+	assert_int_equal(fl.nr_callchain, 2);
+	assert_int_equal(fl.count, 3);
+	/* ... but a sample with no kernel frame keeps its one user frame */
+	s->klen = 0;
+	len = offcpu_sample__encode(s, 1000, rec);
+	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
+	assert_false(cut);
+
+	/* a CPU sample: its callchain only */
+	memcpy(rec + 8, cpu, sizeof(cpu));
+	((struct perf_event_header *)rec)->type = PERF_RECORD_SAMPLE;
+	((struct perf_event_header *)rec)->size = 8 + sizeof(cpu);
+	n = dso_hits__cut_user(h, rec, 8 + sizeof(cpu), cpu_sample_type(), &cut);
+	assert_true(cut);
+	assert_int_equal(n, 8 + sizeof(cpu) - 8);
+	memcpy(&nr, rec + 8 + 48, 8);
+	assert_int_equal(nr, 3);
 
 	/* a process whose maps are unknown is left alone */
 	s->pid = 200;
+	s->klen = 1;
 	len = offcpu_sample__encode(s, 1000, rec);
 	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
 	assert_false(cut);

@@ -192,12 +192,42 @@ static void test_fmt_ns(void **state)
 	assert_string_equal(b, "999 ns");
 }
 
+/* A sample of pid and tid -1 (perf records them in an exiting task's last moments): ":-1", as perf shows it. */
+static void test_pid_minus_one(void **state)
+{
+	static const uint64_t st[1] = { ST & ~(uint64_t)PERF_SAMPLE_RAW };
+	static const char *const names[1] = { "cpu-clock" };
+	uint64_t ips[1] = { 0xffffffff81000000ULL };
+	struct session_opts so = { .no_symbols = true };
+	struct report_opts o;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	struct session *s;
+	struct pdb b;
+	FILE *f;
+
+	pdb_init(&b, 1, st, names);
+	pdb_sample(&b, 0, UINT32_MAX, UINT32_MAX, 1000000000, 100, ips, 1, NULL, 0);
+	pdb_finish(&b, path);
+	opts(&o);
+	s = session__new(path, &so, err, sizeof(err));
+	assert_non_null(s);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(script__run(f, s, &o), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, ":-1    -1 [001]"));
+	free(buf);
+	session__free(s);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_and_callgraph),
 		cmocka_unit_test(test_outputs),
 		cmocka_unit_test(test_fmt_ns),
+		cmocka_unit_test(test_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include "symbols/build_id.h"
 #include "symbols/sym_internal.h"
 #include "symbols/symbolizer.h"
+#include "symbols/vdso.h"
 
 static char tmpdir[] = "/tmp/offcpu-symtest-XXXXXX";
 
@@ -107,6 +108,19 @@ static const char fixture_alias_c[] =
 	"extern __typeof(al_len) al_len_longer __attribute__((alias(\"al_len\")));\n"
 	"__attribute__((noinline, visibility(\"hidden\"))) int al_tab_impl(int x) { al_sink = x + 5; return al_sink; }\n"
 	"extern __typeof(al_tab_impl) al_tab __attribute__((weak, alias(\"al_tab_impl\")));\n";
+
+/* Calls into libc through the PLT. */
+static const char fixture_plt_c[] =
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tprintf(\"%zu\\n\", strlen(argv[0]));\n"
+	"\tif (argc > 5)\n"
+	"\t\tabort();\n"
+	"\treturn 0;\n"
+	"}\n";
 
 static const char *tpath(const char *name)
 {
@@ -277,6 +291,17 @@ static int group_setup(void **state)
 	write_file(tpath("fixture.c"), fixture_c, sizeof(fixture_c) - 1);
 	write_file(tpath("lib.c"), fixture_lib_c, sizeof(fixture_lib_c) - 1);
 	write_file(tpath("fixture.cc"), fixture_cc, sizeof(fixture_cc) - 1);
+	write_file(tpath("plt.c"), fixture_plt_c, sizeof(fixture_plt_c) - 1);
+	if (sh("cd %s && cc -O1 -fPIE -pie -o plt-pie plt.c && cc -O1 -fno-pie -no-pie -o plt-nopie plt.c && "
+	       "cc -O1 -fPIC -shared -o libplt.so plt.c && cp plt-pie plt-stripped && strip plt-stripped",
+	       tmpdir))
+		return -1;
+	/* A C++ call through the PLT: a mangled name, demangled before "@plt". */
+	if (sh("cd %s && printf 'namespace ns { int ext(int x) { return x + 1; } }\\n' > ext.cc && "
+	       "printf 'namespace ns { int ext(int); }\\nint main(int c, char **) { return ns::ext(c); }\\n' > cxxplt.cc && "
+	       "g++ -O1 -fPIC -shared -o libcxxext.so ext.cc && g++ -O1 -o cxxplt cxxplt.cc -L. -lcxxext",
+	       tmpdir))
+		return -1;
 	if (sh("cd %s && cc -O2 -g -fPIE -pie -Wl,--build-id -o pie fixture.c", tmpdir) ||
 	    sh("cd %s && cc -O2 -g -fno-pie -no-pie -Wl,--build-id -o nopie fixture.c", tmpdir) ||
 	    sh("cd %s && cc -O2 -g -fPIC -shared -Wl,--build-id -o libfix.so lib.c", tmpdir) ||
@@ -334,6 +359,7 @@ static struct symbolizer *new_sym(bool srcline, bool inlines, bool demangle, con
 		.kallsyms = tpath("kallsyms"),
 		.debug_dir = debug_dir ? debug_dir : tpath("emptydebug"),
 		.perfmap_dir = tmpdir,
+		.buildid_dir = tpath("cache"),
 	};
 	struct symbolizer *s = symbolizer__new(&o);
 
@@ -1044,6 +1070,272 @@ static void test_fifo_paths(void **state)
 	symbolizer__free(s);
 }
 
+/* ---- PLT stubs: named "sym@plt" at the addresses objdump gives them ---- */
+
+/* The PT_LOAD holding vaddr, read with libelf. */
+static int seg_of(const char *path, uint64_t vaddr, struct fsym *out)
+{
+	size_t phnum, i;
+	int fd, found = 0;
+	Elf *elf;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_getphdrnum(elf, &phnum) == 0)
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			gelf_getphdr(elf, (int)i, &ph);
+			if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+				out->vaddr = vaddr;
+				out->seg_vaddr = ph.p_vaddr;
+				out->seg_off = ph.p_offset;
+				found = 1;
+			}
+		}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Every "<name@plt>:" label objdump prints for the PLT of file resolves to that name. */
+static int expect_plt(struct symbolizer *s, const char *file, bool demangle)
+{
+	struct sym_dso *d = symbolizer__dso(s, file, NULL, 0);
+	char cmd[1024], line[1024];
+	int n = 0;
+	FILE *p;
+
+	assert_null(sym_dso__warning(d));
+	snprintf(cmd, sizeof(cmd), "objdump -d %s -j .plt -j .plt.sec '%s' 2>/dev/null",
+		 demangle ? "-C" : "", file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long addr;
+		char name[512], *end;
+		struct sym_frame f[2];
+		struct fsym fs = { 0 };
+		struct fmap m;
+		uint64_t ip;
+
+		/* "0000000000001030 <free@plt>:" */
+		if (sscanf(line, "%llx <%511[^\n]", &addr, name) != 2 || !(end = strstr(name, "@plt>:")))
+			continue;
+		end[4] = '\0';
+		assert_true(seg_of(file, addr, &fs));
+		ip = fixture_ip(&fs, 0x7f0000000000ULL, 0, &m) + 2;
+		assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
+		assert_non_null(f[0].sym);
+		assert_string_equal(f[0].sym, name);
+		assert_int_equal(f[0].offset, 2);
+		n++;
+	}
+	pclose(p);
+	return n;
+}
+
+static void test_plt_names(void **state)
+{
+	struct symbolizer *s = new_sym(false, false, false, NULL);
+	struct symbolizer *sd = new_sym(false, false, true, NULL);
+
+	(void)state;
+	assert_true(expect_plt(s, tpath("plt-pie"), false) >= 3); /* printf, strlen, abort */
+	assert_true(expect_plt(s, tpath("plt-nopie"), false) >= 3);
+	assert_true(expect_plt(s, tpath("libplt.so"), false) >= 3);
+	assert_true(expect_plt(s, tpath("plt-stripped"), false) >= 3); /* .dynsym only */
+	assert_true(expect_plt(sd, tpath("cxxplt"), true) >= 1);   /* ns::ext(int)@plt */
+	symbolizer__free(s);
+	symbolizer__free(sd);
+}
+
+/* ---- the vDSO ---- */
+
+/* Address of a function of an ELF image in memory, from its .dynsym (libelf). */
+static uint64_t image_sym(void *image, size_t len, const char *name)
+{
+	Elf *elf = elf_memory(image, len);
+	Elf_Scn *scn = NULL;
+	uint64_t v = 0;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(d, (int)i, &sym);
+			if (!strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), name))
+				v = sym.st_value;
+		}
+	}
+	elf_end(elf);
+	return v;
+}
+
+/* The build id note's bytes inside the image (to make a vDSO of another build). */
+static uint8_t *image_build_id(void *image, size_t len, size_t *n)
+{
+	uint8_t id[64];
+	Elf *elf = elf_memory(image, len);
+	int r = elf__build_id(elf, id, sizeof(id));
+	uint8_t *p;
+
+	elf_end(elf);
+	assert_true(r > 0);
+	*n = (size_t)r;
+	for (p = image; p + r <= (uint8_t *)image + len; p++)
+		if (!memcmp(p, id, (size_t)r))
+			return p;
+	fail();
+	return NULL;
+}
+
+static void expect_vdso(struct symbolizer *s, struct sym_dso *d, uint64_t at, const char *name)
+{
+	const uint64_t base = 0x7ffff7fc1000ULL;
+	struct sym_frame f[2];
+
+	assert_true(at != 0);
+	assert_int_equal(symbolizer__resolve(s, d, base, 0, base + at + 3, f, 2), 1);
+	assert_string_equal(f[0].sym, name);
+	assert_int_equal(f[0].offset, 3);
+}
+
+static void test_vdso(void **state)
+{
+	char hex[129], dir[600];
+	uint8_t other[64], *bidp;
+	struct symbolizer *s;
+	struct sym_dso *d;
+	struct sym_frame f[2];
+	void *image, *copy;
+	uint64_t cg, gtod;
+	size_t len, n;
+
+	(void)state;
+	if (vdso__self(&image, &len))
+		skip();
+	cg = image_sym(image, len, "__vdso_clock_gettime");
+	gtod = image_sym(image, len, "__vdso_gettimeofday");
+
+	/* No build id recorded (as in offcpu's own recordings): this process's image. */
+	s = new_sym(false, false, false, NULL);
+	d = symbolizer__dso(s, VDSO_NAME, NULL, 0);
+	assert_null(sym_dso__warning(d));
+	expect_vdso(s, d, cg, "__vdso_clock_gettime");
+	expect_vdso(s, d, gtod, "__vdso_gettimeofday");
+	symbolizer__free(s);
+
+	/* Another build of the vDSO: its build id changed, the code kept. */
+	copy = malloc(len);
+	memcpy(copy, image, len);
+	bidp = image_build_id(copy, len, &n);
+	for (size_t i = 0; i < n; i++)
+		bidp[i] ^= 0x5a;
+	memcpy(other, bidp, n);
+
+	/* Recorded with that build id, found nowhere: not named, and said so. */
+	s = new_sym(false, false, false, NULL);
+	d = symbolizer__dso(s, VDSO_NAME, other, n);
+	assert_non_null(sym_dso__warning(d));
+	assert_int_equal(symbolizer__resolve(s, d, 0x7ffff7fc1000ULL, 0, 0x7ffff7fc1000ULL + cg, f, 2), 0);
+	symbolizer__free(s);
+
+	/* The recording carries it (offcpu record writes its copy). */
+	s = new_sym(false, false, false, NULL);
+	assert_int_equal(symbolizer__add_image(s, VDSO_NAME, other, n, copy, len), 0);
+	d = symbolizer__dso(s, VDSO_NAME, other, n);
+	assert_null(sym_dso__warning(d));
+	expect_vdso(s, d, cg, "__vdso_clock_gettime");
+	symbolizer__free(s);
+
+	/* perf's build-id cache has it: CACHE/[vdso]/HEX/vdso and .build-id/HE/X... */
+	build_id__hex(other, n, hex);
+	snprintf(dir, sizeof(dir), "%s/[vdso]/%s", tpath("cache"), hex);
+	assert_int_equal(sh("mkdir -p '%s'", dir), 0);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/vdso");
+	write_file(dir, copy, len);
+	s = new_sym(false, false, false, NULL);
+	d = symbolizer__dso(s, VDSO_NAME, other, n);
+	assert_null(sym_dso__warning(d));
+	expect_vdso(s, d, gtod, "__vdso_gettimeofday");
+	symbolizer__free(s);
+	sh("rm -rf '%s'", tpath("cache"));
+	free(copy);
+	free(image);
+}
+
+/* ---- the kernel: only the recorded kernel's kallsyms names its addresses ---- */
+
+static void write_notes(const char *path, const uint8_t *id, size_t n)
+{
+	uint8_t buf[64] = { 0 };
+	uint32_t h[3] = { 4, (uint32_t)n, 3 /* NT_GNU_BUILD_ID */ };
+
+	memcpy(buf, h, 12);
+	memcpy(buf + 12, "GNU", 4);
+	memcpy(buf + 16, id, n);
+	write_file(path, (const char *)buf, 16 + ((n + 3) & ~3u));
+}
+
+static void test_kernel_build_id(void **state)
+{
+	static const uint8_t running[20] = { 1, 2, 3 }, recorded[20] = { 9, 8, 7 };
+	struct symbolizer_opts o = {
+		.debug_dir = tpath("emptydebug"),
+		.buildid_dir = tpath("kcache"),
+		.kernel_notes = tpath("notes"),
+	};
+	char hex[41], dir[600];
+	struct symbolizer *s;
+	struct sym_frame f;
+	const char *mod;
+
+	(void)state;
+	write_notes(tpath("notes"), running, sizeof(running));
+	/* another kernel recorded, no copy of its kallsyms: nothing named, a warning */
+	s = symbolizer__new(&o);
+	symbolizer__set_kernel_build_id(s, recorded, sizeof(recorded));
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81000150ULL, &f, &mod), 0);
+	assert_non_null(symbolizer__kernel_warning(s));
+	symbolizer__free(s);
+	/* perf's build-id cache has that kernel's kallsyms: named from it */
+	build_id__hex(recorded, sizeof(recorded), hex);
+	snprintf(dir, sizeof(dir), "%s/[kernel.kallsyms]/%s", tpath("kcache"), hex);
+	assert_int_equal(sh("mkdir -p '%s'", dir), 0);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/kallsyms");
+	write_file(dir, kallsyms_fixture, sizeof(kallsyms_fixture) - 1);
+	s = symbolizer__new(&o);
+	symbolizer__set_kernel_build_id(s, recorded, sizeof(recorded));
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81000150ULL, &f, &mod), 1);
+	assert_string_equal(f.sym, "fix_func_a");
+	assert_null(symbolizer__kernel_warning(s));
+	symbolizer__free(s);
+	/* the running kernel recorded: /proc/kallsyms, no warning */
+	s = symbolizer__new(&o);
+	symbolizer__set_kernel_build_id(s, running, sizeof(running));
+	symbolizer__resolve_kernel(s, 0xffffffff81000150ULL, &f, &mod);
+	assert_null(symbolizer__kernel_warning(s));
+	symbolizer__free(s);
+	/* a kallsyms given explicitly is the user's word: used whatever the build ids */
+	o.kallsyms = tpath("kallsyms");
+	write_file(tpath("kallsyms"), kallsyms_fixture, sizeof(kallsyms_fixture) - 1);
+	s = symbolizer__new(&o);
+	symbolizer__set_kernel_build_id(s, recorded, sizeof(recorded));
+	assert_int_equal(symbolizer__resolve_kernel(s, 0xffffffff81000150ULL, &f, &mod), 1);
+	assert_null(symbolizer__kernel_warning(s));
+	symbolizer__free(s);
+	sh("rm -rf '%s'", tpath("kcache"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1068,6 +1360,9 @@ int main(void)
 		cmocka_unit_test(test_parsers_garbage),
 		cmocka_unit_test(test_elf_garbage),
 		cmocka_unit_test(test_fifo_paths),
+		cmocka_unit_test(test_plt_names),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_kernel_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -130,7 +130,7 @@ static void build(bool orphan_wakeup)
 	struct offcpu_waker *wk = calloc(1, sizeof(*wk));
 	struct offcpu_sample *s;
 	struct perf_writer *w;
-	uint8_t rec[8192];
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 
 	snprintf(path, sizeof(path), "/tmp/offcpu-ut-wakeups-%d.data", getpid());
 	unlink(path);
