@@ -17,12 +17,11 @@ of FUNCS (another file system or journal mode: nothing to compare).
 """
 import os
 import re
-import struct
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import check, failures, fname, measure, run_perf, script_samples  # noqa: E402
+from perfcheck import check, failures, fname, measure, offcpu_raw, run_perf, script_samples  # noqa: E402
 
 FUNCS = ("folio_wait_writeback", "fsync_buffers_list", "sync_inode_metadata", "blkdev_issue_flush")
 DIRECT = 0x1  # OFFCPU_RAW_DIRECT
@@ -57,7 +56,7 @@ def main():
     off_path, perf_path, err_path = sys.argv[1:4]
     samples, _ = script_samples(off_path, raw=True)
     mine = [s for s in samples if s.event == "offcpu-time" and s.comm == "sqlite3"]
-    summed = [s for s in mine if len(s.raw) < 8 or not struct.unpack_from("<I", s.raw, 4)[0] & DIRECT]
+    summed = [s for s in mine if not (offcpu_raw(s.raw) or (0, 0, 0))[1] & DIRECT]
     ours = count([{fname(f) for f in s.frames} for s in mine])
     ref_stacks = perf_intervals(perf_path)
     ref = count(ref_stacks)

@@ -22,13 +22,12 @@ Prints '# ' figure lines; 'FAIL: ' lines and a non-zero exit on failure.
 """
 import os
 import re
-import struct
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import check, failures, fname, measure, script_samples, threads_rows  # noqa: E402
+from perfcheck import check, failures, fname, measure, offcpu_raw, script_samples, threads_rows  # noqa: E402
 
 FUNCS = {"pipe-block": "wl_pipe_block", "long-sleep": "wl_long_sleep", "wake-once": "wl_wake_once"}
 START, STOP = 0x8, 0x10  # OFFCPU_RAW_IN_PROGRESS_START / _STOP
@@ -72,7 +71,7 @@ def main():
         tid, func = tids[role], FUNCS[role]
         mine = [s for s in off if s.tid == tid]
         total = sum(s.period for s in mine)
-        flags = [struct.unpack_from("<I", s.raw, 4)[0] if len(s.raw) >= 8 else 0 for s in mine]
+        flags = [(offcpu_raw(s.raw) or (0, 0, 0))[1] for s in mine]
         marks = ["%s%s" % ("start" if f & START else "", "+stop" if f & STOP else "") for f in flags]
         measure("perf script: %-10s tid %d: %d offcpu-time samples (%s), %.3f s (%+.2f %% of %s s)"
                 % (role, tid, len(mine), ", ".join(marks), total / 1e9, 100.0 * (total - want) / want, secs))

@@ -13,6 +13,7 @@ a failure of the file, not of this script.
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -126,6 +127,22 @@ def script_samples(path, extra=(), raw=False):
             cur.ips.append(int(rest[0], 16))
         samples.append(cur)
     return samples, err
+
+
+def offcpu_raw(raw):
+    """(state, flags, count) of an offcpu-time sample's RAW data (Sample.raw):
+    perf's embedded sample (pid, tid, period, callchain, cgroup), then
+    offcpu's own fields (src/perfdata/offcpu_payload.h); a bare offcpu_raw in
+    older recordings. None when there is none."""
+    off = 0
+    if len(raw) >= 32:
+        nr, = struct.unpack_from("<Q", raw, 16)
+        if 32 + 8 * nr + 16 <= len(raw):
+            off = 32 + 8 * nr
+    if off + 16 > len(raw):
+        return None
+    state, flags, count = struct.unpack_from("<IIQ", raw, off)
+    return chr(state & 0xff), flags, count
 
 
 def task_events(path):
