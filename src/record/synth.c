@@ -289,7 +289,7 @@ static int synth_vdso(struct perf_writer *w)
 int synth__features(struct perf_writer *w, const struct record_opts *o)
 {
 	struct utsname u;
-	struct timespec mono, real;
+	struct timespec res, mono, real;
 	char exe[4096];
 	const char **args;
 	uint64_t v;
@@ -329,12 +329,16 @@ int synth__features(struct perf_writer *w, const struct record_opts *o)
 		return err;
 
 	/*
-	 * No CLOCKID section (the clock's resolution, shown by perf as "clockid
-	 * frequency"): hotspot's perfparser cannot read it and warns about every
-	 * file that has one. The clock is named by each attr (use_clockid,
-	 * clockid) and by CLOCK_DATA below, which perf shows as "clockid:
-	 * monotonic" and parsers that do not know it skip silently.
+	 * CLOCKID: the resolution of the clock samples are timed with (perf
+	 * shows it as "clockid frequency"). hotspot's perfparser warns that it
+	 * cannot read this section, as it does for perf's own recordings made
+	 * with -k CLOCK_MONOTONIC, the clock every offcpu recording uses.
 	 */
+	clock_getres(CLOCK_MONOTONIC, &res);
+	v = res.tv_sec * 1000000000ULL + res.tv_nsec;
+	err = perf_writer__set_feature(w, PERF_FEAT_CLOCKID, &v, sizeof(v));
+	if (err)
+		return err;
 	/* CLOCK_DATA: one pair of readings relating the clock to wall time */
 	{
 		struct {

@@ -3,8 +3,10 @@
 # recordings through its hotspot-perfparser. On offcpu's recordings of
 # waitmix (defaults; --wakeups --sched-delay) it must end with status 0,
 # write its output, and print no warning that it does not also print for
-# Debian perf's own `perf record -g` of the same workload (it warns of every
-# feature section it cannot read, and perf's files have several).
+# Debian perf's own `perf record -k CLOCK_MONOTONIC -g` of the same workload
+# (it warns of every feature section it cannot read, and perf's files have
+# several; -k: the clock offcpu records on, whose CLOCKID section it cannot
+# read either).
 # sanitizers: skip (hotspot-perfparser is not ours; the recordings are)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
@@ -15,8 +17,8 @@ require_workload waitmix
 HP=${HOTSPOT_PERFPARSER:-/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser}
 [ -x "$HP" ] || skip "hotspot-perfparser not found at $HP (Debian package hotspot; scripts/deps.sh installs it)"
 
-perf record -q -g -o "$TESTDIR/perf.data" -- "$WORKLOADS/waitmix" -q >/dev/null 2>&1 ||
-	fail "perf record -g -- waitmix failed"
+perf record -q -k CLOCK_MONOTONIC -g -o "$TESTDIR/perf.data" -- "$WORKLOADS/waitmix" -q >/dev/null 2>&1 ||
+	fail "perf record -k CLOCK_MONOTONIC -g -- waitmix failed"
 record -o "$TESTDIR/ours.data" -- "$WORKLOADS/waitmix" -q || fail "offcpu record failed"
 record -o "$TESTDIR/ours-wd.data" --wakeups --sched-delay -- "$WORKLOADS/waitmix" -q ||
 	fail "offcpu record --wakeups --sched-delay failed"
