@@ -1561,12 +1561,14 @@ static __always_inline void note_time(__u64 *clk, __u64 *mono)
  * or asleep in another state) that the programs have not seen switch out
  * since they were attached gets its stacks noted in `starts` and its task
  * storage marked. Sleepable: the user stack of another task is read from
- * its memory with bpf_copy_from_user_task.
+ * its memory with bpf_copy_from_user_task. Every target is also written to
+ * user space with its name (struct offcpu_seen_task).
  */
 SEC("iter.s/task")
 int offcpu_start(struct bpf_iter__task *ctx)
 {
 	struct task_struct *p = ctx->task;
+	struct offcpu_seen_task seen;
 	struct offcpu_start *st;
 	struct offcpu_task *t;
 	__u32 state, kind = 0;
@@ -1574,7 +1576,13 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	long n;
 
 	note_time(&rec_start, &rec_start_mono);
-	if (!p || p->on_cpu || !wanted_task(p) || bpf_task_storage_get(&tasks, p, 0, 0))
+	if (!p || !wanted_task(p))
+		return 0;
+	seen.pid = p->tgid;
+	seen.tid = p->pid;
+	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
+	bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen));
+	if (p->on_cpu || bpf_task_storage_get(&tasks, p, 0, 0))
 		return 0;
 	pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
 	state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);

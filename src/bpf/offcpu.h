@@ -159,6 +159,18 @@ struct offcpu_waker {
 	__u64 stack[2 * OFFCPU_MAX_STACK];
 };
 
+/*
+ * A target the start iterator saw (written for every one, waiting or not):
+ * its name, for a thread that exits before /proc is read, whose FORK and
+ * COMM came before the recording and whose samples would otherwise show
+ * as ':PID'.
+ */
+struct offcpu_seen_task {
+	__u32 pid;
+	__u32 tid;
+	char comm[16];
+};
+
 /* An off-CPU sample with its waker: ring buffer record and wakeup sum value. */
 struct offcpu_wsample {
 	struct offcpu_sample s;

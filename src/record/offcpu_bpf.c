@@ -485,17 +485,17 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 
 /*
  * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
- * each sample it writes goes to on_sample. The first task it visits notes
- * the time on the run-queue clock of the CPU it runs on: bring that clock
- * up to date first (reading this thread's CPU time does, under the run
- * queue's lock).
+ * each record of `size` bytes it writes goes to on_record. The first task
+ * it visits notes the time on the run-queue clock of the CPU it runs on:
+ * bring that clock up to date first (reading this thread's CPU time does,
+ * under the run queue's lock).
  */
-static int run_iter(struct offcpu_bpf *b, struct bpf_program *prog,
-		    int (*on_sample)(struct offcpu_bpf *b, const struct offcpu_sample *s))
+static int run_iter(struct bpf_program *prog, size_t size,
+		    int (*on_record)(void *ctx, const void *rec), void *ctx)
 {
-	const size_t size = 64 * sizeof(struct offcpu_sample);
+	const size_t bufsize = 64 * sizeof(struct offcpu_sample);
 	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
-	uint8_t *buf = malloc(size);
+	uint8_t *buf = malloc(bufsize);
 	size_t have = 0;
 	struct timespec ts;
 	int fd, err = 0;
@@ -511,7 +511,7 @@ static int run_iter(struct offcpu_bpf *b, struct bpf_program *prog,
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	for (;;) {
-		ssize_t n = read(fd, buf + have, size - have);
+		ssize_t n = read(fd, buf + have, bufsize - have);
 		size_t i = 0;
 
 		if (n < 0 && errno == EINTR)
@@ -523,9 +523,9 @@ static int run_iter(struct offcpu_bpf *b, struct bpf_program *prog,
 		if (n == 0)
 			break;
 		have += n;
-		for (; i + sizeof(struct offcpu_sample) <= have; i += sizeof(struct offcpu_sample))
-			if (!err && on_sample)
-				err = on_sample(b, (const struct offcpu_sample *)(buf + i));
+		for (; i + size <= have; i += size)
+			if (!err)
+				err = on_record(ctx, buf + i);
 		memmove(buf, buf + i, have - i);
 		have -= i;
 		if (err)
@@ -538,13 +538,37 @@ cleanup:
 	return err;
 }
 
-int offcpu_bpf__start(struct offcpu_bpf *b)
+struct seen_ctx {
+	int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm);
+	void *ctx;
+};
+
+static int on_seen_task(void *ctx, const void *rec)
 {
-	return run_iter(b, b->skel->progs.offcpu_start, NULL);
+	const struct seen_ctx *c = ctx;
+	const struct offcpu_seen_task *t = rec;
+	char comm[sizeof(t->comm) + 1];
+
+	memcpy(comm, t->comm, sizeof(t->comm));
+	comm[sizeof(t->comm)] = 0;
+	return c->on_task(c->ctx, t->pid, t->tid, comm);
 }
 
-static int on_stop_sample(struct offcpu_bpf *b, const struct offcpu_sample *s)
+int offcpu_bpf__start(struct offcpu_bpf *b,
+		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
+		     void *ctx)
 {
+	struct seen_ctx c = { on_task, ctx };
+
+	return run_iter(b->skel->progs.offcpu_start, sizeof(struct offcpu_seen_task),
+			on_seen_task, &c);
+}
+
+static int on_stop_sample(void *ctx, const void *rec)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_sample *s = rec;
+
 	return queue_sample(b, b->m, s, NULL, s->time);
 }
 
@@ -558,7 +582,8 @@ int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
 	offcpu_skel__detach(b->skel);
 	usleep(1000);
 	b->m = m;
-	return run_iter(b, b->skel->progs.offcpu_stop, on_stop_sample);
+	return run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample,
+			b);
 }
 
 void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop)

@@ -192,6 +192,8 @@ char proc_stat__state(const char *text);
 ssize_t proc_read(const char *path, char *buf, size_t size);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
+/* A COMM record for a thread known otherwise than from /proc. */
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id);
 int synth__all_processes(struct perf_writer *w, uint64_t id);
 int synth__features(struct perf_writer *w, const struct record_opts *o);
 
@@ -208,11 +210,14 @@ int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b); /* -1: no filter nee
 int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
 /*
  * Waits in progress: __start (after attach) finds the targets already
- * waiting, whose waits then count from now on; __stop detaches the
- * programs and queues every wait still open, ended now. __window: the
- * two times on the samples' clock (0 when not run).
+ * waiting, whose waits then count from now on, and names every target to
+ * on_task (pid, tid, comm: for those gone before /proc is read); __stop
+ * detaches the programs and queues every wait still open, ended now.
+ * __window: the two times on the samples' clock (0 when not run).
  */
-int offcpu_bpf__start(struct offcpu_bpf *b);
+int offcpu_bpf__start(struct offcpu_bpf *b,
+		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
+		     void *ctx);
 int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m);
 void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop);
 enum {

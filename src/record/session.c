@@ -53,6 +53,12 @@ struct tgid_set {
 	size_t n, cap;
 };
 
+/* A target the start iterator saw: named afresh if it is gone from /proc. */
+struct seen_task {
+	uint32_t pid, tid;
+	char comm[17];
+};
+
 struct session {
 	struct record_opts *o;
 	struct tgid_set targets;
@@ -74,6 +80,8 @@ struct session {
 	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
 	uint64_t prev_round; /* time of the previous drain: written up to it */
 	bool status_line;
+	struct seen_task *seen; /* the targets at the start */
+	size_t nr_seen, cap_seen;
 };
 
 static bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
@@ -193,6 +201,45 @@ static uint32_t tgid_of(int tid)
 	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
 		return tid;
 	return (uint32_t)tgid;
+}
+
+static int on_seen_task(void *ctx, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct session *s = ctx;
+
+	if (s->nr_seen == s->cap_seen) {
+		size_t ncap = s->cap_seen ? 2 * s->cap_seen : 256;
+		struct seen_task *nv = realloc(s->seen, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		s->seen = nv;
+		s->cap_seen = ncap;
+	}
+	s->seen[s->nr_seen].pid = pid;
+	s->seen[s->nr_seen].tid = tid;
+	snprintf(s->seen[s->nr_seen].comm, sizeof(s->seen[0].comm), "%s", comm);
+	s->nr_seen++;
+	return 0;
+}
+
+/*
+ * Name the threads that were targets at the start and left before /proc
+ * was read: their FORK and COMM came before the recording, their samples
+ * (a wait in progress, a last CPU sample) would show as ':PID'. One still
+ * in /proc now was there all along, and /proc named it.
+ */
+static int name_gone_tasks(struct session *s, uint64_t id)
+{
+	char path[64];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < s->nr_seen; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", s->seen[i].pid, s->seen[i].tid);
+		if (access(path, F_OK) && errno == ENOENT)
+			err = synth__comm(s->w, s->seen[i].pid, s->seen[i].tid, s->seen[i].comm, id);
+	}
+	return err;
 }
 
 static bool have_privileges(void)
@@ -747,7 +794,7 @@ int record__run(struct record_opts *o)
 		goto cleanup;
 	}
 	/* the recording starts here: targets already waiting count from now on */
-	err = offcpu_bpf__start(s->bpf);
+	err = offcpu_bpf__start(s->bpf, on_seen_task, s);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot find the waits in progress: %s\n", strerror(-err));
 		goto cleanup;
@@ -759,6 +806,8 @@ int record__run(struct record_opts *o)
 		err = synth__process(s->w, o->tids.v[i], oid, true);
 	if (!err && o->all_cpus)
 		err = synth__all_processes(s->w, oid);
+	if (!err)
+		err = name_gone_tasks(s, oid);
 	if (!err)
 		err = synth__features(s->w, o);
 	if (!err)
@@ -839,5 +888,6 @@ out:
 	run_as__exit(&s->run_as);
 	free(tgids);
 	free(s->targets.v);
+	free(s->seen);
 	return err;
 }

@@ -222,6 +222,11 @@ int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
 	return err;
 }
 
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id)
+{
+	return write_comm(w, pid, tid, comm, id);
+}
+
 int synth__all_processes(struct perf_writer *w, uint64_t id)
 {
 	DIR *dir = opendir("/proc");
