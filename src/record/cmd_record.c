@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"                             pointers where a binary has no such table; fp\n"
 	"                             follows frame pointers only (cheaper, loses callers\n"
 	"                             in code built without them)\n"
+	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
+	"                             from the cache of blocking points when the thread\n"
+	"                             blocks where it blocked before)\n"
 	"      --kernel-threads       include kernel threads\n"
 	"      --wakeups              note who woke each waiting thread, with its stacks\n"
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
@@ -63,6 +66,7 @@ enum {
 	OPT_SCHED_DELAY,
 	OPT_USER,
 	OPT_CALL_GRAPH,
+	OPT_NO_KCACHE,
 };
 
 static const struct option long_opts[] = {
@@ -85,6 +89,7 @@ static const struct option long_opts[] = {
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -164,6 +169,7 @@ int cmd_record(int argc, char **argv)
 		.ustack = true,
 		.kstack = true,
 		.dwarf = true,
+		.kstack_cache = true,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
@@ -242,6 +248,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KTHREADS:
 			o.kernel_threads = true;
+			break;
+		case OPT_NO_KCACHE:
+			o.kstack_cache = false;
 			break;
 		case OPT_WAKEUPS:
 			o.wakeups = true;
