@@ -1,15 +1,19 @@
 #!/bin/bash
 # Cost of offcpu's BPF programs per run, from the kernel's own BPF run-time
-# statistics (kernel.bpf_stats_enabled=1): `offcpu record` of
-#   taskset -c 0 perf bench sched pipe -l LOOPS
+# statistics (kernel.bpf_stats_enabled=1): `offcpu record` of a workload
 # with each option set given, reading run_time_ns / run_cnt of the
 # recorder's programs (bpftool) just before it ends. Unlike overhead.sh's
 # ratios, the figure hardly moves with the machine's other load.
+# Workloads (WORKLOAD):
+#   pipe    taskset -c 0 perf bench sched pipe -l LOOPS (default)
+#   python  Debian's python3 blocking in a loop: LOOPS sleeps of 0.1 ms
+#           from a function 20 Python calls deep (a python3 stack of 15-20
+#           C frames, built without frame pointers)
 #
 #   bench/bpf-cost.sh [OPTS...]   each OPTS one quoted option set;
 #                                 default: "" "--stacks user" "--stacks kernel"
 #                                          "--wakeups" "--sched-delay"
-#   env: OFFCPU (default build/offcpu), LOOPS (40000)
+#   env: OFFCPU (default build/offcpu), LOOPS (40000), WORKLOAD (pipe)
 set -u
 cd "$(dirname "$0")/.."
 OFFCPU=${OFFCPU:-$PWD/build/offcpu}
@@ -22,17 +26,31 @@ command -v bpftool >/dev/null && command -v perf >/dev/null || { echo "bpf-cost.
 was=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 
+case ${WORKLOAD:-pipe} in
+pipe) CMD=(taskset -c 0 perf bench sched pipe -l "$LOOPS") ;;
+python) CMD=(python3 -c "import time
+def deep(n):
+    if n:
+        return deep(n - 1)
+    for i in range($LOOPS):
+        time.sleep(0.0001)
+deep(20)") ;;
+*) echo "bpf-cost.sh: WORKLOAD is pipe or python" >&2; exit 2 ;;
+esac
+
 sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=("" "--stacks user" "--stacks kernel" "--wakeups" "--sched-delay")
 
-echo "\`offcpu record OPTS -- taskset -c 0 perf bench sched pipe -l $LOOPS\`, $(nproc) CPUs, $(uname -r)"
+DESC="${CMD[*]}"
+[ "${WORKLOAD:-pipe}" = python ] && DESC="python3 -c '...' ($LOOPS sleeps of 0.1 ms, 20 Python calls deep)"
+echo "\`offcpu record OPTS -- $DESC\`, $(nproc) CPUs, $(uname -r)"
 echo
 echo "| options | program | runs | ns per run |"
 echo "|---|---|---|---|"
 for set in "${sets[@]}"; do
 	maxid=$(bpftool prog show --json | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
 	# shellcheck disable=SC2086
-	"$OFFCPU" record -q -o "$OUT/x" $set -- taskset -c 0 perf bench sched pipe -l "$LOOPS" >/dev/null 2>"$OUT/err" &
+	"$OFFCPU" record -q -o "$OUT/x" $set -- "${CMD[@]}" >/dev/null 2>"$OUT/err" &
 	rp=$!
 	while kill -0 "$rp" 2>/dev/null; do
 		bpftool prog show --json >"$OUT/p.tmp" 2>/dev/null && grep -q offcpu_switch "$OUT/p.tmp" &&

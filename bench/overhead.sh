@@ -9,10 +9,12 @@
 #
 #   bench/overhead.sh [ROW...]      rows: default fp wakeups sched-delay no-cpu
 #                                   user-stacks no-kstack-cache perf perf-new
-#   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000)
+#   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000),
+#        PERF_NEW (perf-new row: default /work/shared/tools/perf-7.3/perf)
 set -u
 cd "$(dirname "$0")/.."
 OFFCPU=${OFFCPU:-$PWD/build/offcpu}
+PERF_NEW=${PERF_NEW:-/work/shared/tools/perf-7.3/perf}
 PAIRS=${PAIRS:-5}
 LOOPS=${LOOPS:-40000}
 OUT=$(mktemp -d /tmp/offcpu-bench.XXXXXX)
@@ -65,6 +67,7 @@ for r in "${rows[@]}"; do
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
 	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
 	no-kstack-cache) row "offcpu record --no-kstack-cache (every kernel stack walked)" "$OFFCPU" record -q --no-kstack-cache -o "$OUT/x" -- ;;
+	perf-new) row "perf $("$PERF_NEW" version | awk '{print $3}') \`record --off-cpu -g\` (reference)" "$PERF_NEW" record -q --off-cpu -g -o "$OUT/x" -- ;;
 	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;
 	*) echo "overhead.sh: unknown row $r" >&2; exit 2 ;;
 	esac
