@@ -37,8 +37,10 @@ sel "--stacks user" su.data no-kernel-frames has-func=wl_mutex_wait
 record -o sk.data --stacks kernel -- "${WM[@]}" || fail "record --stacks kernel exited $?"
 sel "--stacks kernel" sk.data no-user-frames
 
-# A running waitmix (scaled x8, about 5 s): -p its process, -t one thread.
-"${WM[@]}" -s 8 &
+# A running waitmix (scaled x16, about 10 s: each recorder takes up to 2 s
+# to start, most of it the verifier's on the DWARF unwinder): -p its
+# process, -t one thread (wm-nanosleep, about 6.4 s of sleeps).
+"${WM[@]}" -s 16 &
 wpid=$!
 trap 'kill $wpid 2>/dev/null; rm -rf "$TESTDIR" "$DISK"' EXIT
 sleep 0.3
