@@ -841,18 +841,6 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	/*
-	 * The unwinder follows exec, fork and exit from here on, its BPF side
-	 * attached: both count a process's execs alike.
-	 */
-	if (s->unwind) {
-		err = unwind_loader__start(s->unwind, o, s->have_child ? s->wl.pid : 0);
-		if (err) {
-			fprintf(stderr, "offcpu record: cannot start the DWARF unwinder: %s\n",
-				strerror(-err));
-			goto cleanup;
-		}
-	}
 	err = cpu_events__enable(s->cpu);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
@@ -880,6 +868,22 @@ int record__run(struct record_opts *o)
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
 		goto cleanup;
+	}
+	/*
+	 * The unwinder follows exec, fork and exit from here on, its BPF side
+	 * attached: both count a process's execs alike. Started once the
+	 * recording has (it reads /proc and builds the targets' tables: tens
+	 * to hundreds of ms), so that no process can start and end unnamed
+	 * between the programs' attach and the side-band's enable; stacks
+	 * before it are walked with the early table. Before the command runs.
+	 */
+	if (s->unwind) {
+		err = unwind_loader__start(s->unwind, o, s->have_child ? s->wl.pid : 0);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot start the DWARF unwinder: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
 	}
 	if (s->have_child) {
 		int stage;

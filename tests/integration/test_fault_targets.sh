@@ -20,10 +20,11 @@ nfail=0
 bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
 now_ms() { echo $(( $(mono_ns) / 1000000 )); }
 
-# 1. A exits after ~1 s, B after ~2.5 s; -d 20 would be the other end.
-bash -c 'for i in $(seq 50); do sleep 0.02; done' &
+# 1. A exits after ~3 s, B after ~5 s (a recorder with the DWARF unwinder
+# takes up to 2 s to start: the verifier); -d 20 would be the other end.
+bash -c 'for i in $(seq 150); do sleep 0.02; done' &
 a=$!
-bash -c 'for i in $(seq 125); do sleep 0.02; done' &
+bash -c 'for i in $(seq 250); do sleep 0.02; done' &
 b=$!
 trap 'kill $a $b 2>/dev/null; rm -rf "$TESTDIR"' EXIT
 sleep 0.2
@@ -32,9 +33,9 @@ record -o ab.data -p "$a,$b" -d 20 --flush-interval 100
 rc=$?
 dur=$(( $(now_ms) - t0 ))
 wait $a $b 2>/dev/null
-measure "-p A,B (A exits after ~1 s, B after ~2.5 s) -d 20: record exit $rc after $dur ms"
+measure "-p A,B (A exits after ~3 s, B after ~5 s) -d 20: record exit $rc after $dur ms"
 [ "$rc" = 0 ] || bad "-p A,B: record exit $rc"
-[ "$dur" -ge 1500 ] || bad "-p A,B: ended after $dur ms, before B exited"
+[ "$dur" -ge 4000 ] || bad "-p A,B: ended after $dur ms, before B exited"
 [ "$dur" -lt 10000 ] || bad "-p A,B: ran $dur ms, on towards -d 20 after its targets exited"
 "$OFFCPU" report -i ab.data --no-children -g none -s pid >ab.rep 2>ab.err || bad "-p A,B: offcpu report failed: $(cat ab.err)"
 ! grep -qi warning ab.err || bad "-p A,B: file not complete: $(cat ab.err)"
