@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "flamegraph/flamegraph.h"
+#include "cmd/commands.h"
+#include "output/flamegraph/flamegraph.h"
 #include "perfdata/perf_format.h"
-#include "report/report.h"
+#include "output/report.h"
 
 struct fg_opts {
 	const char *output;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "record/record.h"
 
 static const char usage_text[] =

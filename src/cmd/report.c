@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "pprof/pprof.h"
-#include "report/offwake.h"
-#include "report/report.h"
-#include "report/threads.h"
+#include "cmd/commands.h"
+#include "output/pprof/pprof.h"
+#include "profile/offwake.h"
+#include "output/report.h"
+#include "output/threads.h"
 
 static const char *const sort_names[SK_MAX] = {
 	[SK_COMM] = "comm", [SK_PID] = "pid", [SK_TID] = "tid", [SK_DSO] = "dso",

@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "output/report.h"
 
 /*
  * fr's name in the text outputs: its symbol, else [its DSO], else

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/profile.h"
-#include "report/session.h"
+#include "profile/profile.h"
+#include "session/session.h"
 
 enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_CGROUP, SK_MAX };
 

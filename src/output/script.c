@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "perfdata/perf_format.h"
-#include "report/report.h"
+#include "output/report.h"
 
 struct script_ctx {
 	FILE *f;

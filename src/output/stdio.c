@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/callgraph.h"
-#include "report/htab.h"
-#include "report/report.h"
+#include "profile/callgraph.h"
+#include "util/htab.h"
+#include "output/report.h"
 
 struct entry {
 	uint32_t comm, pid, tid;

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/htab.h"
-#include "report/report.h"
-#include "report/threads.h"
+#include "util/htab.h"
+#include "output/report.h"
+#include "output/threads.h"
 
 struct tacc {
 	uint32_t tid, pid;

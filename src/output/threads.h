@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "report/session.h"
+#include "session/session.h"
 
 struct report_opts;
 struct threads;

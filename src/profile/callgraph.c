@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/callgraph.h"
-#include "report/htab.h"
+#include "profile/callgraph.h"
+#include "util/htab.h"
 
 struct callgraph {
 	int nr_events;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "perfdata/perf_format.h"
-#include "report/offwake.h"
-#include "report/report.h"
+#include "profile/offwake.h"
+#include "output/report.h"
 
 #define SIDE_MAX 512 /* frames kept per side, as the session keeps per sample */
 

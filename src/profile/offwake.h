@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/profile.h"
-#include "report/session.h"
+#include "profile/profile.h"
+#include "session/session.h"
 
 struct report_opts;
 struct offwake;

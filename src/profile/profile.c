@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/htab.h"
-#include "report/profile.h"
+#include "util/htab.h"
+#include "profile/profile.h"
 
 struct profile {
 	int nr_events;

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/session.h"
+#include "session/session.h"
 
 #define PROFILE_KEEP_PID    0x1
 #define PROFILE_KEEP_TID    0x2

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "report/report.h"
+#include "output/report.h"
 
 void report__time_events(const struct session *s, const struct profile *p, const char *cmd,
 			 int *cpu, int *off)

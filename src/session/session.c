@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "report/htab.h"
-#include "report/session.h"
+#include "util/htab.h"
+#include "session/session.h"
 #include "symbols/symbolizer.h"
 #include "symbols/vdso.h"
 

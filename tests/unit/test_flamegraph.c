@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/flamegraph.h"
+#include "output/flamegraph/flamegraph.h"
 
 static char *render(const struct fg_tree *t, const struct fg_svg_opts *o, size_t *len, size_t *drawn)
 {

@@ -3,8 +3,8 @@
 #ifndef OFFCPU_FLAMEGRAPH_FG_INTERNAL_H
 #define OFFCPU_FLAMEGRAPH_FG_INTERNAL_H
 
-#include "flamegraph/flamegraph.h"
-#include "report/htab.h"
+#include "output/flamegraph/flamegraph.h"
+#include "util/htab.h"
 
 struct fg_node {
 	uint32_t name, detail;   /* string ids */

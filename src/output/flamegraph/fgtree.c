@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/fg_internal.h"
-#include "report/htab.h"
+#include "output/flamegraph/fg_internal.h"
+#include "util/htab.h"
 
 struct str_key {
 	const struct fg_tree *t;

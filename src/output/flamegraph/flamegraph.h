@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/profile.h"
-#include "report/session.h"
+#include "profile/profile.h"
+#include "session/session.h"
 
 /* What a value measures; every node sums each class apart (shown in its title). */
 enum fg_class { FG_ON_CPU, FG_OFF_CPU, FG_NR_CLASSES };

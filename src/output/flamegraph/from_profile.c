@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/flamegraph.h"
-#include "report/offwake.h"
+#include "output/flamegraph/flamegraph.h"
+#include "profile/offwake.h"
 
 /*
  * A session frame as a flame graph frame: its symbol (or [dso], as

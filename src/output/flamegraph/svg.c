@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "fg_assets.h" /* fg_css[], fg_js[]: generated from flamegraph.css and .js */
-#include "flamegraph/fg_internal.h"
-#include "report/report.h"
+#include "output/flamegraph/fg_internal.h"
+#include "output/report.h"
 
 #define XPAD 10
 #define FRAME_H 16

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof/pb.h"
+#include "output/pprof/pb.h"
 
 #define WT_VARINT 0
 #define WT_LEN 2

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pprof/pprof.h"
-#include "report/htab.h"
+#include "output/pprof/pprof.h"
+#include "util/htab.h"
 
 /* Field numbers of profile.proto (github.com/google/pprof/proto/profile.proto). */
 enum {

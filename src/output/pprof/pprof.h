@@ -19,8 +19,8 @@
 #ifndef OFFCPU_PPROF_PPROF_H
 #define OFFCPU_PPROF_PPROF_H
 
-#include "pprof/pb.h"
-#include "report/report.h"
+#include "output/pprof/pb.h"
+#include "output/report.h"
 
 /*
  * Encode the stacks of events cpu_ev and off_ev (attr indexes, -1 for none)
