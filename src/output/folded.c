@@ -13,24 +13,6 @@
 
 #include "output/report.h"
 
-/*
- * fr's name in the text outputs: its symbol, else [its DSO], else
- * [unknown]; then inl or kern when it is an inlined or a kernel frame.
- */
-void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern)
-{
-	if (fr->sym)
-		fputs(fr->sym, f);
-	else if (strcmp(fr->dso, "[unknown]"))
-		fprintf(f, "[%s]", fr->dso_short);
-	else
-		fputs("[unknown]", f);
-	if (fr->inlined)
-		fputs(inl, f);
-	else if (fr->kernel)
-		fputs(kern, f);
-}
-
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o)
 {

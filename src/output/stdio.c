@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/callgraph.h"
-#include "util/htab.h"
 #include "output/report.h"
+#include "profile/callgraph.h"
+#include "util/hash.h"
+#include "util/htab.h"
 
 struct entry {
 	uint32_t comm, pid, tid;
@@ -33,9 +34,7 @@ struct rep {
 	const struct report_opts *o;
 	bool children;
 	unsigned int mask; /* 1 << sort key */
-	struct entry *ents;
-	size_t n, cap;
-	struct htab ht;
+	struct htab ents;  /* struct entry, by key */
 	FILE *f;
 	uint64_t total;
 	int event;
@@ -70,44 +69,37 @@ static bool key_eq(const struct entry *a, const struct entry *b)
 	       a->sym == b->sym && a->state == b->state && a->cgroup == b->cgroup;
 }
 
-static uint64_t key_hash(const struct entry *k)
+static uint64_t key_hash(const void *entry)
 {
-	return htab__mix(((uint64_t)k->comm << 32 | k->sym) ^ htab__mix((uintptr_t)k->dso) ^
-			 htab__mix(((uint64_t)k->pid << 32 | k->tid) + (uint8_t)k->state) ^
-			 htab__mix(k->cgroup + 1));
+	const struct entry *k = entry;
+
+	return hash__mix(((uint64_t)k->comm << 32 | k->sym) ^ hash__mix((uintptr_t)k->dso) ^
+			 hash__mix(((uint64_t)k->pid << 32 | k->tid) + (uint8_t)k->state) ^
+			 hash__mix(k->cgroup + 1));
 }
 
-struct ekey {
-	const struct rep *r;
-	const struct entry *k;
-};
-
-static bool ent_eq(const void *ctx, uint32_t idx)
+static bool ent_eq(const void *entry, const void *key)
 {
-	const struct ekey *e = ctx;
-	return key_eq(&e->r->ents[idx], e->k);
+	return key_eq(entry, key);
 }
 
-/* The entry for key k, created empty on first sight; NULL on ENOMEM. */
+static struct entry *ent_at(const struct rep *r, size_t i)
+{
+	return htab__at(&r->ents, i);
+}
+
+/* The entry for key k, made empty on first sight with create; NULL otherwise, or on ENOMEM. */
 static struct entry *entry_get(struct rep *r, const struct entry *k, bool create)
 {
-	struct ekey e = { r, k };
-	uint64_t h = key_hash(k);
-	size_t slot;
-	uint32_t idx = htab__find(&r->ht, h, ent_eq, &e, &slot);
-	struct entry *n;
+	struct entry *e;
+	bool added;
 
-	if (idx != HTAB_EMPTY)
-		return &r->ents[idx];
-	if (!create || htab__reserve(&r->ht))
-		return NULL;
-	n = vec__push((void **)&r->ents, &r->n, &r->cap, sizeof(*n));
-	if (!n)
-		return NULL;
-	*n = *k;
-	htab__find(&r->ht, h, ent_eq, &e, &slot);
-	htab__put(&r->ht, slot, h, r->n - 1);
-	return n;
+	if (!create)
+		return htab__find(&r->ents, key_hash(k), ent_eq, k);
+	e = htab__get(&r->ents, key_hash(k), ent_eq, k, &added);
+	if (e && added)
+		*e = *k;
+	return e;
 }
 
 /*
@@ -323,7 +315,7 @@ static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_
 	}
 }
 
-static void print_graph(const struct rep *r, const struct callgraph *cg)
+static int print_graph(const struct rep *r, const struct callgraph *cg)
 {
 	uint32_t top = callgraph__node(cg, CG_ROOT)->first_child;
 	char name[512];
@@ -331,10 +323,10 @@ static void print_graph(const struct rep *r, const struct callgraph *cg)
 	size_t cap = 16384;
 
 	if (top == CG_NONE || pct(callgraph__value(cg, CG_ROOT, 0)->total, r->total) < r->o->graph_min)
-		return;
+		return 0;
 	prefix = malloc(cap);
 	if (!prefix)
-		return;
+		return -ENOMEM;
 	memset(prefix, ' ', 15);
 	if (callgraph__node(cg, top)->next_sibling == CG_NONE) {
 		graph_name(r, callgraph__node(cg, top)->frame, name, sizeof(name));
@@ -346,60 +338,65 @@ static void print_graph(const struct rep *r, const struct callgraph *cg)
 	}
 	fputc('\n', r->f);
 	free(prefix);
+	return 0;
 }
 
-static int print_event(struct rep *r, int ev)
+/*
+ * The entries of event r->event, sorted as shown; those above
+ * --percent-limit (*shown of them) indexed for the graph walk, and the
+ * width of each sort column among them.
+ */
+static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[SK_MAX])
 {
-	const struct perf_evattr *a = perf_reader__attr(session__reader(r->s), ev);
-	const struct profile_event *pe = profile__event(r->p, ev);
 	const struct report_opts *o = r->o;
-	size_t shown = 0, width[SK_MAX] = { 0 };
-	char buf[1024], tbuf[32];
-	bool graphs = (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && o->graph != GRAPH_NONE;
-	bool caller = o->graph == GRAPH_CALLER || (o->graph == GRAPH_DEFAULT && r->children);
-	bool offcpu = a->is_offcpu || a->is_wakeup || a->is_sched_delay; /* a Time column */
+	char buf[1024];
+	size_t n;
 	int err;
 
-	r->event = ev;
-	r->total = pe->period;
-	r->n = 0;
-	htab__free(&r->ht);
+	htab__clear(&r->ents);
 	err = walk(r, false, caller);
 	if (err)
 		return err;
-	if (r->n) /* no NULL array to qsort_r, even empty */
-		qsort_r(r->ents, r->n, sizeof(*r->ents), cmp_entries, r);
-	htab__free(&r->ht); /* sorted: rebuild the index */
-	for (size_t i = 0; i < r->n; i++) {
-		struct ekey e = { r, &r->ents[i] };
-		size_t slot;
-		uint64_t v = r->children ? r->ents[i].children : r->ents[i].self;
+	n = htab__n(&r->ents);
+	if (n) /* no NULL array to qsort_r, even empty */
+		qsort_r(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
+	for (*shown = 0; *shown < n; ++*shown) {
+		const struct entry *e = ent_at(r, *shown);
+		uint64_t v = r->children ? e->children : e->self;
 
 		if (o->percent_limit > 0 && pct(v, r->total) < o->percent_limit)
 			break;
-		if (htab__reserve(&r->ht))
-			return -ENOMEM;
-		htab__find(&r->ht, key_hash(&r->ents[i]), ent_eq, &e, &slot);
-		htab__put(&r->ht, slot, key_hash(&r->ents[i]), i);
-		shown++;
 		for (int k = 0; k < o->nr_sort; k++) {
-			size_t l = strlen(col(r, &r->ents[i], o->sort[k], buf, sizeof(buf)));
+			size_t l = strlen(col(r, e, o->sort[k], buf, sizeof(buf)));
 			if (l > width[k])
 				width[k] = l;
 		}
 	}
-	if (graphs) {
-		for (size_t i = 0; i < shown; i++) {
-			r->ents[i].cg = callgraph__new(1);
-			if (!r->ents[i].cg)
-				return -ENOMEM;
-		}
-		err = walk(r, true, caller);
-		if (err)
-			return err;
-		for (size_t i = 0; i < shown; i++)
-			callgraph__sort(r->ents[i].cg, 0);
+	return htab__reindex(&r->ents, *shown, key_hash); /* sorted: index again */
+}
+
+/* The call graph of each shown entry. */
+static int make_graphs(struct rep *r, bool caller, size_t shown)
+{
+	int err;
+
+	for (size_t i = 0; i < shown; i++) {
+		ent_at(r, i)->cg = callgraph__new(1);
+		if (!ent_at(r, i)->cg)
+			return -ENOMEM;
 	}
+	err = walk(r, true, caller);
+	for (size_t i = 0; i < shown && !err; i++)
+		err = callgraph__sort(ent_at(r, i)->cg, 0);
+	return err;
+}
+
+/* The event's header lines and the column titles, perf's way. */
+static void print_titles(struct rep *r, const struct perf_evattr *a,
+			 const struct profile_event *pe, bool offcpu, size_t width[SK_MAX])
+{
+	const struct report_opts *o = r->o;
+	char tbuf[32];
 
 	fprintf(r->f, "# Samples: %" PRIu64 " of event '%s'\n", pe->samples, a->name);
 	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
@@ -432,8 +429,18 @@ static int print_event(struct rep *r, int ev)
 			fputc('.', r->f);
 	}
 	fprintf(r->f, "\n#\n");
-	for (size_t i = 0; i < shown; i++) {
-		const struct entry *e = &r->ents[i];
+}
+
+/* One line per shown entry, its call graph below it. */
+static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
+		      const size_t width[SK_MAX])
+{
+	const struct report_opts *o = r->o;
+	char buf[1024], tbuf[32];
+	int err = 0;
+
+	for (size_t i = 0; i < shown && !err; i++) {
+		const struct entry *e = ent_at(r, i);
 
 		if (r->children)
 			fprintf(r->f, "  %7.2f%%  %7.2f%%", pct(e->children, r->total), pct(e->self, r->total));
@@ -448,14 +455,42 @@ static int print_event(struct rep *r, int ev)
 				col(r, e, o->sort[k], buf, sizeof(buf)));
 		fputc('\n', r->f);
 		if (graphs)
-			print_graph(r, e->cg);
+			err = print_graph(r, e->cg);
 	}
-	fprintf(r->f, "\n\n");
-	for (size_t i = 0; i < r->n; i++) {
-		callgraph__free(r->ents[i].cg);
-		r->ents[i].cg = NULL;
+	return err;
+}
+
+static void free_graphs(struct rep *r)
+{
+	for (size_t i = 0; i < htab__n(&r->ents); i++) {
+		callgraph__free(ent_at(r, i)->cg);
+		ent_at(r, i)->cg = NULL;
 	}
-	return 0;
+}
+
+static int print_event(struct rep *r, int ev)
+{
+	const struct perf_evattr *a = perf_reader__attr(session__reader(r->s), ev);
+	const struct profile_event *pe = profile__event(r->p, ev);
+	const struct report_opts *o = r->o;
+	size_t shown = 0, width[SK_MAX] = { 0 };
+	bool graphs = (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && o->graph != GRAPH_NONE;
+	bool caller = o->graph == GRAPH_CALLER || (o->graph == GRAPH_DEFAULT && r->children);
+	bool offcpu = a->is_offcpu || a->is_wakeup || a->is_sched_delay; /* a Time column */
+	int err;
+
+	r->event = ev;
+	r->total = pe->period;
+	err = make_entries(r, caller, &shown, width);
+	if (!err && graphs)
+		err = make_graphs(r, caller, shown);
+	if (!err) {
+		print_titles(r, a, pe, offcpu, width);
+		err = print_rows(r, shown, offcpu, graphs, width);
+		fprintf(r->f, "\n\n");
+	}
+	free_graphs(r);
+	return err;
 }
 
 int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
@@ -468,6 +503,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 	uint64_t val;
 	int err = 0;
 
+	htab__init(&r.ents, sizeof(struct entry));
 	for (int k = 0; k < o->nr_sort; k++)
 		r.mask |= 1u << o->sort[k];
 	r.children = o->children != 0;
@@ -490,10 +526,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 			continue;
 		err = print_event(&r, ev);
 	}
-	for (size_t i = 0; i < r.n; i++)
-		callgraph__free(r.ents[i].cg);
-	free(r.ents);
-	htab__free(&r.ht);
+	htab__free(&r.ents);
 	if (!err && ferror(f))
 		err = -EIO;
 	return err;

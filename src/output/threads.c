@@ -1,104 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Per-thread time accounting: `offcpu report --threads`. */
+/* `offcpu report --threads`: the per-thread time table. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/htab.h"
 #include "output/report.h"
 #include "output/threads.h"
 
-struct tacc {
-	uint32_t tid, pid;
-	uint64_t oncpu, sleep_s, sleep_d, rq;
-};
-
-struct threads {
-	struct tacc *v;
-	size_t n, cap;
-	struct htab ht;
-	bool have_delay; /* the file has sched-delay samples */
-	bool have_cpu;   /* ... and CPU samples */
-};
-
-struct tkey {
-	const struct threads *t;
-	uint32_t tid;
-};
-
-static bool tacc_eq(const void *ctx, uint32_t idx)
+static int cmp_rows(const void *a, const void *b)
 {
-	const struct tkey *k = ctx;
-
-	return k->t->v[idx].tid == k->tid;
-}
-
-struct threads *threads__new(void)
-{
-	return calloc(1, sizeof(struct threads));
-}
-
-void threads__free(struct threads *t)
-{
-	if (!t)
-		return;
-	free(t->v);
-	htab__free(&t->ht);
-	free(t);
-}
-
-static struct tacc *tacc_get(struct threads *t, uint32_t tid, uint32_t pid)
-{
-	struct tkey k = { t, tid };
-	uint64_t h = htab__mix(tid);
-	size_t slot;
-	uint32_t idx = htab__find(&t->ht, h, tacc_eq, &k, &slot);
-	struct tacc *a;
-
-	if (idx != HTAB_EMPTY)
-		return &t->v[idx];
-	if (htab__reserve(&t->ht))
-		return NULL;
-	a = vec__push((void **)&t->v, &t->n, &t->cap, sizeof(*a));
-	if (!a)
-		return NULL;
-	a->tid = tid;
-	a->pid = pid;
-	htab__find(&t->ht, h, tacc_eq, &k, &slot);
-	htab__put(&t->ht, slot, h, t->n - 1);
-	return a;
-}
-
-int threads__add(struct threads *t, const struct rsample *rs)
-{
-	const struct perf_evattr *a = rs->s->evattr;
-	struct tacc *acc;
-
-	/* wakeups repeat off-CPU time; idle (0) and exited tasks (-1) are no thread */
-	if (a->is_wakeup || !a->is_time || !rs->s->tid || rs->s->tid == UINT32_MAX)
-		return 0;
-	acc = tacc_get(t, rs->s->tid, rs->s->pid);
-	if (!acc)
-		return -ENOMEM;
-	if (a->is_sched_delay) {
-		acc->rq += rs->s->period;
-		t->have_delay = true;
-	} else if (a->is_offcpu) {
-		if (rs->state == 'D')
-			acc->sleep_d += rs->s->period;
-		else
-			acc->sleep_s += rs->s->period;
-	} else {
-		acc->oncpu += rs->s->period;
-		t->have_cpu = true;
-	}
-	return 0;
-}
-
-static int cmp_tacc(const void *a, const void *b)
-{
-	const struct tacc *x = a, *y = b;
+	const struct thread_time *x = a, *y = b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -149,7 +61,8 @@ static uint64_t wall_time(const struct session_thread *th, uint64_t first, uint6
 int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		   const struct report_opts *o)
 {
-	struct tacc *rows = NULL;
+	struct thread_time *rows = NULL;
+	size_t n = threads__nr(t);
 	uint64_t first, last;
 	char buf[32];
 
@@ -162,21 +75,22 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		   "# rest       wall minus the four: time before the recorder first saw the thread\n"
 		   "#            switch, states or threads not recorded (kernel threads without\n"
 		   "#            --kernel-threads), sampling error\n#\n",
-		t->have_delay ? "" : ";\n#            not in this file: record with --sched-delay");
-	if (!t->n || !session__time_span(s, &first, &last)) {
+		threads__have_delay(t) ? "" : ";\n#            not in this file: record with --sched-delay");
+	if (!n || !session__time_span(s, &first, &last)) {
 		fprintf(f, "# no thread has samples\n");
 		return ferror(f) ? -EIO : 0;
 	}
-	rows = malloc(t->n * sizeof(*rows));
+	rows = malloc(n * sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
-	memcpy(rows, t->v, t->n * sizeof(*rows));
-	qsort(rows, t->n, sizeof(*rows), cmp_tacc);
+	for (size_t i = 0; i < n; i++)
+		rows[i] = *threads__row(t, i);
+	qsort(rows, n, sizeof(*rows), cmp_rows);
 	fprintf(f, "# %7s  %7s  %-16s  %11s  %11s  %6s  %11s  %6s  %11s  %6s  %11s  %6s  %11s  %6s\n",
 		"pid", "tid", "comm", "wall", "on-CPU", "%", "off-CPU S", "%", "off-CPU D", "%",
 		"run-queue", "%", "rest", "%");
-	for (size_t i = 0; i < t->n; i++) {
-		const struct tacc *r = &rows[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct thread_time *r = &rows[i];
 		struct session_thread th = { .pid = r->pid, .tid = r->tid };
 		uint64_t wall, sum;
 		int64_t rest;
@@ -187,10 +101,10 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		rest = (int64_t)(wall - sum);
 		fmt_time(buf, sizeof(buf), wall);
 		fprintf(f, "  %7d  %7d  %-16s  %11s", (int32_t)r->pid, (int32_t)r->tid, session__comm(s, th.comm), buf);
-		put_time(f, r->oncpu, wall, t->have_cpu);
+		put_time(f, r->oncpu, wall, threads__have_cpu(t));
 		put_time(f, r->sleep_s, wall, true);
 		put_time(f, r->sleep_d, wall, true);
-		put_time(f, r->rq, wall, t->have_delay);
+		put_time(f, r->rq, wall, threads__have_delay(t));
 		fmt_time(buf + 1, sizeof(buf) - 1, rest < 0 ? (uint64_t)-rest : (uint64_t)rest);
 		buf[0] = rest < 0 ? '-' : ' ';
 		fprintf(f, "  %11s  %5.1f%%\n", rest < 0 ? buf : buf + 1,

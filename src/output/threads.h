@@ -6,21 +6,15 @@
  * (sched-delay, with `record --sched-delay`), and the rest that none of
  * them accounts for.
  */
-#ifndef OFFCPU_REPORT_THREADS_H
-#define OFFCPU_REPORT_THREADS_H
+#ifndef OFFCPU_OUTPUT_THREADS_H
+#define OFFCPU_OUTPUT_THREADS_H
 
 #include <stdio.h>
 
+#include "profile/threads.h"
 #include "session/session.h"
 
 struct report_opts;
-struct threads;
-
-struct threads *threads__new(void);
-void threads__free(struct threads *t);
-
-/* Account one sample (filters already applied) to its thread. */
-int threads__add(struct threads *t, const struct rsample *rs);
 
 /*
  * The table, after session__run(): threads that had samples, by pid and

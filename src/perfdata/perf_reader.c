@@ -24,6 +24,7 @@
 
 #define MAX_ATTRS 4096
 #define USER_TYPE_START 64 /* perf's own record types start here */
+#define READER_MAX_WARNINGS 4
 
 
 struct buildid_ent {
@@ -75,6 +76,8 @@ struct perf_reader {
 	struct u64pair *q;  /* queued records: (time, file offset) */
 	size_t nq, qcap;
 	char err[256];
+	char *warnings[READER_MAX_WARNINGS]; /* perf_reader__warning() */
+	int nr_warnings;
 };
 
 static int set_err(struct perf_reader *r, int ret, const char *fmt, ...)
@@ -93,6 +96,27 @@ static int set_err(struct perf_reader *r, int ret, const char *fmt, ...)
 const char *perf_reader__error(const struct perf_reader *r)
 {
 	return r->err;
+}
+
+/* Keep a warning for perf_reader__warning(); the reader never prints. */
+static void warn(struct perf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct perf_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *w;
+
+	if (r->nr_warnings == READER_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&w, fmt, ap) >= 0)
+		r->warnings[r->nr_warnings++] = w;
+	va_end(ap);
+}
+
+const char *perf_reader__warning(const struct perf_reader *r, int i)
+{
+	return i >= 0 && i < r->nr_warnings ? r->warnings[i] : NULL;
 }
 
 /* true when [off, off+len) lies inside the mapping (overflow-safe) */
@@ -492,13 +516,13 @@ static int reader__init(struct perf_reader *r, const char *path)
 	if (!r->hdr.data.size) {
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		fprintf(stderr, "offcpu: warning: %s: header says data size 0 (interrupted recording?); reading records up to the end of the file\n",
-			path);
+		warn(r, "%s: header says data size 0 (interrupted recording?); reading records up to the end of the file",
+		     path);
 	} else if (!in_file(r, r->data_start, r->hdr.data.size)) {
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		fprintf(stderr, "offcpu: warning: %s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there\n",
-			path, r->hdr.data.size);
+		warn(r, "%s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there",
+		     path, r->hdr.data.size);
 	} else if (!(r->hdr.adds_features[0] | r->hdr.adds_features[1] | r->hdr.adds_features[2] |
 		     r->hdr.adds_features[3])) {
 		/*
@@ -509,8 +533,8 @@ static int reader__init(struct perf_reader *r, const char *path)
 		 */
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		fprintf(stderr, "offcpu: warning: %s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written\n",
-			path);
+		warn(r, "%s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written",
+		     path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
 		err = parse_features(r);
@@ -612,6 +636,8 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->id_keys);
 	free(r->id_vals);
 	free(r->q);
+	for (int i = 0; i < r->nr_warnings; i++)
+		free(r->warnings[i]);
 	free(r);
 }
 
@@ -1116,8 +1142,8 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 			pp->round_max = t;
 	}
 	if (r->truncated)
-		fprintf(stderr, "offcpu: warning: the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it\n",
-			pp->pos, pp->pos - r->data_start);
+		warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
+		     pp->pos, pp->pos - r->data_start);
 	b->low = r->data_end;
 	err = take_queued(r, pp, UINT64_MAX, b);
 	return err ? err : 0;

@@ -5,59 +5,63 @@
 #include <string.h>
 
 #include "profile/callgraph.h"
+#include "util/hash.h"
 #include "util/htab.h"
+#include "util/vec.h"
 
 struct callgraph {
 	int nr_events;
-	struct cg_node *nodes;
-	size_t nr, cap;
+	struct htab nodes;     /* struct cg_node, by (parent, frame) */
 	struct cg_value *vals; /* nr_events per node */
-	struct htab ht;
+	size_t cap_vals;
 };
 
 struct child_key {
-	const struct callgraph *cg;
 	uint32_t parent, frame;
 };
 
-static bool child_eq(const void *ctx, uint32_t idx)
+static bool child_eq(const void *entry, const void *key)
 {
-	const struct child_key *k = ctx;
-	const struct cg_node *n = &k->cg->nodes[idx];
+	const struct cg_node *n = entry;
+	const struct child_key *k = key;
 
 	return n->parent == k->parent && n->frame == k->frame;
 }
 
-/* Grow nodes and values together; returns the new node's index or CG_NONE. */
-static uint32_t new_node(struct callgraph *cg, uint32_t parent, uint32_t frame)
+static inline struct cg_node *node_at(const struct callgraph *cg, uint32_t i)
 {
+	return htab__at(&cg->nodes, i);
+}
+
+/* The child of parent for frame, made on first sight (with its values); CG_NONE on ENOMEM. */
+static uint32_t child(struct callgraph *cg, uint32_t parent, uint32_t frame)
+{
+	struct child_key k = { parent, frame };
 	struct cg_node *n;
+	uint32_t idx;
+	bool added;
 
-	if (cg->nr == cg->cap) {
-		size_t nc = cg->cap ? cg->cap * 2 : 64;
-		struct cg_node *nn = realloc(cg->nodes, nc * sizeof(*nn));
-		struct cg_value *nv;
-
-		if (!nn)
-			return CG_NONE;
-		cg->nodes = nn;
-		nv = realloc(cg->vals, nc * cg->nr_events * sizeof(*nv));
-		if (!nv)
-			return CG_NONE;
-		cg->vals = nv;
-		cg->cap = nc;
+	n = htab__get(&cg->nodes, hash__mix(((uint64_t)parent << 32) | frame), child_eq, &k, &added);
+	if (!n)
+		return CG_NONE;
+	idx = n - node_at(cg, 0);
+	if (!added)
+		return idx;
+	if (vec__reserve((void **)&cg->vals, &cg->cap_vals, (idx + 1) * (size_t)cg->nr_events,
+			 sizeof(*cg->vals), 64)) {
+		htab__unget(&cg->nodes);
+		return CG_NONE;
 	}
-	n = &cg->nodes[cg->nr];
 	n->frame = frame;
 	n->parent = parent;
 	n->first_child = CG_NONE;
 	n->next_sibling = CG_NONE;
-	memset(&cg->vals[cg->nr * cg->nr_events], 0, cg->nr_events * sizeof(struct cg_value));
+	memset(&cg->vals[idx * cg->nr_events], 0, cg->nr_events * sizeof(struct cg_value));
 	if (parent != CG_NONE) {
-		n->next_sibling = cg->nodes[parent].first_child;
-		cg->nodes[parent].first_child = cg->nr;
+		n->next_sibling = node_at(cg, parent)->first_child;
+		node_at(cg, parent)->first_child = idx;
 	}
-	return cg->nr++;
+	return idx;
 }
 
 struct callgraph *callgraph__new(int nr_events)
@@ -67,7 +71,8 @@ struct callgraph *callgraph__new(int nr_events)
 	if (!cg)
 		return NULL;
 	cg->nr_events = nr_events > 0 ? nr_events : 1;
-	if (new_node(cg, CG_NONE, CG_NONE) == CG_NONE) {
+	htab__init(&cg->nodes, sizeof(struct cg_node));
+	if (child(cg, CG_NONE, CG_NONE) != CG_ROOT) {
 		callgraph__free(cg);
 		return NULL;
 	}
@@ -78,29 +83,9 @@ void callgraph__free(struct callgraph *cg)
 {
 	if (!cg)
 		return;
-	free(cg->nodes);
+	htab__free(&cg->nodes);
 	free(cg->vals);
-	htab__free(&cg->ht);
 	free(cg);
-}
-
-static uint32_t child(struct callgraph *cg, uint32_t parent, uint32_t frame)
-{
-	struct child_key k = { cg, parent, frame };
-	uint64_t h = htab__mix(((uint64_t)parent << 32) | frame);
-	size_t slot;
-	uint32_t idx = htab__find(&cg->ht, h, child_eq, &k, &slot);
-
-	if (idx != HTAB_EMPTY)
-		return idx;
-	if (htab__reserve(&cg->ht))
-		return CG_NONE;
-	idx = new_node(cg, parent, frame);
-	if (idx == CG_NONE)
-		return CG_NONE;
-	htab__find(&cg->ht, h, child_eq, &k, &slot);
-	htab__put(&cg->ht, slot, h, idx);
-	return idx;
 }
 
 static uint32_t add(struct callgraph *cg, uint32_t from, const uint32_t *frames, size_t n,
@@ -109,7 +94,7 @@ static uint32_t add(struct callgraph *cg, uint32_t from, const uint32_t *frames,
 	uint32_t cur = from;
 	struct cg_value *v;
 
-	if (event < 0 || event >= cg->nr_events || from >= cg->nr)
+	if (event < 0 || event >= cg->nr_events || from >= htab__n(&cg->nodes))
 		return CG_NONE;
 	v = &cg->vals[cur * cg->nr_events + event];
 	v->total += period;
@@ -143,17 +128,17 @@ uint32_t callgraph__add_reversed(struct callgraph *cg, uint32_t from, const uint
 
 size_t callgraph__nr_nodes(const struct callgraph *cg)
 {
-	return cg->nr;
+	return htab__n(&cg->nodes);
 }
 
 const struct cg_node *callgraph__node(const struct callgraph *cg, uint32_t idx)
 {
-	return idx < cg->nr ? &cg->nodes[idx] : NULL;
+	return idx < htab__n(&cg->nodes) ? node_at(cg, idx) : NULL;
 }
 
 const struct cg_value *callgraph__value(const struct callgraph *cg, uint32_t idx, int event)
 {
-	if (idx >= cg->nr || event < 0 || event >= cg->nr_events)
+	if (idx >= htab__n(&cg->nodes) || event < 0 || event >= cg->nr_events)
 		return NULL;
 	return &cg->vals[idx * cg->nr_events + event];
 }
@@ -179,20 +164,13 @@ int callgraph__sort(struct callgraph *cg, int event)
 
 	if (event < 0 || event >= cg->nr_events)
 		return -EINVAL;
-	for (size_t p = 0; p < cg->nr; p++) {
+	for (size_t p = 0; p < htab__n(&cg->nodes); p++) {
 		size_t n = 0;
 
-		for (uint32_t c = cg->nodes[p].first_child; c != CG_NONE; c = cg->nodes[c].next_sibling) {
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 16;
-				struct sort_ent *t = realloc(tmp, nc * sizeof(*t));
-
-				if (!t) {
-					free(tmp);
-					return -ENOMEM;
-				}
-				tmp = t;
-				cap = nc;
+		for (uint32_t c = node_at(cg, p)->first_child; c != CG_NONE; c = node_at(cg, c)->next_sibling) {
+			if (vec__reserve((void **)&tmp, &cap, n + 1, sizeof(*tmp), 16)) {
+				free(tmp);
+				return -ENOMEM;
 			}
 			tmp[n].total = cg->vals[c * cg->nr_events + event].total;
 			tmp[n].idx = c;
@@ -201,9 +179,9 @@ int callgraph__sort(struct callgraph *cg, int event)
 		if (n < 2)
 			continue;
 		qsort(tmp, n, sizeof(*tmp), sort_cmp);
-		cg->nodes[p].first_child = tmp[0].idx;
+		node_at(cg, p)->first_child = tmp[0].idx;
 		for (size_t i = 0; i < n; i++)
-			cg->nodes[tmp[i].idx].next_sibling = i + 1 < n ? tmp[i + 1].idx : CG_NONE;
+			node_at(cg, tmp[i].idx)->next_sibling = i + 1 < n ? tmp[i + 1].idx : CG_NONE;
 	}
 	free(tmp);
 	return 0;

@@ -12,17 +12,14 @@
  * (frames leaf first, as always), so the profile, folded output and flame
  * graphs take it as they take any other.
  */
-#ifndef OFFCPU_REPORT_OFFWAKE_H
-#define OFFCPU_REPORT_OFFWAKE_H
+#ifndef OFFCPU_PROFILE_OFFWAKE_H
+#define OFFCPU_PROFILE_OFFWAKE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "profile/profile.h"
 #include "session/session.h"
 
-struct report_opts;
 struct offwake;
 
 /*
@@ -45,13 +42,5 @@ void offwake__free(struct offwake *w);
  */
 int offwake__join(struct offwake *w, const struct rsample *rs, struct rsample *out);
 uint64_t offwake__unjoined(const struct offwake *w);
-
-/*
- * `offcpu report --wakeups`: the off-wake stacks of p (report__aggregate()
- * with o->wakeups, waker_ids and PROFILE_KEEP_TID), pair by pair, most
- * time first, their share taken of all the off-CPU time in p.
- */
-int offwake__print(FILE *f, struct session *s, const struct profile *p,
-		   const struct report_opts *o);
 
 #endif

@@ -4,35 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/htab.h"
 #include "profile/profile.h"
+#include "util/hash.h"
+#include "util/htab.h"
+#include "util/vec.h"
 
 struct profile {
 	int nr_events;
 	unsigned int keep;
 	struct profile_event *events;
-	struct pstack *stacks;
-	size_t nr_stacks, cap_stacks;
-	uint32_t *frames;
+	struct htab stacks;    /* struct pstack, by key and frames */
+	uint32_t *frames;      /* the stacks' frames, each stack's at its frames_off */
 	size_t nr_frames, cap_frames;
-	struct htab ht;
 };
 
 struct stack_key {
-	const struct profile *p;
 	const struct pstack *k;
-	const uint32_t *frames;
+	const uint32_t *frames;      /* the key's frames */
+	const uint32_t *all_frames;  /* profile.frames, where the entries' frames are */
 };
 
-static bool stack_eq(const void *ctx, uint32_t idx)
+static bool stack_eq(const void *entry, const void *key)
 {
-	const struct stack_key *key = ctx;
-	const struct pstack *a = &key->p->stacks[idx], *b = key->k;
+	const struct stack_key *sk = key;
+	const struct pstack *a = entry, *b = sk->k;
 
 	return a->event == b->event && a->comm == b->comm && a->pid == b->pid &&
 	       a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state &&
 	       a->nr == b->nr &&
-	       (!a->nr || !memcmp(key->p->frames + a->frames_off, key->frames, a->nr * sizeof(uint32_t)));
+	       (!a->nr || !memcmp(sk->all_frames + a->frames_off, sk->frames, a->nr * sizeof(uint32_t)));
 }
 
 /*
@@ -49,7 +49,7 @@ static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
 		h = (h ^ ((uint64_t)f[i] << 32 | f[i + 1])) * 0x9e3779b97f4a7c15ULL + (h >> 29);
 	if (i < n)
 		h = (h ^ f[i]) * 0x9e3779b97f4a7c15ULL + (h >> 29);
-	return htab__mix(h);
+	return hash__mix(h);
 }
 
 static uint64_t stack_hash(const struct pstack *k, const uint32_t *frames)
@@ -67,6 +67,7 @@ struct profile *profile__new(int nr_events, unsigned int keep)
 		return NULL;
 	p->nr_events = nr_events;
 	p->keep = keep;
+	htab__init(&p->stacks, sizeof(struct pstack));
 	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
 	if (!p->events) {
 		free(p);
@@ -80,19 +81,46 @@ void profile__free(struct profile *p)
 	if (!p)
 		return;
 	free(p->events);
-	free(p->stacks);
+	htab__free(&p->stacks);
 	free(p->frames);
-	htab__free(&p->ht);
 	free(p);
+}
+
+/*
+ * The stack of key k (hash h, frames fr), made on first sight. A new one
+ * gets a copy of its frames in p->frames, or with in_place the frames_off
+ * of k (its frames are there already: profile__remap()). NULL on ENOMEM.
+ */
+static struct pstack *stack_get(struct profile *p, const struct pstack *k, uint64_t h,
+				const uint32_t *fr, bool in_place)
+{
+	struct stack_key key = { k, fr, p->frames };
+	struct pstack *e = htab__find(&p->stacks, h, stack_eq, &key);
+	bool added;
+
+	if (e)
+		return e;
+	if (!in_place && vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + k->nr,
+				      sizeof(*p->frames), 1024))
+		return NULL;
+	key.all_frames = p->frames;
+	e = htab__get(&p->stacks, h, stack_eq, &key, &added);
+	if (!e)
+		return NULL;
+	*e = *k;
+	e->samples = e->period = e->count = 0;
+	if (!in_place) {
+		e->frames_off = p->nr_frames;
+		if (k->nr)
+			memcpy(p->frames + p->nr_frames, fr, k->nr * sizeof(uint32_t));
+		p->nr_frames += k->nr;
+	}
+	return e;
 }
 
 int profile__add(struct profile *p, const struct rsample *rs)
 {
 	struct pstack k = { 0 }, *e;
-	struct stack_key key = { p, &k, rs->frames };
-	uint64_t h;
-	size_t slot;
-	uint32_t idx;
 
 	if (rs->event < 0 || rs->event >= p->nr_events)
 		return 0;
@@ -103,35 +131,9 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
 	k.state = rs->state;
 	k.nr = rs->nr;
-	h = stack_hash(&k, rs->frames);
-	idx = htab__find(&p->ht, h, stack_eq, &key, &slot);
-	if (idx == HTAB_EMPTY) {
-		uint32_t off = p->nr_frames;
-
-		if (htab__reserve(&p->ht))
-			return -ENOMEM;
-		while (p->nr_frames + rs->nr > p->cap_frames) {
-			size_t nc = p->cap_frames ? p->cap_frames * 2 : 1024;
-			uint32_t *f = realloc(p->frames, nc * sizeof(*f));
-
-			if (!f)
-				return -ENOMEM;
-			p->frames = f;
-			p->cap_frames = nc;
-		}
-		if (rs->nr)
-			memcpy(p->frames + off, rs->frames, rs->nr * sizeof(uint32_t));
-		p->nr_frames += rs->nr;
-		e = vec__push((void **)&p->stacks, &p->nr_stacks, &p->cap_stacks, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		*e = k;
-		e->frames_off = off;
-		htab__find(&p->ht, h, stack_eq, &key, &slot);
-		htab__put(&p->ht, slot, h, p->nr_stacks - 1);
-	} else {
-		e = &p->stacks[idx];
-	}
+	e = stack_get(p, &k, stack_hash(&k, rs->frames), rs->frames, false);
+	if (!e)
+		return -ENOMEM;
 	e->samples++;
 	e->period += rs->s->period;
 	e->count += rs->count;
@@ -142,8 +144,7 @@ int profile__add(struct profile *p, const struct rsample *rs)
 
 int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
 {
-	struct pstack *old = p->stacks;
-	size_t nr = p->nr_stacks;
+	struct htab old = p->stacks;
 	int err = 0;
 
 	if (!map)
@@ -152,49 +153,32 @@ int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
 		if (p->frames[i] < n)
 			p->frames[i] = map[p->frames[i]];
 	/* stacks that now read the same are one */
-	p->stacks = NULL;
-	p->nr_stacks = p->cap_stacks = 0;
-	htab__free(&p->ht);
-	for (size_t i = 0; i < nr && !err; i++) {
-		struct pstack *k = &old[i], *e;
+	htab__init(&p->stacks, sizeof(struct pstack));
+	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
+		const struct pstack *k = htab__at(&old, i);
 		const uint32_t *fr = p->frames + k->frames_off;
-		struct stack_key key = { p, k, fr };
-		uint64_t h = stack_hash(k, fr);
-		size_t slot;
-		uint32_t idx = htab__find(&p->ht, h, stack_eq, &key, &slot);
+		struct pstack *e = stack_get(p, k, stack_hash(k, fr), fr, true);
 
-		if (idx != HTAB_EMPTY) {
-			e = &p->stacks[idx];
-			e->samples += k->samples;
-			e->period += k->period;
-			e->count += k->count;
-			continue;
-		}
-		if (htab__reserve(&p->ht)) {
-			err = -ENOMEM;
-			break;
-		}
-		e = vec__push((void **)&p->stacks, &p->nr_stacks, &p->cap_stacks, sizeof(*e));
 		if (!e) {
 			err = -ENOMEM;
 			break;
 		}
-		*e = *k;
-		htab__find(&p->ht, h, stack_eq, &key, &slot);
-		htab__put(&p->ht, slot, h, p->nr_stacks - 1);
+		e->samples += k->samples;
+		e->period += k->period;
+		e->count += k->count;
 	}
-	free(old);
+	htab__free(&old);
 	return err;
 }
 
 size_t profile__nr_stacks(const struct profile *p)
 {
-	return p->nr_stacks;
+	return htab__n(&p->stacks);
 }
 
 const struct pstack *profile__stack(const struct profile *p, size_t i)
 {
-	return i < p->nr_stacks ? &p->stacks[i] : NULL;
+	return i < htab__n(&p->stacks) ? htab__at(&p->stacks, i) : NULL;
 }
 
 /* Never NULL: a profile of stacks without frames has no array (fuzzing found NULL + 0). */

@@ -9,14 +9,15 @@
  * Every output (stdio report, folded, call graphs, later flame graphs and
  * pprof) starts from here.
  */
-#ifndef OFFCPU_REPORT_PROFILE_H
-#define OFFCPU_REPORT_PROFILE_H
+#ifndef OFFCPU_PROFILE_PROFILE_H
+#define OFFCPU_PROFILE_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "session/session.h"
+#include "util/msg.h"
 
 #define PROFILE_KEEP_PID    0x1
 #define PROFILE_KEEP_TID    0x2
@@ -59,5 +60,15 @@ const struct pstack *profile__stack(const struct profile *p, size_t i);
 const uint32_t *profile__frames(const struct profile *p, const struct pstack *st);
 const struct profile_event *profile__event(const struct profile *p, int event);
 int profile__nr_events(const struct profile *p);
+
+/*
+ * The events of a time picture (flame graph, pprof), by attr index, -1 when
+ * absent: *off the off-CPU event (offcpu-time), *cpu the first other event
+ * whose period is nanoseconds (cpu-clock, task-clock; not offcpu-wakeup or
+ * sched-delay). Only events with samples count; others with samples are
+ * named to the sink as skipped.
+ */
+void profile__time_events(const struct profile *p, const struct session *s,
+			  const struct msg_sink *ms, int *cpu, int *off);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "perfdata/perf_reader.h"
+#include "util/msg.h"
 
 struct session;
 
@@ -63,17 +64,27 @@ struct session_opts {
 	 * the walk (aggregated outputs), not for those that print as they go.
 	 */
 	bool defer_kernel;
+	/*
+	 * Where the warnings go (a file not as recorded, a kernel without
+	 * symbols, a recording cut off), as they are found; none when unset.
+	 */
+	struct msg_sink msg;
 };
 
 struct session *session__new(const char *path, const struct session_opts *opts,
 			     char *errbuf, size_t errlen);
 void session__free(struct session *s);
 
-/* Read the whole file, calling cb for each sample. Negative errno on error. */
+/*
+ * Read the whole file, calling cb for each sample (every one: filtering is
+ * the callback's). Negative errno on error, session__error() says why.
+ */
 int session__run(struct session *s, session_sample_cb cb, void *ctx);
 const char *session__error(const struct session *s);
 
 const struct perf_reader *session__reader(const struct session *s);
+/* The attr index of the event named name, or -1. */
+int session__event(const struct session *s, const char *name);
 /*
  * With defer_kernel, after session__run(): for each frame id (n of them)
  * the id to use instead (placeholders of kernel addresses map to their

@@ -1,145 +1,86 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A small open-addressing hash index: slots hold (hash, u32 index into the
- * caller's own array). The caller owns the entries and compares keys, so
- * one index type serves threads, DSOs, addresses, frames and stacks.
+ * The hash table of every part: entries of one size in one growable array,
+ * in the order they were added (so positions are small dense ids), found
+ * by key through an open-addressing index of (hash, position). The caller
+ * hashes (util/hash.h) and says what "equal" means; the table copies no
+ * key and frees nothing an entry points to.
+ *
+ * Written here rather than taken from libbpf's hashmap.h: that header is
+ * not installed by libbpf-dev (bpftool and perf carry copies), and it maps
+ * a key to one pointer-sized value, where every user here wants its
+ * entries in an array, in insertion order, addressed by position.
+ *
+ * Lookups are inline, so that the compiler inlines eq() at each call site
+ * (the profile looks up every sample of a file). Adding grows the array
+ * and the index: entry addresses taken before an htab__get() are void
+ * after it.
  */
-#ifndef OFFCPU_REPORT_HTAB_H
-#define OFFCPU_REPORT_HTAB_H
+#ifndef OFFCPU_UTIL_HTAB_H
+#define OFFCPU_UTIL_HTAB_H
 
-#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define HTAB_EMPTY UINT32_MAX
 
 struct htab {
-	uint64_t *hashes;
-	uint32_t *slots;
-	size_t cap; /* power of two, or 0 */
-	size_t n;
+	void *v;          /* n entries, size bytes each */
+	size_t n, cap, size;
+	uint64_t *hashes; /* index: the hash of each slot's entry */
+	uint32_t *slots;  /* index: entry position + 1, 0 for an empty slot */
+	size_t nslots;    /* a power of two, or 0 */
+	size_t last;      /* the slot htab__get() filled last */
 };
 
-static inline uint64_t htab__mix(uint64_t x)
+/* true when entry (in the table) has the key the caller looks for. */
+typedef bool (*htab_eq_fn)(const void *entry, const void *key);
+
+/* An empty table of entries of size bytes (no allocation). */
+void htab__init(struct htab *t, size_t size);
+void htab__free(struct htab *t);
+/* Forget every entry; memory is kept for the next ones. */
+void htab__clear(struct htab *t);
+
+static inline size_t htab__n(const struct htab *t)
 {
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
+	return t->n;
 }
 
-static inline uint64_t htab__hash_bytes(const void *p, size_t n, uint64_t seed)
+static inline void *htab__at(const struct htab *t, size_t i)
 {
-	const uint8_t *b = p;
-	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
-
-	while (n >= 8) {
-		uint64_t v;
-		memcpy(&v, b, 8);
-		h = htab__mix(h ^ v) + 0x9e3779b97f4a7c15ULL;
-		b += 8;
-		n -= 8;
-	}
-	if (n) {
-		uint64_t v = 0;
-		memcpy(&v, b, n);
-		h = htab__mix(h ^ v ^ ((uint64_t)n << 56));
-	}
-	return htab__mix(h);
+	return (char *)t->v + i * t->size;
 }
 
-static inline void htab__free(struct htab *t)
+/* The entry equal to key under hash h, or NULL. */
+static inline void *htab__find(const struct htab *t, uint64_t h, htab_eq_fn eq, const void *key)
 {
-	free(t->hashes);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
+	size_t mask = t->nslots - 1;
+
+	if (!t->nslots)
+		return NULL;
+	for (size_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
+		void *e = htab__at(t, t->slots[i] - 1);
+
+		if (t->hashes[i] == h && eq(e, key))
+			return e;
+	}
+	return NULL;
 }
 
 /*
- * Find the slot for hash h: returns the entry index for which eq() says
- * the key matches, or HTAB_EMPTY with *slot set to where it would go.
+ * The entry equal to key, or else a new one, zeroed, at the end of the
+ * array (*added tells which; the caller fills it in). NULL on ENOMEM.
  */
-static inline uint32_t htab__find(const struct htab *t, uint64_t h,
-				  bool (*eq)(const void *ctx, uint32_t idx), const void *ctx,
-				  size_t *slot)
-{
-	size_t mask = t->cap - 1;
+void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added);
 
-	*slot = 0;
-	if (!t->cap)
-		return HTAB_EMPTY;
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		if (t->slots[i] == HTAB_EMPTY) {
-			*slot = i;
-			return HTAB_EMPTY;
-		}
-		if (t->hashes[i] == h && eq(ctx, t->slots[i]))
-			return t->slots[i];
-	}
-}
+/* Take back the entry the last htab__get() added (the caller could not fill it). */
+void htab__unget(struct htab *t);
 
-/* Grow to keep the load under 1/2; slot positions found before are void. */
-static inline int htab__reserve(struct htab *t)
-{
-	size_t cap;
-	uint64_t *hs;
-	uint32_t *ss;
-
-	if (t->cap && (t->n + 1) * 2 <= t->cap)
-		return 0;
-	cap = t->cap ? t->cap * 2 : 64;
-	hs = malloc(cap * sizeof(*hs));
-	ss = malloc(cap * sizeof(*ss));
-	if (!hs || !ss) {
-		free(hs);
-		free(ss);
-		return -ENOMEM;
-	}
-	memset(ss, 0xff, cap * sizeof(*ss));
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (t->slots[i] == HTAB_EMPTY)
-			continue;
-		for (j = t->hashes[i] & (cap - 1); ss[j] != HTAB_EMPTY; j = (j + 1) & (cap - 1))
-			;
-		hs[j] = t->hashes[i];
-		ss[j] = t->slots[i];
-	}
-	free(t->hashes);
-	free(t->slots);
-	t->hashes = hs;
-	t->slots = ss;
-	t->cap = cap;
-	return 0;
-}
-
-/* Insert idx under hash h; call htab__reserve() first, then find the slot. */
-static inline void htab__put(struct htab *t, size_t slot, uint64_t h, uint32_t idx)
-{
-	t->hashes[slot] = h;
-	t->slots[slot] = idx;
-	t->n++;
-}
-
-/* Grow a caller's array by one element; returns the new element or NULL. */
-static inline void *vec__push(void **arr, size_t *n, size_t *cap, size_t elem)
-{
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		void *p = realloc(*arr, nc * elem);
-
-		if (!p)
-			return NULL;
-		*arr = p;
-		*cap = nc;
-	}
-	memset((char *)*arr + *n * elem, 0, elem);
-	return (char *)*arr + (*n)++ * elem;
-}
+/*
+ * Index the first n entries again, under hash(entry), after the caller
+ * reordered the array (sorted it); later entries stay in the array but
+ * are found no more. 0 or -ENOMEM.
+ */
+int htab__reindex(struct htab *t, size_t n, uint64_t (*hash)(const void *entry));
 
 #endif

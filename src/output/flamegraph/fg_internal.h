@@ -5,6 +5,7 @@
 
 #include "output/flamegraph/flamegraph.h"
 #include "util/htab.h"
+#include "util/intern.h"
 
 struct fg_node {
 	uint32_t name, detail;   /* string ids */
@@ -15,12 +16,18 @@ struct fg_node {
 };
 
 struct fg_tree {
-	char **strs;
-	size_t nr_strs, cap_strs;
-	struct htab str_ht;
-	struct fg_node *nodes;
-	size_t nr_nodes, cap_nodes;
-	struct htab node_ht;
+	struct intern strs;  /* names and details; "" is 0, "all" 1 */
+	struct htab nodes;   /* struct fg_node, by (parent, name, detail, colour); 0 is the root */
 };
+
+static inline struct fg_node *fg_node(const struct fg_tree *t, size_t i)
+{
+	return htab__at(&t->nodes, i);
+}
+
+static inline const char *fg_str(const struct fg_tree *t, uint32_t id)
+{
+	return intern__at(&t->strs, id);
+}
 
 #endif

@@ -9,56 +9,25 @@
 #include <string.h>
 
 #include "output/flamegraph/fg_internal.h"
-#include "util/htab.h"
-
-struct str_key {
-	const struct fg_tree *t;
-	const char *s;
-};
-
-static bool str_eq(const void *ctx, uint32_t idx)
-{
-	const struct str_key *k = ctx;
-
-	return !strcmp(k->t->strs[idx], k->s);
-}
+#include "util/hash.h"
 
 /* Interned id of s (NULL is ""); UINT32_MAX on ENOMEM. */
 static uint32_t str_id(struct fg_tree *t, const char *s)
 {
-	struct str_key k = { t, s ? s : "" };
-	uint64_t h = htab__hash_bytes(k.s, strlen(k.s), 3);
-	size_t slot;
-	uint32_t idx = htab__find(&t->str_ht, h, str_eq, &k, &slot);
-	char **e;
+	uint32_t id;
 
-	if (idx != HTAB_EMPTY)
-		return idx;
-	if (htab__reserve(&t->str_ht))
-		return UINT32_MAX;
-	e = vec__push((void **)&t->strs, &t->nr_strs, &t->cap_strs, sizeof(*e));
-	if (!e)
-		return UINT32_MAX;
-	*e = strdup(k.s);
-	if (!*e) {
-		t->nr_strs--;
-		return UINT32_MAX;
-	}
-	htab__find(&t->str_ht, h, str_eq, &k, &slot);
-	htab__put(&t->str_ht, slot, h, t->nr_strs - 1);
-	return t->nr_strs - 1;
+	return intern__id(&t->strs, s ? s : "", &id) ? UINT32_MAX : id;
 }
 
 struct node_key {
-	const struct fg_tree *t;
 	uint32_t parent, name, detail;
 	uint8_t color;
 };
 
-static bool node_eq(const void *ctx, uint32_t idx)
+static bool node_eq(const void *entry, const void *key)
 {
-	const struct node_key *k = ctx;
-	const struct fg_node *n = &k->t->nodes[idx];
+	const struct fg_node *n = entry;
+	const struct node_key *k = key;
 
 	return n->parent == k->parent && n->name == k->name && n->detail == k->detail &&
 	       n->color == k->color;
@@ -67,48 +36,40 @@ static bool node_eq(const void *ctx, uint32_t idx)
 /* The child of parent with this frame, created on first sight; UINT32_MAX on ENOMEM. */
 static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
 {
-	struct node_key k = { t, parent, str_id(t, f->name), str_id(t, f->detail), (uint8_t)f->color };
-	uint64_t h;
-	size_t slot;
-	uint32_t idx;
+	struct node_key k = { parent, str_id(t, f->name), str_id(t, f->detail), (uint8_t)f->color };
 	struct fg_node *n;
+	bool added;
 
 	if (k.name == UINT32_MAX || k.detail == UINT32_MAX)
 		return UINT32_MAX;
-	h = htab__mix(((uint64_t)parent << 32 | k.name) ^ htab__mix((uint64_t)k.detail << 8 | k.color));
-	idx = htab__find(&t->node_ht, h, node_eq, &k, &slot);
-	if (idx != HTAB_EMPTY)
-		return idx;
-	if (t->nr_nodes >= UINT32_MAX - 1 || htab__reserve(&t->node_ht))
-		return UINT32_MAX;
-	n = vec__push((void **)&t->nodes, &t->nr_nodes, &t->cap_nodes, sizeof(*n));
+	n = htab__get(&t->nodes, hash__mix(((uint64_t)parent << 32 | k.name) ^
+					   hash__mix((uint64_t)k.detail << 8 | k.color)),
+		      node_eq, &k, &added);
 	if (!n)
 		return UINT32_MAX;
-	n->name = k.name;
-	n->detail = k.detail;
-	n->color = k.color;
-	n->parent = parent;
-	n->depth = t->nodes[parent].depth + 1;
-	htab__find(&t->node_ht, h, node_eq, &k, &slot);
-	htab__put(&t->node_ht, slot, h, t->nr_nodes - 1);
-	return t->nr_nodes - 1;
+	if (added) {
+		n->name = k.name;
+		n->detail = k.detail;
+		n->color = k.color;
+		n->parent = parent;
+		n->depth = parent == UINT32_MAX ? 0 : fg_node(t, parent)->depth + 1;
+	}
+	return n - fg_node(t, 0);
 }
 
 struct fg_tree *fg_tree__new(void)
 {
+	static const struct fg_frame all = { "all", NULL, FG_COLOR_META };
 	struct fg_tree *t = calloc(1, sizeof(*t));
-	struct fg_node *root;
 
 	if (!t)
 		return NULL;
-	root = vec__push((void **)&t->nodes, &t->nr_nodes, &t->cap_nodes, sizeof(*root));
-	if (!root || str_id(t, "") != 0 || str_id(t, "all") != 1) {
+	intern__init(&t->strs);
+	htab__init(&t->nodes, sizeof(struct fg_node));
+	if (str_id(t, "") != 0 || child(t, UINT32_MAX, &all) != 0) {
 		fg_tree__free(t);
 		return NULL;
 	}
-	root->name = 1;
-	root->parent = UINT32_MAX;
-	root->color = FG_COLOR_META;
 	return t;
 }
 
@@ -116,12 +77,8 @@ void fg_tree__free(struct fg_tree *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr_strs; i++)
-		free(t->strs[i]);
-	free(t->strs);
-	htab__free(&t->str_ht);
-	free(t->nodes);
-	htab__free(&t->node_ht);
+	intern__free(&t->strs);
+	htab__free(&t->nodes);
 	free(t);
 }
 
@@ -141,8 +98,8 @@ int fg_tree__add(struct fg_tree *t, const struct fg_frame *path, size_t n, enum 
 		if (cur == UINT32_MAX)
 			return -ENOMEM;
 	}
-	for (;; cur = t->nodes[cur].parent) {
-		t->nodes[cur].value[cls] += value;
+	for (;; cur = fg_node(t, cur)->parent) {
+		fg_node(t, cur)->value[cls] += value;
 		if (cur == 0)
 			break;
 	}
@@ -151,10 +108,10 @@ int fg_tree__add(struct fg_tree *t, const struct fg_frame *path, size_t n, enum 
 
 uint64_t fg_tree__total(const struct fg_tree *t, enum fg_class cls)
 {
-	return (unsigned int)cls < FG_NR_CLASSES ? t->nodes[0].value[cls] : 0;
+	return (unsigned int)cls < FG_NR_CLASSES ? fg_node(t, 0)->value[cls] : 0;
 }
 
 size_t fg_tree__nr_nodes(const struct fg_tree *t)
 {
-	return t->nr_nodes;
+	return htab__n(&t->nodes);
 }

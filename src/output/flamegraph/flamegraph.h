@@ -11,8 +11,8 @@
  * with the sleeper's off-CPU time as the value. Frames that are equal
  * (name, detail, colour) under the same parent are one node.
  */
-#ifndef OFFCPU_FLAMEGRAPH_FLAMEGRAPH_H
-#define OFFCPU_FLAMEGRAPH_FLAMEGRAPH_H
+#ifndef OFFCPU_OUTPUT_FLAMEGRAPH_FLAMEGRAPH_H
+#define OFFCPU_OUTPUT_FLAMEGRAPH_FLAMEGRAPH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +20,9 @@
 #include <stdio.h>
 
 #include "profile/profile.h"
+#include "profile/report_opts.h"
 #include "session/session.h"
+#include "util/msg.h"
 
 /* What a value measures; every node sums each class apart (shown in its title). */
 enum fg_class { FG_ON_CPU, FG_OFF_CPU, FG_NR_CLASSES };
@@ -93,13 +95,42 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 		     const struct fg_profile_opts *o);
 
 /*
- * Add the off-wake stacks of event ev of p (report__aggregate() with
- * --wakeups, report/offwake.h): comm (or thread) frame, the sleeper's stack
+ * Add the off-wake stacks of event ev of p (profile__read() with
+ * --wakeups, profile/offwake.h): comm (or thread) frame, the sleeper's stack
  * outermost first in off-CPU colours, "--", the waker's stack innermost
  * first in waker colours, the waker's name; the value is the sleeper's
  * off-CPU time (FG_OFF_CPU). 0 or -ENOMEM.
  */
 int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
 		     bool per_thread);
+
+/* fg_tree__write_svg() into path ("-": stdout) whole or not at all (util/outfile.h). */
+int fg_tree__write_file(const struct fg_tree *t, const char *path, const struct fg_svg_opts *so,
+			size_t *drawn);
+
+/* What `offcpu flamegraph` draws. */
+struct fg_draw {
+	const char *output;    /* the SVG, "-" for stdout */
+	bool cpu_only, off_only, per_thread;
+	bool wakeups;          /* the off-wake stacks (a profile read with o->wakeups) */
+	struct fg_svg_opts svg; /* title NULL: one after what is drawn */
+};
+
+/* What was drawn, for the command's summary line. */
+struct fg_drawn {
+	size_t frames;
+	char what[160];        /* "on-CPU 1.20 s, off-CPU 3.40 s", "no ... samples" */
+	char sub[4200];        /* the subtitle: "FILE: what" */
+	const char *title;     /* the default title */
+	bool empty;            /* neither on-CPU nor off-CPU time to draw */
+};
+
+/*
+ * Draw the profile of s as fd says into fd->output: 0, or a negative errno
+ * with a message in err. The events left out are notes to the sink.
+ */
+int flamegraph__draw(const struct fg_draw *fd, const struct report_opts *o, struct session *s,
+		     const struct profile *p, const struct msg_sink *ms, struct fg_drawn *out,
+		     char *err, size_t errlen);
 
 #endif

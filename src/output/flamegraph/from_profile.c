@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "output/flamegraph/flamegraph.h"
+#include "output/format.h"
 #include "profile/offwake.h"
 
 /*
@@ -23,15 +24,8 @@
 static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name, size_t nlen,
 			     char *detail, size_t dlen)
 {
-	struct fg_frame f = { fr->sym, fr->kernel ? fr->dso : fr->dso_short, c };
+	struct fg_frame f = { frame__name(fr, name, nlen), fr->kernel ? fr->dso : fr->dso_short, c };
 
-	if (!fr->sym) {
-		if (strcmp(fr->dso, "[unknown]"))
-			snprintf(name, nlen, "[%s]", fr->dso_short);
-		else
-			snprintf(name, nlen, "[unknown]");
-		f.name = name;
-	}
 	if (fr->inlined) {
 		snprintf(detail, dlen, "%s (inlined)", f.detail);
 		f.detail = detail;
@@ -39,7 +33,6 @@ static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name
 	return f;
 }
 
-/* The comm frame, or comm-pid/tid with per_thread, into the caller's buffers. */
 /* One stack's frames and the text their names and details are printed into. */
 struct path_scratch {
 	struct fg_frame *path;
@@ -73,6 +66,7 @@ static void path_scratch__free(struct path_scratch *sc)
 	free(sc->details);
 }
 
+/* The comm frame, or comm-pid/tid with per_thread, into the caller's buffers. */
 static struct fg_frame group_frame(const struct session *s, const struct pstack *st,
 				   bool per_thread, char *group, size_t glen, char *ids, size_t ilen)
 {

@@ -17,7 +17,8 @@
 
 #include "fg_assets.h" /* fg_css[], fg_js[]: generated from flamegraph.css and .js */
 #include "output/flamegraph/fg_internal.h"
-#include "output/report.h"
+#include "output/format.h"
+#include "util/vec.h"
 
 #define XPAD 10
 #define FRAME_H 16
@@ -56,21 +57,21 @@ static uint64_t node_total(const struct fg_node *n)
 static int kid_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct fg_tree *t = ctx;
-	const struct fg_node *x = &t->nodes[*(const uint32_t *)a], *y = &t->nodes[*(const uint32_t *)b];
-	int c = strcmp(t->strs[x->name], t->strs[y->name]);
+	const struct fg_node *x = fg_node(t, *(const uint32_t *)a), *y = fg_node(t, *(const uint32_t *)b);
+	int c = strcmp(fg_str(t, x->name), fg_str(t, y->name));
 
 	if (c)
 		return c;
 	if (x->color != y->color)
 		return x->color < y->color ? -1 : 1;
-	return strcmp(t->strs[x->detail], t->strs[y->detail]);
+	return strcmp(fg_str(t, x->detail), fg_str(t, y->detail));
 }
 
 /* Children lists (CSR), each ordered by name, then colour, then detail. */
 static int index_children(struct render *r)
 {
 	const struct fg_tree *t = r->t;
-	size_t n = t->nr_nodes;
+	size_t n = fg_tree__nr_nodes(t);
 	uint32_t *fill;
 
 	r->kid_off = calloc(n + 1, sizeof(uint32_t));
@@ -81,12 +82,12 @@ static int index_children(struct render *r)
 		return -ENOMEM;
 	}
 	for (size_t i = 1; i < n; i++)
-		r->kid_off[t->nodes[i].parent + 1]++;
+		r->kid_off[fg_node(t, i)->parent + 1]++;
 	for (size_t i = 0; i < n; i++)
 		r->kid_off[i + 1] += r->kid_off[i];
 	memcpy(fill, r->kid_off, (n + 1) * sizeof(uint32_t));
 	for (size_t i = 1; i < n; i++)
-		r->kids[fill[t->nodes[i].parent]++] = i;
+		r->kids[fill[fg_node(t, i)->parent]++] = i;
 	for (size_t i = 0; i < n; i++)
 		if (r->kid_off[i + 1] - r->kid_off[i] > 1)
 			qsort_r(r->kids + r->kid_off[i], r->kid_off[i + 1] - r->kid_off[i],
@@ -103,7 +104,7 @@ static int index_children(struct render *r)
 static int layout(struct render *r)
 {
 	const struct fg_tree *t = r->t;
-	struct drawn *stack = malloc(t->nr_nodes * sizeof(*stack));
+	struct drawn *stack = malloc(fg_tree__nr_nodes(t) * sizeof(*stack));
 	size_t sp = 0, cap = 0;
 	int err = 0;
 
@@ -113,7 +114,7 @@ static int layout(struct render *r)
 	stack[sp++] = (struct drawn){ 0, 0 };
 	while (sp) {
 		struct drawn cur = stack[--sp];
-		const struct fg_node *n = &t->nodes[cur.node];
+		const struct fg_node *n = fg_node(t, cur.node);
 		uint64_t x, v = node_total(n);
 		struct drawn *e;
 
@@ -135,7 +136,7 @@ static int layout(struct render *r)
 			uint32_t c = r->kids[k];
 
 			stack[sp++] = (struct drawn){ c, x };
-			x += node_total(&t->nodes[c]);
+			x += node_total(fg_node(t, c));
 		}
 		for (size_t a = sp - (r->kid_off[cur.node + 1] - r->kid_off[cur.node]), b = sp; a + 1 < b; a++, b--) {
 			struct drawn tmp = stack[a];
@@ -288,8 +289,8 @@ static void put_values(FILE *f, const struct fg_node *n, uint64_t total)
 static void put_frame(struct render *r, const struct drawn *d, double height)
 {
 	const struct fg_tree *t = r->t;
-	const struct fg_node *n = &t->nodes[d->node];
-	const char *name = t->strs[n->name], *detail = t->strs[n->detail];
+	const struct fg_node *n = fg_node(t, d->node);
+	const char *name = fg_str(t, n->name), *detail = fg_str(t, n->detail);
 	double x = XPAD + d->x * r->scale, w = (d->x + node_total(n)) * r->scale - d->x * r->scale;
 	double y = r->o->inverted ? TOP + (double)n->depth * FRAME_H
 				  : height - BOTTOM - (double)(n->depth + 1) * FRAME_H;
@@ -342,7 +343,7 @@ int fg_tree__write_svg(const struct fg_tree *t, FILE *f, const struct fg_svg_opt
 
 	if (width < 2 * XPAD + 10 || width > MAX_WIDTH)
 		return -EINVAL;
-	r.total = node_total(&t->nodes[0]);
+	r.total = node_total(fg_node(t, 0));
 	r.scale = r.total ? (double)(width - 2 * XPAD) / r.total : 0;
 	err = index_children(&r);
 	if (!err)

@@ -6,7 +6,6 @@
  * care about field order, only about order within a repeated field).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +14,10 @@
 #include <zlib.h>
 
 #include "output/pprof/pprof.h"
+#include "util/hash.h"
 #include "util/htab.h"
+#include "util/intern.h"
+#include "util/outfile.h"
 
 /* Field numbers of profile.proto (github.com/google/pprof/proto/profile.proto). */
 enum {
@@ -35,12 +37,6 @@ enum {
 
 enum { V_SAMPLES, V_CPU, V_OFF_CPU, V_INTERVALS, NR_VALUES };
 
-struct strtab {
-	char **s;
-	size_t n, cap;
-	struct htab ht;
-};
-
 struct mapping {
 	const char *dso; /* session string: one mapping per DSO */
 	uint64_t filename, build_id;
@@ -53,13 +49,9 @@ struct function {
 struct enc {
 	const struct session *s;
 	const struct report_opts *o;
-	struct strtab st;
-	struct mapping *maps;
-	size_t nr_maps, cap_maps;
-	struct htab map_ht;
-	struct function *fns;
-	size_t nr_fns, cap_fns;
-	struct htab fn_ht;
+	struct intern st;       /* the string table, in order */
+	struct htab maps;       /* struct mapping, by DSO; id = position + 1 */
+	struct htab fns;        /* struct function, by (name, file); id = position + 1 */
 	uint32_t *loc_of_frame; /* session frame id -> location id, 0 when not yet */
 	uint32_t *loc_frames;   /* location id - 1 -> frame id */
 	uint32_t *loc_fn;       /* location id - 1 -> function id */
@@ -67,70 +59,46 @@ struct enc {
 	size_t nr_locs;
 };
 
-struct str_key {
-	const struct strtab *t;
-	const char *s;
-};
-
-static bool str_eq(const void *ctx, uint32_t idx)
-{
-	const struct str_key *k = ctx;
-
-	return !strcmp(k->t->s[idx], k->s);
-}
-
 /* Index of s in the string table, added on first sight; -1 on ENOMEM. */
-static int64_t str_id(struct strtab *t, const char *s)
+static int64_t str_id(struct intern *t, const char *s)
 {
-	struct str_key k = { t, s };
-	uint64_t h = htab__hash_bytes(s, strlen(s), 7);
-	size_t slot;
-	uint32_t idx = htab__find(&t->ht, h, str_eq, &k, &slot);
-	char **e;
+	uint32_t id;
 
-	if (idx != HTAB_EMPTY)
-		return idx;
-	if (htab__reserve(&t->ht))
+	if (intern__id(t, s, &id))
 		return -1;
-	e = vec__push((void **)&t->s, &t->n, &t->cap, sizeof(*e));
-	if (!e)
-		return -1;
-	*e = strdup(s);
-	if (!*e) {
-		t->n--;
-		return -1;
-	}
-	htab__find(&t->ht, h, str_eq, &k, &slot);
-	htab__put(&t->ht, slot, h, t->n - 1);
-	return t->n - 1;
+	return id;
 }
 
-struct ptr_key {
-	const struct enc *e;
-	const void *p;
-};
-
-static bool map_eq(const void *ctx, uint32_t idx)
+static const struct mapping *map_at(const struct enc *e, size_t i)
 {
-	const struct ptr_key *k = ctx;
+	return htab__at(&e->maps, i);
+}
 
-	return k->e->maps[idx].dso == k->p;
+static const struct function *fn_at(const struct enc *e, size_t i)
+{
+	return htab__at(&e->fns, i);
+}
+
+static bool map_eq(const void *entry, const void *key)
+{
+	return ((const struct mapping *)entry)->dso == key;
 }
 
 /* Mapping id (1-based) of a frame's DSO; 0 on ENOMEM. */
 static uint32_t mapping_id(struct enc *e, const struct frame *f)
 {
-	struct ptr_key k = { e, f->dso };
-	uint64_t h = htab__mix((uintptr_t)f->dso);
-	size_t slot, bsz = 0;
-	uint32_t idx = htab__find(&e->map_ht, h, map_eq, &k, &slot);
-	const uint8_t *bid;
 	struct mapping *m;
+	size_t bsz = 0;
+	const uint8_t *bid;
 	char hex[2 * 64 + 1];
 	int64_t fn, bi = 0;
+	bool added;
 
-	if (idx != HTAB_EMPTY)
-		return idx + 1;
+	m = htab__get(&e->maps, hash__mix((uintptr_t)f->dso), map_eq, f->dso, &added);
+	if (!m)
+		return 0;
+	if (!added)
+		return m - map_at(e, 0) + 1;
 	fn = str_id(&e->st, f->dso);
 	bid = perf_reader__build_id(session__reader(e->s), f->dso, &bsz);
 	if (bid && bsz) {
@@ -140,73 +108,41 @@ static uint32_t mapping_id(struct enc *e, const struct frame *f)
 			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
 		bi = str_id(&e->st, hex);
 	}
-	if (fn < 0 || bi < 0 || htab__reserve(&e->map_ht))
+	if (fn < 0 || bi < 0) {
+		htab__unget(&e->maps);
 		return 0;
-	m = vec__push((void **)&e->maps, &e->nr_maps, &e->cap_maps, sizeof(*m));
-	if (!m)
-		return 0;
+	}
 	m->dso = f->dso;
 	m->filename = fn;
 	m->build_id = bi;
-	htab__find(&e->map_ht, h, map_eq, &k, &slot);
-	htab__put(&e->map_ht, slot, h, e->nr_maps - 1);
-	return e->nr_maps;
+	return htab__n(&e->maps);
 }
 
-struct fn_key {
-	const struct enc *e;
-	struct function f;
-};
-
-static bool fn_eq(const void *ctx, uint32_t idx)
+static bool fn_eq(const void *entry, const void *key)
 {
-	const struct fn_key *k = ctx;
-	const struct function *a = &k->e->fns[idx];
+	const struct function *a = entry, *b = key;
 
-	return a->name == k->f.name && a->filename == k->f.filename;
-}
-
-/* The name a frame is shown with, as in --folded: [dso] when the symbol is unknown. */
-static const char *frame_name(const struct frame *f, char *buf, size_t len)
-{
-	if (f->sym)
-		return f->sym;
-	if (strcmp(f->dso, "[unknown]"))
-		snprintf(buf, len, "[%s]", f->dso_short);
-	else
-		snprintf(buf, len, "[unknown]");
-	return buf;
+	return a->name == b->name && a->filename == b->filename;
 }
 
 /* Function id (1-based) for a frame's (name, source file); 0 on ENOMEM. */
 static uint32_t function_id(struct enc *e, const struct frame *f)
 {
 	char buf[512];
-	struct fn_key k = { e, { 0, 0 } };
-	int64_t name = str_id(&e->st, frame_name(f, buf, sizeof(buf)));
+	int64_t name = str_id(&e->st, frame__name(f, buf, sizeof(buf)));
 	int64_t file = f->srcfile ? str_id(&e->st, f->srcfile) : 0;
-	uint64_t h;
-	size_t slot;
-	uint32_t idx;
-	struct function *fn;
+	struct function k, *fn;
+	bool added;
 
 	if (name < 0 || file < 0)
 		return 0;
-	k.f.name = name;
-	k.f.filename = file;
-	h = htab__mix((uint64_t)name << 32 ^ (uint64_t)file);
-	idx = htab__find(&e->fn_ht, h, fn_eq, &k, &slot);
-	if (idx != HTAB_EMPTY)
-		return idx + 1;
-	if (htab__reserve(&e->fn_ht))
-		return 0;
-	fn = vec__push((void **)&e->fns, &e->nr_fns, &e->cap_fns, sizeof(*fn));
+	k.name = name;
+	k.filename = file;
+	fn = htab__get(&e->fns, hash__mix((uint64_t)name << 32 ^ (uint64_t)file), fn_eq, &k, &added);
 	if (!fn)
 		return 0;
-	*fn = k.f;
-	htab__find(&e->fn_ht, h, fn_eq, &k, &slot);
-	htab__put(&e->fn_ht, slot, h, e->nr_fns - 1);
-	return e->nr_fns;
+	*fn = k;
+	return fn - fn_at(e, 0) + 1;
 }
 
 /* Location id (1-based) of a session frame, one per frame id; 0 on ENOMEM. */
@@ -318,10 +254,11 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
  */
 static uint32_t *main_first(const struct enc *e)
 {
-	uint32_t *id = malloc((e->nr_maps + 1) * sizeof(*id)), *nloc;
+	size_t nr_maps = htab__n(&e->maps);
+	uint32_t *id = malloc((nr_maps + 1) * sizeof(*id)), *nloc;
 	size_t best = SIZE_MAX;
 
-	nloc = calloc(e->nr_maps + 1, sizeof(*nloc));
+	nloc = calloc(nr_maps + 1, sizeof(*nloc));
 	if (!id || !nloc) {
 		free(id);
 		free(nloc);
@@ -329,8 +266,8 @@ static uint32_t *main_first(const struct enc *e)
 	}
 	for (size_t i = 0; i < e->nr_locs; i++)
 		nloc[e->loc_map[i] - 1]++;
-	for (size_t i = 0; i < e->nr_maps; i++) {
-		const char *d = e->maps[i].dso, *base = strrchr(d, '/');
+	for (size_t i = 0; i < nr_maps; i++) {
+		const char *d = map_at(e, i)->dso, *base = strrchr(d, '/');
 
 		id[i] = i + 1;
 		if (d[0] == '/' && !strstr(base, ".so") && (best == SIZE_MAX || nloc[i] > nloc[best]))
@@ -350,12 +287,12 @@ static int put_tables(struct enc *e, struct pb *b)
 
 	if (!id)
 		return -ENOMEM;
-	for (size_t j = 0; j < e->nr_maps; j++) {
+	for (size_t j = 0; j < htab__n(&e->maps); j++) {
 		size_t m = pb__begin(b, PROFILE_MAPPING), i = id[j] - 1; /* a swap is its own inverse */
 
 		pb__uint(b, MAPPING_ID, j + 1);
-		pb__uint(b, MAPPING_FILENAME, e->maps[i].filename);
-		pb__uint(b, MAPPING_BUILD_ID, e->maps[i].build_id);
+		pb__uint(b, MAPPING_FILENAME, map_at(e, i)->filename);
+		pb__uint(b, MAPPING_BUILD_ID, map_at(e, i)->build_id);
 		pb__uint(b, MAPPING_HAS_FUNCTIONS, 1);
 		pb__uint(b, MAPPING_HAS_FILENAMES, e->o && e->o->srcline);
 		pb__uint(b, MAPPING_HAS_LINE_NUMBERS, e->o && e->o->srcline);
@@ -375,13 +312,13 @@ static int put_tables(struct enc *e, struct pb *b)
 		pb__end(b, ml);
 		pb__end(b, m);
 	}
-	for (size_t i = 0; i < e->nr_fns; i++) {
+	for (size_t i = 0; i < htab__n(&e->fns); i++) {
 		size_t m = pb__begin(b, PROFILE_FUNCTION);
 
 		pb__uint(b, FUNCTION_ID, i + 1);
-		pb__uint(b, FUNCTION_NAME, e->fns[i].name);
-		pb__uint(b, FUNCTION_SYSTEM_NAME, e->fns[i].name);
-		pb__uint(b, FUNCTION_FILENAME, e->fns[i].filename);
+		pb__uint(b, FUNCTION_NAME, fn_at(e, i)->name);
+		pb__uint(b, FUNCTION_SYSTEM_NAME, fn_at(e, i)->name);
+		pb__uint(b, FUNCTION_FILENAME, fn_at(e, i)->filename);
 		pb__end(b, m);
 	}
 	free(id);
@@ -418,14 +355,9 @@ static int put_header(struct enc *e, struct pb *b, int cpu_ev, int64_t cpu, int6
 
 static void enc_free(struct enc *e)
 {
-	for (size_t i = 0; i < e->st.n; i++)
-		free(e->st.s[i]);
-	free(e->st.s);
-	htab__free(&e->st.ht);
-	free(e->maps);
-	htab__free(&e->map_ht);
-	free(e->fns);
-	htab__free(&e->fn_ht);
+	intern__free(&e->st);
+	htab__free(&e->maps);
+	htab__free(&e->fns);
 	free(e->loc_of_frame);
 	free(e->loc_frames);
 	free(e->loc_fn);
@@ -447,6 +379,9 @@ int pprof__encode(struct pb *out, const struct session *s, const struct profile 
 	int64_t ids[NR_VALUES][2];
 	int err = -ENOMEM;
 
+	intern__init(&e.st);
+	htab__init(&e.maps, sizeof(struct mapping));
+	htab__init(&e.fns, sizeof(struct function));
 	e.loc_of_frame = calloc(nf + 1, sizeof(uint32_t));
 	e.loc_frames = malloc((nf + 1) * sizeof(uint32_t));
 	e.loc_fn = malloc((nf + 1) * sizeof(uint32_t));
@@ -470,8 +405,8 @@ int pprof__encode(struct pb *out, const struct session *s, const struct profile 
 	if (err)
 		goto cleanup;
 	pb__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, tot[V_OFF_CPU] ? ids[V_OFF_CPU][0] : ids[V_CPU][0]);
-	for (size_t i = 0; i < e.st.n; i++)
-		pb__string(out, PROFILE_STRING_TABLE, e.st.s[i]);
+	for (size_t i = 0; i < intern__n(&e.st); i++)
+		pb__string(out, PROFILE_STRING_TABLE, intern__at(&e.st, i));
 	err = pb__error(out);
 cleanup:
 	enc_free(&e);
@@ -480,29 +415,16 @@ cleanup:
 
 int pprof__gzip(const char *path, const void *data, size_t len)
 {
-	bool out = !strcmp(path, "-");
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 5);
-	gzFile gz = NULL;
-	int fd = -1, err = 0;
+	struct outfile of;
+	gzFile gz;
+	int err = outfile__open(&of, path, 0644);
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, plen + 5, "%s.tmp", path);
-	/* a fresh file, never through a link planted at PATH.tmp */
-	if (!out)
-		unlink(tmp);
-	fd = out ? dup(STDOUT_FILENO) :
-		   open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	gz = gzdopen(fd, "wb");
+	if (err)
+		return err;
+	gz = gzdopen(of.fd, "wb");
 	if (!gz) {
-		close(fd);
-		err = -ENOMEM;
-		goto cleanup;
+		close(of.fd);
+		return outfile__commit(&of, -ENOMEM);
 	}
 	while (len && !err) {
 		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
@@ -514,39 +436,33 @@ int pprof__gzip(const char *path, const void *data, size_t len)
 	}
 	if (gzclose(gz) != Z_OK && !err)
 		err = -EIO;
-	if (!err && !out && rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (err && !out)
-		unlink(tmp);
-	free(tmp);
-	return err;
+	return outfile__commit(&of, err);
 }
 
 int pprof__write(const char *path, const struct session *s, const struct profile *p,
-		 const struct report_opts *o)
+		 const struct report_opts *o, const struct msg_sink *ms, char *errbuf, size_t errlen)
 {
 	struct pb *b = pb__new();
 	int cpu, off, err;
 
 	if (!b) {
-		fprintf(stderr, "offcpu report: out of memory\n");
+		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	report__time_events(s, p, "report", &cpu, &off);
+	profile__time_events(p, s, ms, &cpu, &off);
 	err = pprof__encode(b, s, p, cpu, off, o);
 	if (err) {
-		fprintf(stderr, "offcpu report: --pprof: %s\n", strerror(-err));
+		snprintf(errbuf, errlen, "--pprof: %s", strerror(-err));
 		goto cleanup;
 	}
 	err = pprof__gzip(path, pb__data(b), pb__len(b));
 	if (err) {
-		fprintf(stderr, "offcpu report: cannot write %s: %s\n", path, strerror(-err));
+		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
 		goto cleanup;
 	}
 	if (cpu < 0 && off < 0)
-		fprintf(stderr, "offcpu report: %s: no on-CPU or off-CPU time in %s (empty profile)\n",
-			path, o->input);
+		msg__say(ms, MSG_NOTE, "%s: no on-CPU or off-CPU time in %s (empty profile)", path,
+			 o->input);
 cleanup:
 	pb__free(b);
 	return err;

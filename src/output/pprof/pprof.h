@@ -16,8 +16,8 @@
  * of its own), each with one line and function; mappings are the DSOs, with
  * the build id of the file's BUILD_ID table as lowercase hex.
  */
-#ifndef OFFCPU_PPROF_PPROF_H
-#define OFFCPU_PPROF_PPROF_H
+#ifndef OFFCPU_OUTPUT_PPROF_PPROF_H
+#define OFFCPU_OUTPUT_PPROF_PPROF_H
 
 #include "output/pprof/pb.h"
 #include "output/report.h"
@@ -33,10 +33,11 @@ int pprof__encode(struct pb *out, const struct session *s, const struct profile 
 int pprof__gzip(const char *path, const void *data, size_t len);
 
 /*
- * `offcpu report --pprof path`: pick the time events, encode, gzip, and
- * print one summary line on stderr. 0, or negative errno after a message.
+ * `offcpu report --pprof path`: pick the time events, encode, gzip. 0, or
+ * negative errno with a message in errbuf; the events skipped and an
+ * empty profile are notes to the sink.
  */
 int pprof__write(const char *path, const struct session *s, const struct profile *p,
-		 const struct report_opts *o);
+		 const struct report_opts *o, const struct msg_sink *ms, char *errbuf, size_t errlen);
 
 #endif
