@@ -31,7 +31,6 @@ static const struct option long_opts[] = {
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 	{ "help", no_argument, NULL, 'h' },
-	FILTER_OPTIONS,
 	{ 0 },
 };
 
@@ -114,7 +113,7 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 	case OPT_MIN_WIDTH:
 		return parse_num("--min-width", arg, 0, 1000, &a->fd->svg.min_width) ? -EINVAL : 1;
 	}
-	return read_opts__filter(c, arg, a->o);
+	return 0;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -123,7 +122,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_draw fd = { .output = "flamegraph.svg", .svg = { .width = 1200, .min_width = 0.1 } };
 	struct report_opts o;
 	struct fg_args args = { &fd, &o };
-	struct read_cmd cmd = { "flamegraph", "i:o:C:h", long_opts, true, usage, option, &args };
+	struct read_cmd cmd = { "flamegraph", "i:o:h", long_opts, true, usage, option, &args };
 	struct session *s = NULL;
 	struct profile *p = NULL;
 	struct fg_drawn drawn;
@@ -131,7 +130,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int ret;
 
 	report_opts__init(&o);
-	ret = read_opts__parse(&cmd, argc, argv);
+	ret = read_opts__parse(&cmd, &o, argc, argv);
 	if (!ret && fd.cpu_only + fd.off_only + fd.wakeups > 1) {
 		fprintf(stderr, "offcpu flamegraph: --cpu-only, --off-cpu-only and --wakeups exclude each other\n");
 		ret = -EINVAL;

@@ -149,96 +149,122 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 	case OPT_STDIO:
 		break; /* the only output */
 	default:
-		return read_opts__filter(c, arg, o);
-	}
-	return err ? err : 1;
-}
-
-int read_opts__filter(int c, const char *arg, struct report_opts *o)
-{
-	int err;
-
-	switch (c) {
-	case OPT_PID:
-		err = id_list__parse(&o->pids, arg, false);
-		break;
-	case OPT_TID:
-		err = id_list__parse(&o->tids, arg, false);
-		break;
-	case 'C':
-		err = id_list__parse(&o->cpus, arg, true);
-		break;
-	case OPT_COMM:
-		err = report__filter_comms(o, arg);
-		return err ? err : 1;
-	case OPT_TIME:
-		if (report__filter_time(o, arg)) {
-			fprintf(stderr, "offcpu: bad --time '%s' (want START,END in seconds; either may be empty)\n",
-				arg);
-			return -EINVAL;
-		}
-		return 1;
-	default:
 		return 0;
 	}
-	if (err == -EINVAL)
-		fprintf(stderr, "offcpu: bad list '%s'\n", arg);
 	return err ? err : 1;
 }
 
 void read_opts__filter_usage(FILE *f)
 {
-	fprintf(f,
-		"filters:\n"
-		"      --pid PID[,PID...]  --tid TID[,...]  --comm NAME[,...]\n"
-		"      --cpu CPUS          e.g. 0-3,6\n"
-		"      --time START,END    seconds, as in perf's sample timestamps\n");
+	fprintf(f, "filters:\n");
+	for (int i = 0; i < report__nr_filter_options; i++)
+		fputs(report__filter_options[i].help, f);
+}
+
+/* The row of the filter getopt_long() returned c for, or NULL. */
+static const struct filter_option *filter_of(int c)
+{
+	for (int i = 0; i < report__nr_filter_options; i++)
+		if (c == OPT_FILTER + i || (c && c == report__filter_options[i].short_name))
+			return &report__filter_options[i];
+	return NULL;
+}
+
+/* A filter's value into o: 1, or a negative errno (after a message when it is bad). */
+static int filter(const struct filter_option *f, const char *arg, struct report_opts *o)
+{
+	int err = f->parse(o, arg);
+
+	if (err == -EINVAL) {
+		fprintf(stderr, "offcpu: ");
+		fprintf(stderr, f->bad, arg);
+		fprintf(stderr, "\n");
+	}
+	return err ? err : 1;
 }
 
 /* getopt_long() said ':' (a value missing), '?' or 1 (an unknown option, an argument) at arg. */
 static void bad(const struct read_cmd *cmd, int c, const char *arg)
 {
-	bool filter = optopt == OPT_PID || optopt == OPT_TID || optopt == OPT_COMM ||
-		      optopt == OPT_TIME || optopt == 'C';
-
 	if (c != ':') {
 		fprintf(stderr, "offcpu %s: unknown option '%s'\n", cmd->name, arg);
 		cmd->usage(stderr);
-	} else if (cmd->own_prefix && !filter) {
+	} else if (cmd->own_prefix && !filter_of(optopt)) {
 		fprintf(stderr, "offcpu %s: %s needs an argument\n", cmd->name, arg);
 	} else {
 		fprintf(stderr, "offcpu: %s needs an argument\n", arg);
 	}
 }
 
-int read_opts__parse(const struct read_cmd *cmd, int argc, char **argv)
+/*
+ * The command's getopt tables with the filters' rows after its own:
+ * shortopts (with getopt's "-:" first) in buf, the long rows in *longopts
+ * (the caller frees it). 0 or -ENOMEM.
+ */
+static int tables(const struct read_cmd *cmd, char *buf, size_t len, struct option **longopts)
 {
+	size_t n = 0, at;
+	struct option *l;
+
+	while (cmd->longopts[n].name)
+		n++;
+	l = calloc(n + report__nr_filter_options + 1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	memcpy(l, cmd->longopts, n * sizeof(*l));
+	at = (size_t)snprintf(buf, len, "-:%s", cmd->shortopts);
+	for (int i = 0; i < report__nr_filter_options; i++) {
+		const struct filter_option *f = &report__filter_options[i];
+
+		l[n + i] = (struct option){ f->name, required_argument, NULL, OPT_FILTER + i };
+		if (f->short_name && at + 3 < len)
+			at += (size_t)snprintf(buf + at, len - at, "%c:", f->short_name);
+	}
+	*longopts = l;
+	return 0;
+}
+
+int read_opts__parse(const struct read_cmd *cmd, struct report_opts *o, int argc, char **argv)
+{
+	struct option *longopts;
 	char shortopts[64];
 	int c, at, err;
 
 	/* "-": arguments come in order (as code 1), ':': a missing value is ':' */
-	snprintf(shortopts, sizeof(shortopts), "-:%s", cmd->shortopts);
+	err = tables(cmd, shortopts, sizeof(shortopts), &longopts);
+	if (err)
+		return err;
 	optind = 1;
 	opterr = 0;
-	for (at = optind; (c = getopt_long(argc, argv, shortopts, cmd->longopts, NULL)) != -1;
+	for (at = optind; (c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1;
 	     at = optind) {
+		const struct filter_option *f = filter_of(c);
+
 		if (c == 'h') {
 			cmd->usage(stdout);
-			return 1;
+			err = 1;
+			goto cleanup;
 		}
-		err = c == ':' || c == '?' || c == 1 ? 0 : cmd->option(cmd->ctx, c, optarg, argc, argv);
+		if (c == ':' || c == '?' || c == 1)
+			err = 0;
+		else
+			err = f ? filter(f, optarg, o) : cmd->option(cmd->ctx, c, optarg, argc, argv);
 		if (err < 0)
-			return err;
+			goto cleanup;
 		if (!err) {
 			bad(cmd, c, argv[at]);
-			return -EINVAL;
+			err = -EINVAL;
+			goto cleanup;
 		}
 	}
+	err = 0;
 	if (at < argc) { /* getopt stopped at "--": no option of ours */
 		bad(cmd, '?', argv[at]);
-		return -EINVAL;
+		err = -EINVAL;
 	}
-	return 0;
+cleanup:
+	free(longopts);
+	return err;
 }
 
 static void print_msg(void *ctx, enum msg_kind kind, const char *text)

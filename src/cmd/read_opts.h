@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the commands that read a recording (report, script, flamegraph)
- * share: the filter options and their help, the sink that prints the
- * library's warnings and notes, and how a failure is said.
+ * share: the parse of their options with the filters (each command's
+ * table, then the rows of profile/filter.h), report's options, the sink
+ * that prints the library's warnings and notes, and how a failure is said.
  */
 #ifndef OFFCPU_CMD_READ_OPTS_H
 #define OFFCPU_CMD_READ_OPTS_H
@@ -13,24 +14,19 @@
 #include "profile/report_opts.h"
 #include "util/msg.h"
 
-/* getopt_long() codes of the options below without a short one (-C is --cpu). */
+/*
+ * getopt_long() codes of the options below without a short one; the
+ * filters' codes are OPT_FILTER + their row in report__filter_options.
+ */
 enum {
-	OPT_PID = 0x1000, OPT_TID, OPT_COMM, OPT_TIME,
-	OPT_CHILDREN, OPT_NO_CHILDREN, OPT_PERCENT, OPT_FOLDED, OPT_SRCLINE, OPT_INLINE,
+	OPT_CHILDREN = 0x1000, OPT_NO_CHILDREN, OPT_PERCENT, OPT_FOLDED, OPT_SRCLINE, OPT_INLINE,
 	OPT_NO_SYMBOLS, OPT_STDIO,
 	OPT_READ_LAST, /* a command's own codes from here */
+	OPT_FILTER = 0x2000,
 };
 
-/* The filters' rows of a getopt_long() table. */
-#define FILTER_OPTIONS                                            \
-	{ "pid", required_argument, NULL, OPT_PID },              \
-	{ "tid", required_argument, NULL, OPT_TID },              \
-	{ "comm", required_argument, NULL, OPT_COMM },            \
-	{ "cpu", required_argument, NULL, 'C' },                  \
-	{ "time", required_argument, NULL, OPT_TIME }
-
 /* The options of `offcpu report` that `offcpu script` takes too (and ignores some of). */
-#define REPORT_SHORT_OPTIONS "i:s:g::e:C:h"
+#define REPORT_SHORT_OPTIONS "i:s:g::e:h"
 #define REPORT_OPTIONS                                                    \
 	{ "input", required_argument, NULL, 'i' },                        \
 	{ "children", no_argument, NULL, OPT_CHILDREN },                  \
@@ -44,8 +40,7 @@ enum {
 	{ "inline", no_argument, NULL, OPT_INLINE },                      \
 	{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },              \
 	{ "stdio", no_argument, NULL, OPT_STDIO },                        \
-	{ "help", no_argument, NULL, 'h' },                               \
-	FILTER_OPTIONS
+	{ "help", no_argument, NULL, 'h' }
 
 /*
  * Option c of REPORT_OPTIONS (its value arg; -g may take argv[optind] as
@@ -55,18 +50,14 @@ enum {
 int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o,
 		      bool *folded);
 
-/*
- * Option c of getopt_long() with its value arg: 1 when it was a filter
- * (its value now in o), 0 when it is none, negative errno after a message.
- */
-int read_opts__filter(int c, const char *arg, struct report_opts *o);
+/* The "filters:" part of a reading command's help. */
 void read_opts__filter_usage(FILE *f);
 
-/* A command's options, for read_opts__parse(). */
+/* A command's options, for read_opts__parse() (the filters' are added). */
 struct read_cmd {
 	const char *name;              /* "report" */
 	const char *shortopts;         /* getopt's, without its leading "-:" */
-	const struct option *longopts;
+	const struct option *longopts; /* ends with a row of zeros */
 	bool own_prefix;               /* its options' missing values said after "offcpu NAME: " */
 	void (*usage)(FILE *f);
 	/* option c (value arg): 1 taken, 0 not an option of the command, negative after a message */
@@ -75,13 +66,14 @@ struct read_cmd {
 };
 
 /*
- * argv through getopt_long() in order, each option to cmd->option(); -h
- * and --help print the usage on stdout. 0, 1 after --help, or a negative
+ * argv through getopt_long() in order, each filter to its parse() into
+ * o, each other option to cmd->option(); -h and --help print the usage
+ * on stdout. 0, 1 after --help, or a negative
  * errno after a message: "offcpu NAME: unknown option 'X'" and the usage
  * on stderr (an argument that is no option, "--" included), or "offcpu:
  * X needs an argument".
  */
-int read_opts__parse(const struct read_cmd *cmd, int argc, char **argv);
+int read_opts__parse(const struct read_cmd *cmd, struct report_opts *o, int argc, char **argv);
 
 /* The sink of the library's messages: "offcpu: warning: TEXT" and "offcpu CMD: TEXT" on stderr. */
 struct msg_sink read_opts__msg(const char *cmd);

@@ -172,7 +172,7 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	report_opts__init(&o);
-	ret = read_opts__parse(&cmd, argc, argv);
+	ret = read_opts__parse(&cmd, &o, argc, argv);
 	if (!ret)
 		ret = check(&o, &out);
 	if (ret) {

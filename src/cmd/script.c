@@ -42,7 +42,7 @@ int cmd_script(int argc, char **argv)
 	int ret;
 
 	report_opts__init(&o);
-	ret = read_opts__parse(&cmd, argc, argv);
+	ret = read_opts__parse(&cmd, &o, argc, argv);
 	if (ret) {
 		report_opts__free(&o);
 		return ret > 0 ? 0 : 2;

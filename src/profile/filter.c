@@ -51,7 +51,8 @@ bool report__filtered(const struct report_opts *o)
 	return o->pids.n || o->tids.n || o->nr_comms || o->cpus.n || o->time_start || o->time_end;
 }
 
-int report__filter_comms(struct report_opts *o, const char *arg)
+/* --comm NAME[,NAME...]: adds up when repeated. */
+static int filter_comms(struct report_opts *o, const char *arg)
 {
 	char *dup = strdup(arg), *save = NULL, *tok;
 
@@ -73,7 +74,8 @@ int report__filter_comms(struct report_opts *o, const char *arg)
 	return 0;
 }
 
-int report__filter_time(struct report_opts *o, const char *arg)
+/* --time START,END in seconds, either end may be empty. */
+static int filter_time(struct report_opts *o, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
 	char *end;
@@ -95,4 +97,39 @@ int report__filter_time(struct report_opts *o, const char *arg)
 		o->time_end = (uint64_t)(t * 1e9 + 0.5);
 	}
 	return 0;
+}
+
+static int filter_pids(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->pids, arg, false);
+}
+
+static int filter_tids(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->tids, arg, false);
+}
+
+static int filter_cpus(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->cpus, arg, true);
+}
+
+const struct filter_option report__filter_options[] = {
+	{ "pid", 0, "      --pid PID[,PID...]", "bad list '%s'", filter_pids },
+	{ "tid", 0, "  --tid TID[,...]", "bad list '%s'", filter_tids },
+	{ "comm", 0, "  --comm NAME[,...]\n", "bad list '%s'", filter_comms },
+	{ "cpu", 'C', "      --cpu CPUS          e.g. 0-3,6\n", "bad list '%s'", filter_cpus },
+	{ "time", 0, "      --time START,END    seconds, as in perf's sample timestamps\n",
+	  "bad --time '%s' (want START,END in seconds; either may be empty)", filter_time },
+};
+const int report__nr_filter_options = sizeof(report__filter_options) / sizeof(report__filter_options[0]);
+
+void report__filters_free(struct report_opts *o)
+{
+	id_list__free(&o->pids);
+	id_list__free(&o->tids);
+	id_list__free(&o->cpus);
+	for (size_t i = 0; i < o->nr_comms; i++)
+		free(o->comms[i]);
+	free(o->comms);
 }

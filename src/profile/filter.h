@@ -21,12 +21,24 @@ bool report__event_match(const struct report_opts *o, const struct perf_evattr *
 bool report__filtered(const struct report_opts *o);
 
 /*
- * Values of the filter options into o: 0, -EINVAL (not what the option
- * takes), or -ENOMEM. --pid, --tid and --cpu take util/idlist.h lists.
- * --comm NAME[,NAME...] adds up when repeated; --time START,END is in
- * seconds, either end may be empty.
+ * The filter options, one row each, in the order of their help: every
+ * command that reads a recording (report, script, flamegraph) takes each
+ * row as --NAME VALUE (and -SHORT VALUE), lists its help under "filters:"
+ * and hands its value to parse(). A new filter is a field in struct
+ * report_opts, a row here, and its test in report__match() and
+ * report__filtered() (filter.c); no command changes.
  */
-int report__filter_comms(struct report_opts *o, const char *arg);
-int report__filter_time(struct report_opts *o, const char *arg);
+struct filter_option {
+	const char *name;  /* the long option */
+	char short_name;   /* its short option, 0 for none */
+	const char *help;  /* its part of the "filters:" help (rows' parts are printed one after the other) */
+	const char *bad;   /* the message for a value parse() refuses (-EINVAL): a format of the value */
+	int (*parse)(struct report_opts *o, const char *arg); /* 0, -EINVAL or -ENOMEM */
+};
+extern const struct filter_option report__filter_options[];
+extern const int report__nr_filter_options;
+
+/* Free what the filters' values hold (report_opts__free() calls it). */
+void report__filters_free(struct report_opts *o);
 
 #endif

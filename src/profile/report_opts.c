@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <stdlib.h>
 #include <string.h>
 
+#include "profile/filter.h"
 #include "profile/report_opts.h"
 
 void report_opts__init(struct report_opts *o)
@@ -18,10 +18,5 @@ void report_opts__init(struct report_opts *o)
 
 void report_opts__free(struct report_opts *o)
 {
-	id_list__free(&o->pids);
-	id_list__free(&o->tids);
-	id_list__free(&o->cpus);
-	for (size_t i = 0; i < o->nr_comms; i++)
-		free(o->comms[i]);
-	free(o->comms);
+	report__filters_free(o);
 }
