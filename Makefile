@@ -90,9 +90,16 @@ $(BUILD)/fg_assets.h: src/output/flamegraph/flamegraph.css src/output/flamegraph
 		printf ';\n'; done > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/output/flamegraph/svg.o: $(BUILD)/fg_assets.h
 
-$(BUILD)/liboffcpu.a: $(LIB_OBJS)
+# The layers' include direction (scripts/check-includes.sh, src/README.md):
+# the build fails on an include that points up.
+$(BUILD)/includes.ok: scripts/check-includes.sh $(LIB_SRCS) src/main.c $(wildcard src/*/*.h src/*/*/*.h)
+	$(call msg,CHECK,include direction)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)scripts/check-includes.sh src && touch $@
+
+$(BUILD)/liboffcpu.a: $(LIB_OBJS) $(BUILD)/includes.ok
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 $(BUILD)/offcpu: $(MAIN_OBJ) $(BUILD)/liboffcpu.a
 	$(call msg,LD,$@)
