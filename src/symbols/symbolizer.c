@@ -72,6 +72,8 @@ struct symbolizer {
 	uint64_t text_addr;
 
 	struct htab pm;         /* struct pid_map, by pid */
+	bool nomem;             /* a name could not be kept: the resolve that asked fails */
+	bool knomem;            /* kallsyms could not be read for want of memory (set by kthread) */
 };
 
 static char *dup_or(const char *s, const char *def)
@@ -158,7 +160,8 @@ static bool dm__eq(const void *entry, const void *key)
 
 /*
  * The name to show for a symbol: demangled once per distinct string, when
- * asked. Out of memory it shows the mangled name (and tries again next time).
+ * asked. Out of memory it returns the mangled name and sets s->nomem, so
+ * that the resolve that asked returns -ENOMEM.
  */
 static const char *symbolizer__name(struct symbolizer *s, const char *name)
 {
@@ -168,8 +171,10 @@ static const char *symbolizer__name(struct symbolizer *s, const char *name)
 	if (!name || !s->opts.demangle || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return name;
 	e = htab__get(&s->dm, hash__str(name), dm__eq, name, &added);
-	if (!e)
+	if (!e) {
+		s->nomem = true;
 		return name;
+	}
 	if (added) {
 		e->mangled = name;
 		e->name = sym_demangle(name);
@@ -303,8 +308,10 @@ static int vdso__load(struct symbolizer *s, struct sym_dso *d)
 		return sym_dso__load_image(d, image, len); /* warns on another build id */
 	if (asprintf(&d->warning, "%s: no image of build id %s (not in the recording, nor in %s, nor this process's)",
 		     d->path, d->build_id_size ? build_id__hex(d->build_id, d->build_id_size, hex) : "(none recorded)",
-		     s->buildid_dir[0] ? s->buildid_dir : "a build-id cache") < 0)
+		     s->buildid_dir[0] ? s->buildid_dir : "a build-id cache") < 0) {
 		d->warning = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -330,8 +337,10 @@ static int dso__load(struct symbolizer *s, struct sym_dso *d)
 						 n == -ENODATA ? "without a build id" :
 						 n < 0 ? "not a readable ELF file" :
 							 "another build than the one recorded",
-					d->file) < 0)
+					d->file) < 0) {
 			d->warning = NULL;
+			return -ENOMEM;
+		}
 	}
 	return sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines);
 }
@@ -570,6 +579,8 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
 		return rc__copy(s, e, frames, max);
 
 	n = dso__resolve(s, d, off, pgoff, tmp, SYM_MAX_INLINE + 1);
+	if (s->nomem)
+		return -ENOMEM;
 	if (s->nr_frames + (size_t)n > UINT32_MAX ||
 	    vec__reserve((void **)&s->frames, &s->cap_frames, s->nr_frames + (size_t)n,
 			 sizeof(*s->frames), 64))
@@ -631,8 +642,10 @@ static const char *kallsyms__for_recording(struct symbolizer *s, char **cached)
 		return *cached;
 	if (asprintf(&s->kwarning, "the recording's kernel (build id %s) is not the running one (%s) and %s has no copy of its kallsyms: kernel functions are not named",
 		     build_id__hex(s->kbid, s->kbid_size, h1), build_id__hex(run, (size_t)n, h2),
-		     s->buildid_dir[0] ? s->buildid_dir : "the build-id cache") < 0)
+		     s->buildid_dir[0] ? s->buildid_dir : "the build-id cache") < 0) {
 		s->kwarning = NULL;
+		s->knomem = true;
+	}
 	return NULL;
 }
 
@@ -643,8 +656,11 @@ static void ksyms__load_now(struct symbolizer *s)
 	int err;
 
 	path = kallsyms__for_recording(s, &cached);
-	if (path && path[0])
+	if (path && path[0]) {
 		s->ksyms = ksyms__load(path, &err);
+		if (!s->ksyms && err == -ENOMEM)
+			s->knomem = true;
+	}
 	free(cached);
 }
 
@@ -700,7 +716,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_fra
 	memset(frame, 0, sizeof(*frame));
 	k = symbolizer__ksyms(s);
 	if (!k)
-		return 0;
+		return s->knomem ? -ENOMEM : 0;
 	ktext = ksyms__text(k);
 	if (s->text_addr && ktext && s->text_addr != ktext && ip >= s->text_addr &&
 	    ip - s->text_addr < ksyms__image_end(k) - ktext)
@@ -756,5 +772,5 @@ int symbolizer__resolve_perfmap(struct symbolizer *s, int pid, uint64_t ip,
 		return 0;
 	frame->sym = symbolizer__name(s, e->name);
 	frame->offset = ip - e->start;
-	return 1;
+	return s->nomem ? -ENOMEM : 1;
 }
