@@ -20,6 +20,8 @@
 
 #include "perfdata/perf_reader.h"
 #include "util/bytes.h"
+#include "util/hash.h"
+#include "util/htab.h"
 #include "util/pairsort.h"
 
 #define MAX_ATTRS 4096
@@ -56,10 +58,7 @@ struct perf_reader {
 	bool truncated;
 	struct attr_priv *attrs;
 	int nr_attrs;
-	/* id -> attr index, open addressing, 0 key = empty (ids are never 0) */
-	uint64_t *id_keys;
-	int *id_vals;
-	size_t id_cap;
+	struct htab ids;       /* sample id -> attr (struct id_ent) */
 	struct buildid_ent *bids;
 	size_t nr_bids;
 	struct counter_ent *counters;
@@ -125,41 +124,37 @@ static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t len)
 	return off <= r->map_size && len <= r->map_size - off;
 }
 
+struct id_ent {
+	uint64_t id;
+	int idx; /* the attr's */
+};
 
-
-static uint64_t hash64(uint64_t x)
+static bool id_eq(const void *entry, const void *key)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
+	return ((const struct id_ent *)entry)->id == *(const uint64_t *)key;
 }
 
+/* Sample id -> attr; an id listed twice belongs to the last attr listing it. 0 or -ENOMEM. */
 static int id_insert(struct perf_reader *r, uint64_t id, int idx)
 {
+	struct id_ent *e;
+	bool added;
+
 	if (!id)
 		return 0;
-	size_t mask = r->id_cap - 1;
-	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
-		if (!r->id_keys[i] || r->id_keys[i] == id) {
-			r->id_keys[i] = id;
-			r->id_vals[i] = idx;
-			return 0;
-		}
-	}
+	e = htab__get(&r->ids, hash__mix(id), id_eq, &id, &added);
+	if (!e)
+		return -ENOMEM;
+	e->id = id;
+	e->idx = idx;
+	return 0;
 }
 
 static int id_lookup(const struct perf_reader *r, uint64_t id)
 {
-	if (!r->id_cap || !id)
-		return -1;
-	size_t mask = r->id_cap - 1;
-	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
-		if (r->id_keys[i] == id)
-			return r->id_vals[i];
-		if (!r->id_keys[i])
-			return -1;
-	}
+	const struct id_ent *e = id ? htab__find(&r->ids, hash__mix(id), id_eq, &id) : NULL;
+
+	return e ? e->idx : -1;
 }
 
 static int popcount64(uint64_t x)
@@ -426,7 +421,7 @@ static int parse_features(struct perf_reader *r)
 static int parse_attrs(struct perf_reader *r)
 {
 	const struct perf_file_header *h = &r->hdr;
-	uint64_t asz = h->attr_size, nr_ids = 0;
+	uint64_t asz = h->attr_size;
 
 	if (asz < PERF_ATTR_SIZE_VER0 + 16 || asz > 4096 + 16)
 		return set_err(r, -EINVAL, "attr size %" PRIu64 " in the header is out of range", asz);
@@ -454,7 +449,6 @@ static int parse_attrs(struct perf_reader *r)
 		if (ids.size % 8 || !in_file(r, ids.offset, ids.size))
 			return set_err(r, -EINVAL, "ids of attr %d (offset %" PRIu64 ", size %" PRIu64 ") are out of range",
 				       i, ids.offset, ids.size);
-		nr_ids += ids.size / 8;
 		r->attrs[i].pub.idx = i;
 		r->attrs[i].sample_type = r->attrs[i].pub.attr.sample_type;
 		r->attrs[i].sample_id_all = r->attrs[i].pub.attr.sample_id_all;
@@ -463,13 +457,7 @@ static int parse_attrs(struct perf_reader *r)
 		default_name(&r->attrs[i].pub);
 		classify(&r->attrs[i].pub);
 	}
-	r->id_cap = 16;
-	while (r->id_cap < 2 * nr_ids)
-		r->id_cap *= 2;
-	r->id_keys = calloc(r->id_cap, sizeof(*r->id_keys));
-	r->id_vals = calloc(r->id_cap, sizeof(*r->id_vals));
-	if (!r->id_keys || !r->id_vals)
-		return -ENOMEM;
+	htab__init(&r->ids, sizeof(struct id_ent));
 	for (int i = 0; i < r->nr_attrs; i++) {
 		const uint8_t *p = r->map + h->attrs.offset + i * asz;
 		struct perf_file_section ids;
@@ -479,7 +467,8 @@ static int parse_attrs(struct perf_reader *r)
 			uint64_t id = rd64(r->map + ids.offset + 8 * j);
 			struct perf_evattr *a = &r->attrs[i].pub;
 
-			id_insert(r, id, i);
+			if (id_insert(r, id, i))
+				return -ENOMEM;
 			/* until EVENT_DESC says otherwise */
 			if (id == OFFCPU_EVENT_ID && a->attr.type == PERF_TYPE_SOFTWARE &&
 			    a->attr.config == PERF_COUNT_SW_BPF_OUTPUT) {
@@ -633,8 +622,7 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->counters);
 	free(r->bids);
 	free(r->attrs);
-	free(r->id_keys);
-	free(r->id_vals);
+	htab__free(&r->ids);
 	free(r->q);
 	for (int i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);
