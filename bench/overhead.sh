@@ -8,7 +8,7 @@
 # time. Prints a markdown table.
 #
 #   bench/overhead.sh [ROW...]      rows: default wakeups sched-delay no-cpu
-#                                   user-stacks perf
+#                                   user-stacks no-kstack-cache perf
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000)
 set -u
 cd "$(dirname "$0")/.."
@@ -63,6 +63,7 @@ for r in "${rows[@]}"; do
 	sched-delay) row "offcpu record --sched-delay (defaults + run-queue delay)" "$OFFCPU" record -q --sched-delay -o "$OUT/x" -- ;;
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
 	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
+	no-kstack-cache) row "offcpu record --no-kstack-cache (every kernel stack walked)" "$OFFCPU" record -q --no-kstack-cache -o "$OUT/x" -- ;;
 	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;
 	*) echo "overhead.sh: unknown row $r" >&2; exit 2 ;;
 	esac

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages offcpu needs to build and test, only when missing.
 set -e
-PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc g++ python3 libclang-rt-14-dev strace"
+PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcmocka-dev pkg-config linux-perf make gcc g++ python3 libclang-rt-14-dev strace sqlite3"
 # Readers of the flame graph and pprof tests: a browser, go tool pprof, xmllint,
 # and node for playwright-core (npm comes with nodesource's nodejs, else Debian's).
 PKGS="$PKGS chromium golang-go libxml2-utils nodejs"

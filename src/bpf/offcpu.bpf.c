@@ -45,8 +45,14 @@ const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
 const volatile __u64 sched_lo = 0, sched_hi = 0; /* __schedule's text */
+const volatile __u64 sys_lo = 0, sys_hi = 0;     /* do_syscall_64's text */
 const volatile bool use_kcache = true;      /* kernel stacks from the cache */
-const volatile __u32 kcache_check_mask = 15; /* walk 1 cache hit in mask+1 */
+/*
+ * Walk 1 served cache hit in mask+1 and compare. Every hit is verified
+ * against the stack's own return addresses (kstack_verify): this only
+ * audits that, at a walk's cost (1.1 us) each time.
+ */
+const volatile __u32 kcache_check_mask = 63;
 const volatile bool want_wakeups = false;    /* --wakeups */
 const volatile bool want_sched_delay = false; /* --sched-delay */
 /*
@@ -64,6 +70,10 @@ __u32 wsum_entries[2]; /* the same for the wakeup sum maps */
 __u32 kstack_skip;    /* frames of BPF/tracing glue above __schedule */
 __u32 calib_done;     /* kstack_skip was measured */
 __u64 calib_stack[16];
+__u32 exec_tgid;      /* the command (record -- CMD): traced from its first exec on */
+__u64 cgroup_id;      /* -G: the cgroup's id, for the iterators (not current) */
+/* The recording's window, on a run queue's clock and on the samples' clock. */
+__u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
@@ -76,6 +86,7 @@ struct offcpu_task {
 	__u64 uhash;   /* hashes of the stacks in s */
 	__u64 khash;
 	__u64 sp;      /* scratch: the kernel stack pointer at switch-out */
+	__u64 start_pending; /* OFFCPU_START_*: waiting since the recording started (see starts) */
 	struct offcpu_sample s;
 };
 
@@ -187,6 +198,49 @@ struct {
 	__type(value, struct offcpu_kstack);
 } kscratch SEC(".maps");
 
+/*
+ * Per CPU: the words of a task's kernel stack from the switch program's
+ * context up to its pt_regs, read once per switch-out for the cache key
+ * and the check of a hit (kstack_take). Deeper stacks are walked.
+ */
+#define OFFCPU_KSCAN_WORDS 512
+struct offcpu_kscan {
+	__u64 w[OFFCPU_KSCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_kscan);
+} kscan SEC(".maps");
+
+/*
+ * A target that was already waiting when the recording started (found by
+ * the offcpu_start iterator): how it waited, its stacks, and the scheduler's
+ * count of its switch-ins then. Written by the iterator only, read when the
+ * wait ends (start_in) or at the stop (offcpu_stop).
+ */
+enum {
+	OFFCPU_START_SLEEP = 1,  /* asleep in a recorded state: an off-CPU interval */
+	OFFCPU_START_QUEUED = 2, /* runnable, waiting for a CPU (--sched-delay) */
+	OFFCPU_START_OTHER = 3,  /* asleep in another state: its run-queue wait follows (--sched-delay) */
+};
+
+struct offcpu_start {
+	__u32 kind;      /* OFFCPU_START_* */
+	__u32 pad;
+	__u64 pcount;    /* sched_info.pcount: not switched in since, while equal */
+	__u64 run_delay; /* sched_info.run_delay then */
+	struct offcpu_sample s;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} starts SEC(".maps");
 
 /* Target filters: a key present means "trace it". */
 struct {
@@ -369,18 +423,52 @@ static __always_inline void kstack_walk(void *ctx, struct offcpu_sample *s, __u6
 	stat(OFFCPU_STAT_KSTACK_WALKED);
 }
 
+/* Is a a return address into do_syscall_64 (from any of its calls)? */
+static __always_inline bool in_syscall_entry(__u64 a)
+{
+	return a >= sys_lo && a < sys_hi;
+}
+
 /*
- * Where prev blocks, as a cache key (struct offcpu_kfp); false when it
- * cannot be told (no user context, or the stack pointer is not on prev's
- * stack). spword: a word of a map value, for the stack pointer. Depth is measured from the top of the task's stack, down to this
- * tracepoint's frame: the glue between __schedule and here is the same
- * at every switch.
+ * The slot of do_syscall_64's current call (into the syscall, or into the
+ * exit work after it) among the nw words of the stack in b, or -1: every
+ * call do_syscall_64 makes after allocating the random offset pushes its
+ * return address there. It lies under do_syscall_64's frame and that
+ * offset (0-1023 bytes, chosen anew at each syscall): in the top
+ * OFFCPU_SYSCALL_WORDS words. They are scanned from the deepest up: above
+ * the slot is the offset's area, never written, where older syscalls with
+ * smaller offsets left such return addresses; below it are the live
+ * frames of this syscall (an unwritten word there can hold one too: a few
+ * % of the time, checked away by kstack_verify).
+ */
+#define OFFCPU_SYSCALL_WORDS 160
+static __always_inline int kstack_syscall_slot(const struct offcpu_kscan *b, __u32 nw)
+{
+	__u32 first = nw > OFFCPU_SYSCALL_WORDS ? nw - OFFCPU_SYSCALL_WORDS : 0;
+
+	for (__u32 j = 0; j < OFFCPU_SYSCALL_WORDS; j++) {
+		__u32 i = first + j;
+
+		if (i >= nw)
+			break;
+		if (in_syscall_entry(b->w[i & (OFFCPU_KSCAN_WORDS - 1)]))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Where prev blocks, as a cache key (struct offcpu_kfp), its kernel stack
+ * from the context up read into b (*nw words); false when it cannot be
+ * told (no user context, the context not on prev's stack, a stack deeper
+ * than b). spword: a word of a map value, for the stack pointer.
  */
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *prev,
-					       struct pt_regs *regs, __u64 *spword,
-					       __u64 uhash, struct offcpu_kfp *k)
+					       struct pt_regs *regs, __u64 *spword, __u64 uhash,
+					       struct offcpu_kfp *k, struct offcpu_kscan *b, __u32 *nw)
 {
-	__u64 sp, base, depth;
+	__u64 sp, base, top, n;
+	int slot = -1;
 
 	if (!regs)
 		return false;
@@ -395,29 +483,114 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *pr
 	base = (__u64)BPF_CORE_READ(prev, stack);
 	if (sp < base || sp - base >= OFFCPU_THREAD_SIZE)
 		return false;
-	depth = base + OFFCPU_THREAD_SIZE - sp;
+	top = base + OFFCPU_THREAD_SIZE;
+	n = top - bpf_core_type_size(struct pt_regs) - sp;
+	if (n < 8 || n > sizeof(b->w) || bpf_probe_read_kernel(b->w, n, (const void *)sp))
+		return false;
+	*nw = n / 8;
 	k->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	/*
 	 * A syscall's frames sit below a random gap (RANDOMIZE_KSTACK_OFFSET:
-	 * an alloca of up to 1 KiB, chosen anew at every syscall), so one
-	 * blocking point has up to 64 depths, hence keys: they fill in after
-	 * a few dozen walks of a point that recurs, and a point that does not
-	 * recur costs nothing to miss. (The per-CPU offset itself is not
-	 * readable: kallsyms has no data symbols on this kind of kernel.)
+	 * an alloca of up to 1 KiB, chosen anew at every syscall): measured
+	 * from the top of the stack, one blocking point has up to 64 depths,
+	 * and two blocking points of one syscall (fsync waits on pages, then
+	 * on buffers, then on the disk's flush) share a depth whenever their
+	 * offsets make up for the difference between them. Measured from the
+	 * syscall's first frame, below the gap, each point has one depth.
+	 * Outside syscalls (page faults, sysnr -1) there is no gap. (The
+	 * per-CPU offset itself is not readable: kallsyms has no data
+	 * symbols on this kind of kernel, and it changes at every syscall's
+	 * exit anyway.)
 	 */
-	k->depth = depth;
+	if (k->sysnr >= 0 && sys_lo)
+		slot = kstack_syscall_slot(b, *nw);
+	k->depth = slot >= 0 ? (__u32)slot * 8 | OFFCPU_KFP_SYSCALL : top - sp;
 	k->uip = BPF_CORE_READ(regs, ip);
 	k->uhash = uhash;
 	return true;
 }
 
 /*
+ * Are the frames of cache entry e the stack in b (nw words)? Each frame's
+ * return address must be at its place. The kernel's unwinder finds each
+ * frame from the return address of the one before (the frame's size is a
+ * property of its code), so a stack whose return addresses are those, at
+ * those places, is the stack a walk would give. Two blocking points that
+ * share a key (an older return address taken for the syscall's slot, two
+ * waits at one depth) differ at least at the frame where their paths part.
+ */
+static __always_inline bool kstack_verify(const struct offcpu_kstack *e, const struct offcpu_kscan *b,
+					  __u32 nw)
+{
+	for (__u32 j = 0; j < OFFCPU_MAX_STACK; j++) {
+		__u32 w;
+
+		if (j >= e->klen)
+			break;
+		w = e->off[j];
+		if (w & OFFCPU_KOFF_TOP)
+			w = nw - (w & ~OFFCPU_KOFF_TOP);
+		if (w >= nw || b->w[w & (OFFCPU_KSCAN_WORDS - 1)] != e->frames[j])
+			return false;
+	}
+	return true;
+}
+
+struct offcpu_locate {
+	struct offcpu_kstack *e;
+	const struct offcpu_kscan *b;
+	__u32 nw;
+	__u32 j;    /* the next frame to find */
+	__u32 slot; /* of do_syscall_64's call, once found: the frames above are counted from the top */
+};
+
+/* bpf_loop callback of kstack_locate: word w of the stack. */
+static long kstack_locate_word(__u64 w, void *arg)
+{
+	struct offcpu_locate *c = arg;
+	__u32 j = c->j;
+
+	if (w >= c->nw || j >= c->e->klen || j >= OFFCPU_MAX_STACK)
+		return 1;
+	if (c->b->w[w & (OFFCPU_KSCAN_WORDS - 1)] == c->e->frames[j]) {
+		c->e->off[j] = c->slot ? (c->nw - w) | OFFCPU_KOFF_TOP : w;
+		if (in_syscall_entry(c->e->frames[j]))
+			c->slot = w;
+		c->j = j + 1;
+	}
+	return 0;
+}
+
+/*
+ * Where each frame of the walked stack in e lies in b (nw words): the
+ * first word above the previous frame's that holds its return address;
+ * the frames above do_syscall_64's call (the syscall entry's, above the
+ * random offset) counted from the top. false when a frame is
+ * not found (not cached then). A bpf_loop: only misses pay for it, and
+ * the verifier sees the body once.
+ */
+static __always_inline bool kstack_locate(struct offcpu_kstack *e, const struct offcpu_kscan *b,
+					  __u32 nw)
+{
+	struct offcpu_locate c = { .e = e, .b = b, .nw = nw };
+
+	if (!e->klen || e->klen > OFFCPU_MAX_STACK)
+		return false;
+	bpf_loop(OFFCPU_KSCAN_WORDS, kstack_locate_word, &c, 0);
+	return c.j == e->klen;
+}
+
+/*
  * prev's kernel stack into s (klen frames, *khash), its user stack (hashing
- * to uhash) already in s: from the cache when
- * this blocking point was seen before, else by walking, which also fills
- * the cache. One hit in kcache_check_mask+1 is walked anyway, and a stack
- * that differs from the cached one is counted (stale) and replaces it: the
- * recording states how often the cache was checked and how often wrong.
+ * to uhash) already in s: from the cache when this blocking point was seen
+ * before and its frames are still in place (kstack_verify), else by
+ * walking, which also fills the cache. One hit in kcache_check_mask+1 that
+ * the cache would serve is walked anyway and compared; a stack that
+ * differs is counted (stale) and its key evicted for good (the entry
+ * stays, marked OFFCPU_KSTACK_NOCACHE: every later stack of that key is
+ * walked). The recording states how often the cache was checked, how
+ * often wrong, how many keys were evicted and how many hits were walked
+ * because their frames were not in place.
  */
 static __always_inline void kstack_take(void *ctx, struct task_struct *prev, struct pt_regs *regs,
 					struct offcpu_sample *s, __u64 uhash, __u64 *khash,
@@ -425,34 +598,64 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 {
 	struct offcpu_kfp k = {};
 	struct offcpu_kstack *e, *scratch;
-	__u32 zero = 0, n;
+	struct offcpu_kscan *b;
+	__u32 zero = 0, n, nw = 0;
 
-	if (!use_kcache || !prev->mm || !kstack_skip || !kstack_fingerprint(ctx, prev, regs, spword, uhash, &k)) {
+	b = bpf_map_lookup_elem(&kscan, &zero);
+	if (!use_kcache || !prev->mm || !kstack_skip || !b ||
+	    !kstack_fingerprint(ctx, prev, regs, spword, uhash, &k, b, &nw)) {
 		kstack_walk(ctx, s, khash);
 		return;
 	}
 	e = bpf_map_lookup_elem(&kcache, &k);
-	/* uses is a racy count: a lost increment only moves the next check */
-	if (e && (e->uses++ & kcache_check_mask)) {
-		n = e->klen;
-		if (n > OFFCPU_MAX_STACK)
-			n = OFFCPU_MAX_STACK;
-		if (bpf_probe_read_kernel(&s->stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
-			n = 0;
-		s->klen = n;
-		*khash = e->khash;
-		stat(OFFCPU_STAT_KSTACK_CACHED);
+	if (e) {
+		/* uses is a racy count: a lost increment only moves the next check */
+		bool check = !(e->uses++ & kcache_check_mask);
+
+		if (e->klen == OFFCPU_KSTACK_NOCACHE) {
+			kstack_walk(ctx, s, khash);
+			return;
+		}
+		if (!kstack_verify(e, b, nw)) {
+			/*
+			 * Another blocking point with this key: walked. When
+			 * the walk finds the cached stack after all, a word
+			 * taken for one of its frames was an older copy of that
+			 * return address (left in an unwritten slot by an
+			 * earlier call at another depth): locate them again.
+			 */
+			stat(OFFCPU_STAT_KSTACK_UNVERIFIED);
+			kstack_walk(ctx, s, khash);
+			if (s->klen && *khash == e->khash)
+				kstack_locate(e, b, nw);
+			return;
+		}
+		if (!check) {
+			n = e->klen;
+			if (n > OFFCPU_MAX_STACK)
+				n = OFFCPU_MAX_STACK;
+			if (bpf_probe_read_kernel(&s->stack[OFFCPU_MAX_STACK], (n & 0x7f) * 8, e->frames))
+				n = 0;
+			s->klen = n;
+			*khash = e->khash;
+			stat(OFFCPU_STAT_KSTACK_CACHED);
+			return;
+		}
+		/* a hit the cache would serve, walked and compared */
+		kstack_walk(ctx, s, khash);
+		if (!s->klen)
+			return;
+		stat(OFFCPU_STAT_KSTACK_CHECKED);
+		if (e->khash == *khash)
+			return;
+		stat(OFFCPU_STAT_KSTACK_STALE);
+		e->klen = OFFCPU_KSTACK_NOCACHE;
+		stat(OFFCPU_STAT_KSTACK_EVICTED);
 		return;
 	}
 	kstack_walk(ctx, s, khash);
 	if (!s->klen)
 		return;
-	if (e) {
-		stat(OFFCPU_STAT_KSTACK_CHECKED);
-		if (e->khash == *khash)
-			return;
-		stat(OFFCPU_STAT_KSTACK_STALE);
-	}
 	scratch = bpf_map_lookup_elem(&kscratch, &zero);
 	if (!scratch)
 		return;
@@ -462,24 +665,40 @@ static __always_inline void kstack_take(void *ctx, struct task_struct *prev, str
 	if (bpf_probe_read_kernel(scratch->frames, sizeof(scratch->frames),
 				  &s->stack[OFFCPU_MAX_STACK]))
 		return;
-	bpf_map_update_elem(&kcache, &k, scratch, BPF_ANY);
+	if (kstack_locate(scratch, b, nw))
+		bpf_map_update_elem(&kcache, &k, scratch, BPF_NOEXIST);
 }
 
 /*
- * Add one interval of delta ns to the sum under key k. A new entry is a
- * copy of `init`, a value whose first member is the offcpu_sample that
- * carries the sums (sum maps: the sample; wakeup sum maps: sample and
- * waker); `entries` counts the entries created. false: the map is full.
+ * A sum's time (its sample's, in user space) is the end of the last
+ * interval it holds: inside the life and the name of its task (its gen
+ * ends where it is renamed or exits), and never before an interval it
+ * holds. The sums of a key are one task's: its intervals end one after
+ * the other, a plain store will do.
+ */
+static __always_inline void sum_ended(struct offcpu_sample *v, __u64 now)
+{
+	if (now > v->time)
+		v->time = now;
+}
+
+/*
+ * Add one interval of delta ns, ending now, to the sum under key k. A new
+ * entry is a copy of `init`, a value whose first member is the
+ * offcpu_sample that carries the sums (sum maps: the sample; wakeup sum
+ * maps: sample and waker); `entries` counts the entries created. The
+ * sum's time is the end of its last interval (sum_ended). false: the map
+ * is full.
  */
 static __always_inline bool sum_add(void *map, __u32 *entries, const void *k,
-				    struct offcpu_sample *init, __u64 delta)
+				    struct offcpu_sample *init, __u64 delta, __u64 now)
 {
 	struct offcpu_sample *v;
 	long err;
 
 	v = bpf_map_lookup_elem(map, k);
 	if (!v) {
-		init->time = 0;
+		init->time = now;
 		init->period = delta;
 		init->count = 1;
 		err = bpf_map_update_elem(map, k, init, BPF_NOEXIST);
@@ -495,6 +714,7 @@ static __always_inline bool sum_add(void *map, __u32 *entries, const void *k,
 	}
 	__sync_fetch_and_add(&v->period, delta);
 	__sync_fetch_and_add(&v->count, 1);
+	sum_ended(v, now);
 	return true;
 }
 
@@ -604,6 +824,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		if (v) { /* the common case: no copy */
 			__sync_fetch_and_add(&v->period, delta);
 			__sync_fetch_and_add(&v->count, 1);
+			sum_ended(v, now);
 			return true;
 		}
 	}
@@ -619,7 +840,7 @@ static __always_inline bool waker_in(struct task_struct *next, struct offcpu_tas
 		ws->s.count = 1;
 		ok = !bpf_ringbuf_output(&events, ws, sizeof(*ws), ringbuf_flags());
 	} else {
-		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta);
+		ok = sum_add(map, &wsum_entries[idx], &k, &ws->s, delta, now);
 	}
 	if (!ok)
 		drop(OFFCPU_DROP_WAKER_LOST);
@@ -649,8 +870,8 @@ static __always_inline void delay_emit(struct task_struct *task, struct offcpu_s
 	} else {
 		sum_key_init(&k, s, uhash, khash);
 		k.gen = mark_summed(task, now);
-		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay)
-				     : sum_add(&sum0, &sum_entries[0], &k, s, delay)))
+		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay, now)
+				     : sum_add(&sum0, &sum_entries[0], &k, s, delay, now)))
 			drop(OFFCPU_DROP_SUM_FULL);
 	}
 	s->state = state;
@@ -741,6 +962,179 @@ static __always_inline void sched_delay_switch(void *ctx, struct task_struct *pr
 /* ---- end of wakers and run-queue delay ---- */
 
 /*
+ * ---- waits in progress at the start and the stop of the recording ----
+ *
+ * A target already waiting when the recording starts has no switch-out
+ * for the programs to see: the offcpu_start iterator finds it (asleep, or
+ * runnable with --sched-delay), notes its stacks in `starts` and marks its
+ * task storage (start_pending); its wait counts from the start (rec_start)
+ * and ends at its wakeup, read at its switch-in from the scheduler's own
+ * accounting (sched_info.last_queued: the time it was queued, i.e. woken).
+ * At the stop, the offcpu_stop iterator ends every wait still open at the
+ * stop (rec_stop). Both kinds are direct samples flagged
+ * OFFCPU_IN_PROGRESS_START / _STOP: only time inside the recording counts.
+ *
+ * The iterator and the switch program never write the same storage: a
+ * target seen by the iterator has no task storage yet (the programs have
+ * not seen it switch out since they were attached), and the iterator's
+ * only write to the one it creates is start_pending. A wait is taken as
+ * in progress only while the task's count of switch-ins is the one the
+ * iterator read (st->pcount): a task that ran meanwhile is not waiting
+ * since the start.
+ */
+
+/* Emit s as one direct sample of period ns, now, with this state. */
+static __always_inline void emit_direct(struct offcpu_sample *s, __u32 state, __u64 period, __u64 now)
+{
+	s->state = state;
+	s->time = now;
+	s->period = period;
+	s->count = 1;
+	s->cpu = bpf_get_smp_processor_id();
+	if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_flags()))
+		drop(OFFCPU_DROP_RINGBUF);
+}
+
+/*
+ * The wait in progress at the start of task p (st, of kind `kind`) ended:
+ * p was woken at `wake` (0: unknown) and gets the CPU at `run` (run-queue
+ * clock; now: the samples' clock). Off-CPU up to the wakeup, run-queue
+ * delay after it.
+ */
+static __always_inline void start_end(struct offcpu_start *st, __u32 kind, __u64 wake, __u64 run,
+				      __u64 now)
+{
+	__u32 state = st->s.state;
+
+	if (kind == OFFCPU_START_QUEUED) {
+		if (run > rec_start)
+			emit_direct(&st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start,
+				    now);
+		return;
+	}
+	if (!wake || wake < rec_start || wake > run)
+		wake = kind == OFFCPU_START_SLEEP ? run : 0;
+	if (kind == OFFCPU_START_SLEEP)
+		emit_direct(&st->s, state | OFFCPU_IN_PROGRESS_START,
+			    wake > rec_start ? wake - rec_start : 0, now);
+	if (want_sched_delay && wake && wake < run)
+		emit_direct(&st->s, OFFCPU_SCHED_DELAY | state, run - wake, now);
+}
+
+/* next, waiting since the start (t->start_pending), gets the CPU. */
+static __always_inline void start_in(struct task_struct *next, struct offcpu_task *t, __u64 now,
+				     __u64 clk)
+{
+	__u32 kind = t->start_pending;
+	struct offcpu_start *st;
+
+	t->start_pending = 0;
+	st = bpf_task_storage_get(&starts, next, 0, 0);
+	if (!st)
+		return;
+	/* pcount counts this switch-in only after the tracepoint */
+	if (next->sched_info.pcount != st->pcount) {
+		drop(OFFCPU_DROP_UNCLOSED);
+		return;
+	}
+	start_end(st, kind, next->sched_info.last_queued, clk, now);
+}
+
+/*
+ * p, waiting since the start, runs (it switches out, is preempted or
+ * exits) without its switch-in seen: as interval_unclosed, end its wait
+ * from sched_info when it was switched in exactly once since.
+ */
+static __always_inline void start_unclosed(struct offcpu_task *t, struct task_struct *p, __u64 now)
+{
+	__u32 kind = t->start_pending;
+	struct offcpu_start *st;
+	__u64 pcount, delay, arrival;
+
+	t->start_pending = 0;
+	st = bpf_task_storage_get(&starts, p, 0, 0);
+	if (!st)
+		return;
+	pcount = p->sched_info.pcount;
+	delay = p->sched_info.run_delay;
+	arrival = p->sched_info.last_arrival;
+	if (pcount != st->pcount + 1 || delay < st->run_delay || arrival < rec_start ||
+	    arrival - rec_start < delay - st->run_delay) {
+		drop(OFFCPU_DROP_UNCLOSED);
+		return;
+	}
+	if (kind == OFFCPU_START_SLEEP)
+		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
+	start_end(st, kind, arrival - (delay - st->run_delay), arrival, now);
+}
+
+/* Is p a target? wanted(), for a task that is not current (the iterators). */
+static __always_inline bool wanted_task(struct task_struct *p)
+{
+	__u32 tgid = p->tgid, tid = p->pid;
+
+	if (!tid || p->exit_state || (!kernel_threads && (p->flags & PF_KTHREAD)))
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = BPF_CORE_READ(p, thread_info.cpu);
+		__u8 *ok = bpf_map_lookup_elem(&cpus, &cpu);
+
+		if (!ok || !*ok)
+			return false;
+	}
+	if ((filter_tgid || filter_tid) && !(filter_tgid && bpf_map_lookup_elem(&tgids, &tgid)) &&
+	    !(filter_tid && bpf_map_lookup_elem(&tids, &tid)))
+		return false;
+	if (filter_cgroup) {
+		struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp), *anc;
+		int level = BPF_CORE_READ(cg, level);
+
+		for (int i = 0; i < 64; i++) {
+			if (i > level)
+				return false;
+			if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[i]))
+				return false;
+			if (BPF_CORE_READ(anc, kn, id) == cgroup_id)
+				break;
+		}
+	}
+	return true;
+}
+
+/*
+ * p's user stack into s by its frame pointers, as ustack_walk, for a task
+ * that is not current: its registers as saved at its entry to the kernel,
+ * its memory read through its own mm (a sleepable program only).
+ */
+static __always_inline void ustack_walk_task(struct task_struct *p, struct offcpu_sample *s)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	struct offcpu_uframe f;
+	__u64 fp;
+	__u32 i;
+
+	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
+		drop(OFFCPU_DROP_USTACK);
+		return;
+	}
+	s->stack[0] = BPF_CORE_READ(regs, ip);
+	fp = BPF_CORE_READ(regs, bp);
+	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
+		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
+			break;
+		if (bpf_copy_from_user_task(&f, sizeof(f), (const void *)fp, p, 0))
+			break;
+		if (f.ret < 4096)
+			break;
+		s->stack[i] = f.ret;
+		fp = f.next;
+	}
+	s->ulen = i;
+}
+
+/* ---- end of waits in progress (the iterators are at the end) ---- */
+
+/*
  * t's interval of delta ns is over: emit it (a long one) or add it to the
  * sums. now is the time of the sample, a time when the task is alive.
  */
@@ -771,8 +1165,8 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 	k.state = t->s.state;
 	k.gen = summed_at(t, now);
 	t->s.cpu = bpf_get_smp_processor_id();
-	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta)
-			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta)))
+	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta, now)
+			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta, now)))
 		drop(OFFCPU_DROP_SUM_FULL);
 }
 
@@ -814,6 +1208,8 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 	__u32 pcount = 0;
 	bool once;
 
+	if (t->start_pending)
+		start_unclosed(t, p, now);
 	if (!t->ts_out)
 		return;
 	once = task_sched_info(p, &pcount, &delay, &arrival) && pcount == t->pcount_out + 1 &&
@@ -878,8 +1274,13 @@ static __always_inline void switch_in(struct task_struct *next, struct offcpu_ta
 
 	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
 		return;
-	if (!t || !t->ts_out)
+	if (!t)
 		return;
+	if (!t->ts_out) {
+		if (t->start_pending)
+			start_in(next, t, now, clk);
+		return;
+	}
 	/*
 	 * Off-CPU ends at the wakeup: from there on it waits for a CPU. The
 	 * two ends may be read on two CPUs' clocks, which can be a few ns
@@ -902,7 +1303,7 @@ static __always_inline void preempted(struct task_struct *prev, __u64 now)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, prev, 0, 0);
 
-	if (t && t->ts_out)
+	if (t && (t->ts_out || t->start_pending))
 		interval_unclosed(t, prev, now);
 }
 
@@ -1010,6 +1411,14 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	d->khash = d->uhash;
 	d->pending = 0;
 	d->ts_queued = task_rq_clock(p);
+	/*
+	 * Its task storage too, now: made at its first switch-in instead (to
+	 * note a summed first wait, so that its exit times the sum), the
+	 * creation failed for 1-2 new tasks of every waitmix run, and those
+	 * sums were timed at the drain, perhaps after the task's EXIT.
+	 */
+	if (!bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		drop(OFFCPU_DROP_TASK_STORAGE);
 	return 0;
 }
 
@@ -1069,6 +1478,22 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 }
 
 /*
+ * The command recorded starts at its exec, as perf's enable_on_exec: the
+ * child forked by the recorder is not traced until it has become the
+ * command (its own name and maps, written by the exec before this
+ * tracepoint), so that nothing of the recorder's image is recorded under
+ * its pid, which would show as ":PID" with [unknown] frames. Its CPU
+ * samples are kept from here on too (offcpu_cpu_filter reads the same map).
+ */
+static __always_inline void trace_from_exec(struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
+}
+
+/*
  * End the generation of a task's sums: those so far are noted under their
  * gen (with the task's tid and start time, as they are keyed), timed at the
  * last of them; later sums go under the next gen.
@@ -1115,9 +1540,191 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 
+	if (exec_tgid && p->tgid == exec_tgid)
+		trace_from_exec(p);
 	if (!t || !t->summed)
 		return 0;
 	gen_end(t, old_pid, old_pid != p->pid ? t->s.start_time : BPF_CORE_READ(p, start_time));
+	return 0;
+}
+
+/*
+ * ---- waits in progress: the iterators (see "waits in progress" above) ----
+ *
+ * Both run once, from user space, over every task. The first call of each
+ * notes the time (start or stop) on the run-queue clock of the CPU it runs
+ * on (user space has just brought that clock up to date) and on the
+ * samples' clock.
+ */
+static __always_inline void note_time(__u64 *clk, __u64 *mono)
+{
+	if (*clk)
+		return;
+	*clk = task_rq_clock(bpf_get_current_task_btf());
+	*mono = bpf_ktime_get_ns();
+}
+
+/*
+ * The start: every target waiting (asleep, or with --sched-delay runnable
+ * or asleep in another state) that the programs have not seen switch out
+ * since they were attached gets its stacks noted in `starts` and its task
+ * storage marked. Sleepable: the user stack of another task is read from
+ * its memory with bpf_copy_from_user_task. Every target is also written to
+ * user space with its name (struct offcpu_seen_task).
+ */
+SEC("iter.s/task")
+int offcpu_start(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct offcpu_seen_task seen;
+	struct offcpu_start *st;
+	struct offcpu_task *t;
+	__u32 state, kind = 0;
+	__u64 pcount;
+	long n;
+
+	note_time(&rec_start, &rec_start_mono);
+	if (!p || !wanted_task(p))
+		return 0;
+	seen.pid = p->tgid;
+	seen.tid = p->pid;
+	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
+	bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen));
+	if (p->on_cpu || bpf_task_storage_get(&tasks, p, 0, 0))
+		return 0;
+	pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
+	state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+	if (state & state_mask)
+		kind = OFFCPU_START_SLEEP; /* the state decides, as at switch-out */
+	else if (want_sched_delay)
+		kind = p->__state || (p->on_rq && p->se.sched_delayed) ? OFFCPU_START_OTHER
+								       : p->on_rq ? OFFCPU_START_QUEUED : 0;
+	if (!kind)
+		return 0;
+	st = bpf_task_storage_get(&starts, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		drop(OFFCPU_DROP_TASK_STORAGE);
+		return 0;
+	}
+	st->kind = kind;
+	st->pcount = pcount;
+	st->run_delay = p->sched_info.run_delay;
+	st->s.pid = p->tgid;
+	st->s.tid = p->pid;
+	st->s.start_time = p->start_time;
+	st->s.state = state ? state : OFFCPU_STATE_OTHER;
+	if (kind == OFFCPU_START_QUEUED)
+		st->s.state = 0;
+	st->s.cgroup = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+	st->s.ulen = 0;
+	st->s.klen = 0;
+	if (want_ustack && p->mm)
+		ustack_walk_task(p, &st->s);
+	if (want_kstack) {
+		n = bpf_get_task_stack(p, &st->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8, 0);
+		if (n > 0)
+			st->s.klen = n / 8;
+		else
+			drop(OFFCPU_DROP_KSTACK);
+	}
+	t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		drop(OFFCPU_DROP_TASK_STORAGE);
+		return 0;
+	}
+	/*
+	 * Publish (an atomic add to 0, a full barrier: st is written
+	 * before), then make sure p did not run meanwhile.
+	 */
+	__sync_fetch_and_add(&t->start_pending, kind);
+	if (p->sched_info.pcount != pcount)
+		t->start_pending = 0;
+	return 0;
+}
+
+/*
+ * A wait that ran from `from` to `to` (run-queue clock), written at the
+ * stop as a direct sample (the samples' time: the stop) to user space.
+ */
+static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
+				      struct offcpu_sample *s, __u32 state, __u64 from, __u64 to)
+{
+	s->state = state;
+	s->time = rec_stop_mono;
+	s->period = to > from ? to - from : 0;
+	s->count = 1;
+	s->cpu = BPF_CORE_READ(p, thread_info.cpu);
+	bpf_seq_write(seq, s, sizeof(*s));
+}
+
+/*
+ * The stop, the programs detached: every wait still open ends at the stop
+ * and is written to user space (bpf_seq_write: as many as there are, none
+ * lost). A task woken but not yet running ends its off-CPU interval at its
+ * wakeup; its wait for a CPU is then the one in progress. A wait whose task
+ * ran since (its switch-in unseen) is ended as interval_unclosed does, on
+ * the ring buffer.
+ */
+SEC("iter/task")
+int offcpu_stop(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *p = ctx->task;
+	struct offcpu_start *st = NULL;
+	struct offcpu_delay *d;
+	struct offcpu_task *t;
+	__u64 pcount, queued, wake;
+	__u32 state;
+
+	note_time(&rec_stop, &rec_stop_mono);
+	if (!p)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (!t)
+		return 0;
+	pcount = p->sched_info.pcount;
+	/* on a run queue since then (woken or preempted), 0 when not */
+	queued = p->sched_info.last_queued;
+	if (t->start_pending)
+		st = bpf_task_storage_get(&starts, p, 0, 0);
+	if ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount))
+		interval_unclosed(t, p, rec_stop_mono);
+	if (t->start_pending && st) {
+		bool woken = queued >= rec_start && queued < rec_stop;
+
+		state = st->s.state;
+		if (st->kind == OFFCPU_START_QUEUED) {
+			stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
+					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
+		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
+			stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
+				  rec_start, rec_stop);
+		} else if (woken) {
+			if (st->kind == OFFCPU_START_SLEEP)
+				stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
+			if (want_sched_delay)
+				stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  queued, rec_stop);
+		}
+	}
+	if (t->ts_out) {
+		state = t->s.state;
+		wake = t->ts_wake ? t->ts_wake : queued;
+		if (wake >= t->ts_out && wake < rec_stop) {
+			stop_emit(seq, p, &t->s, state, t->ts_out, wake);
+			if (want_sched_delay)
+				stop_emit(seq, p, &t->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  wake, rec_stop);
+		} else {
+			stop_emit(seq, p, &t->s, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+		}
+	}
+	if (want_sched_delay) {
+		d = bpf_task_storage_get(&delays, p, 0, 0);
+		if (d && d->ts_queued)
+			stop_emit(seq, p, &d->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | d->s.state,
+				  d->ts_queued, rec_stop);
+	}
 	return 0;
 }
 

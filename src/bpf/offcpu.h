@@ -20,6 +20,13 @@
  * runs; not off-CPU time.
  */
 #define OFFCPU_SCHED_DELAY 0x100
+/*
+ * Flags in offcpu_sample.state of a direct sample: the wait was in progress
+ * when the recording started (it counts from the start) or when it stopped
+ * (it counts up to the stop). Such waits are never summed.
+ */
+#define OFFCPU_IN_PROGRESS_START 0x200
+#define OFFCPU_IN_PROGRESS_STOP 0x400
 
 /* Every place the BPF side can lose data; counted in the `drops` map. */
 enum offcpu_drop {
@@ -57,6 +64,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_KSTACK_STALE,
 	OFFCPU_STAT_CLOSED_AT_WAKEUP,     /* switch-in missed, wakeup seen */
 	OFFCPU_STAT_CLOSED_BY_SCHED_INFO, /* both missed, wakeup from sched_info */
+	OFFCPU_STAT_KSTACK_EVICTED,       /* cache keys whose check differed: never cached again */
+	OFFCPU_STAT_KSTACK_UNVERIFIED,    /* hits whose frames were not on the stack: walked */
 	OFFCPU_STAT__NR,
 };
 
@@ -64,8 +73,11 @@ enum offcpu_stat {
  * Key of the kernel stack cache. At switch-out a task's kernel stack is
  * fixed by where it entered the kernel and how deep it went: the syscall
  * number, the user stack (its hash and the user instruction pointer), and
- * the depth of the kernel stack with the per-syscall random offset
- * (RANDOMIZE_KSTACK_OFFSET) taken out.
+ * the depth of the kernel stack. In a syscall the depth is measured from
+ * the syscall's own first frame (OFFCPU_KFP_SYSCALL set), below the
+ * per-syscall random offset (RANDOMIZE_KSTACK_OFFSET): the raw depth
+ * includes that offset, and two blocking points of one syscall then share
+ * a depth whenever their offsets make up for the difference between them.
  */
 struct offcpu_kfp {
 	__u64 uhash;
@@ -74,11 +86,25 @@ struct offcpu_kfp {
 	__u32 depth;
 };
 
+#define OFFCPU_KFP_SYSCALL 0x80000000u /* in offcpu_kfp.depth */
+/* offcpu_kstack.klen of a key whose check failed: walk, never cache it again */
+#define OFFCPU_KSTACK_NOCACHE 0xffffffffu
+
+/*
+ * A cached kernel stack: its frames, and where each frame's return address
+ * lies on the stack, in words from the switch program's context (the
+ * stack pointer of the key) or, with OFFCPU_KOFF_TOP, from the stack's
+ * pt_regs (the syscall entry's frames, above the random offset): a hit is
+ * served only when the words there are still those frames (see
+ * kstack_verify in offcpu.bpf.c).
+ */
+#define OFFCPU_KOFF_TOP 0x8000
 struct offcpu_kstack {
 	__u64 khash;
 	__u32 klen;
 	__u32 uses;
 	__u64 frames[OFFCPU_MAX_STACK];
+	__u16 off[OFFCPU_MAX_STACK + 1];
 };
 
 /*
@@ -131,6 +157,18 @@ struct offcpu_waker {
 	__u32 klen;
 	char comm[16];
 	__u64 stack[2 * OFFCPU_MAX_STACK];
+};
+
+/*
+ * A target the start iterator saw (written for every one, waiting or not):
+ * its name, for a thread that exits before /proc is read, whose FORK and
+ * COMM came before the recording and whose samples would otherwise show
+ * as ':PID'.
+ */
+struct offcpu_seen_task {
+	__u32 pid;
+	__u32 tid;
+	char comm[16];
 };
 
 /* An off-CPU sample with its waker: ring buffer record and wakeup sum value. */

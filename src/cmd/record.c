@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"      --off-cpu-states S|D|SD  sleep states that count as off-CPU (default SD)\n"
 	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
 	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
+	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
+	"                             from the cache of blocking points when the thread\n"
+	"                             blocks where it blocked before)\n"
 	"      --kernel-threads       include kernel threads\n"
 	"      --wakeups              note who woke each waiting thread, with its stacks\n"
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
@@ -55,6 +58,7 @@ enum {
 	OPT_WAKEUPS,
 	OPT_SCHED_DELAY,
 	OPT_USER,
+	OPT_NO_KCACHE,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 	{ "user", required_argument, NULL, OPT_USER },
+	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -154,6 +159,7 @@ int cmd_record(int argc, char **argv)
 		.flush_ms = 1000,
 		.ustack = true,
 		.kstack = true,
+		.kstack_cache = true,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
@@ -232,6 +238,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KTHREADS:
 			o.kernel_threads = true;
+			break;
+		case OPT_NO_KCACHE:
+			o.kstack_cache = false;
 			break;
 		case OPT_WAKEUPS:
 			o.wakeups = true;

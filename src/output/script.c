@@ -72,6 +72,12 @@ static int script_sample(void *ctx, const struct rsample *rs)
 			fprintf(f, "\t%16" PRIx64 " [unknown] (%s)\n", rs->addrs[i], fr->dso);
 	}
 	fputc('\n', f);
+	/* where perf script dumps the raw payload: a wait cut to the recording */
+	if (rs->flags & (OFFCPU_RAW_IN_PROGRESS_START | OFFCPU_RAW_IN_PROGRESS_STOP))
+		fprintf(f, "%*s[in progress at %s]\n\n", 6, "",
+			!(rs->flags & OFFCPU_RAW_IN_PROGRESS_STOP)    ? "start"
+			: !(rs->flags & OFFCPU_RAW_IN_PROGRESS_START) ? "stop"
+								      : "start and stop");
 	/* where perf script dumps the raw payload, the waker it holds */
 	if (a->is_wakeup && rs->waker_comm) {
 		if (rs->flags & OFFCPU_RAW_WAKER_IRQ)

@@ -39,10 +39,34 @@ static void put_time(FILE *f, uint64_t ns, uint64_t wall, bool known)
 }
 
 /*
- * Wall time of a thread: its life (FORK to EXIT record) inside the span of
- * the file, cut to --time when given. Threads that existed before the
- * recording start with its first record, those alive after it end with the
- * last one.
+ * The recording's window: its start and stop as the recorder wrote them
+ * (waits in progress at either end are cut to it), else the first and last
+ * record of the file (older files, perf's). false when neither is known.
+ */
+static bool window(const struct session *s, uint64_t *first, uint64_t *last)
+{
+	const struct perf_reader *r = session__reader(s);
+	uint64_t start = 0, stop = 0, v;
+	const char *name;
+
+	for (int i = 0; perf_reader__offcpu_counter(r, i, &name, &v); i++) {
+		if (!strcmp(name, "record.start_ns"))
+			start = v;
+		else if (!strcmp(name, "record.stop_ns"))
+			stop = v;
+	}
+	if (start && stop > start) {
+		*first = start;
+		*last = stop;
+		return true;
+	}
+	return session__time_span(s, first, last);
+}
+
+/*
+ * Wall time of a thread: its life (FORK to EXIT record) inside the
+ * recording's window, cut to --time when given. Threads that existed
+ * before the recording start with it, those alive after it end with it.
  */
 static uint64_t wall_time(const struct session_thread *th, uint64_t first, uint64_t last,
 			  const struct report_opts *o)
@@ -68,15 +92,15 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 
 	fprintf(f, "# offcpu report --threads of %s\n#\n", o->input);
 	fprintf(f, "# wall       the thread's life inside the recording: from its FORK record (or\n"
-		   "#            the file's first record) to its EXIT record (or the last record)\n"
+		   "#            the recording's start) to its EXIT record (or the recording's stop)\n"
 		   "# on-CPU     cpu-clock samples: statistical, one period per sample\n"
 		   "# off-CPU S  asleep, interruptible; off-CPU D: uninterruptible (offcpu-time)\n"
 		   "# run-queue  waiting for a CPU after a wakeup, preemption or fork (sched-delay)%s\n"
-		   "# rest       wall minus the four: time before the recorder first saw the thread\n"
-		   "#            switch, states or threads not recorded (kernel threads without\n"
-		   "#            --kernel-threads), sampling error\n#\n",
+		   "# rest       wall minus the four: states or threads not recorded (kernel\n"
+		   "#            threads without --kernel-threads), switches the kernel did not\n"
+		   "#            trace, sampling error\n#\n",
 		threads__have_delay(t) ? "" : ";\n#            not in this file: record with --sched-delay");
-	if (!n || !session__time_span(s, &first, &last)) {
+	if (!n || !window(s, &first, &last)) {
 		fprintf(f, "# no thread has samples\n");
 		return ferror(f) ? -EIO : 0;
 	}

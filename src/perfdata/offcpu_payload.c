@@ -140,6 +140,91 @@ size_t offcpu_payload__encode(const struct offcpu_payload *p, void *buf, size_t 
 
 
 
+/* Where the callchain of a record laid out as ours starts: after the header and 6 u64s. */
+#define CHAIN_NR_OFF (sizeof(struct perf_event_header) + 6 * 8)
+
+/*
+ * The user section of the callchain of nr entries at chain: its first
+ * frame's index, and its number of frames (0: none).
+ */
+static uint64_t user_section(const uint8_t *chain, uint64_t nr, uint64_t *first)
+{
+	uint64_t n = 0;
+	bool user = false;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t v = rd64(chain + i * 8);
+
+		if (v >= PERF_CTX_MAX) {
+			if (user)
+				break;
+			user = v == PERF_CTX_USER;
+			*first = i + 1;
+			continue;
+		}
+		n += user;
+	}
+	return user ? n : 0;
+}
+
+uint64_t offcpu_payload__user_frames(const void *rec, size_t len, uint64_t *first)
+{
+	const uint8_t *b = rec;
+	struct perf_event_header h;
+	uint64_t nr;
+
+	if (len < CHAIN_NR_OFF + 8)
+		return 0;
+	memcpy(&h, b, sizeof(h));
+	nr = rd64(b + CHAIN_NR_OFF);
+	if (h.type != PERF_RECORD_SAMPLE || h.size != len || nr > (len - CHAIN_NR_OFF - 8) / 8)
+		return 0;
+	return user_section(b + CHAIN_NR_OFF + 8, nr, first);
+}
+
+/* Remove n u64 entries at at from a callchain whose count is at nrp; end moves down. */
+static void drop_entries(uint8_t *nrp, uint8_t *at, uint64_t n, uint8_t **end)
+{
+	memmove(at, at + n * 8, *end - (at + n * 8));
+	*end -= n * 8;
+	wr64(nrp, rd64(nrp) - n);
+}
+
+size_t offcpu_payload__cut_user(void *rec, size_t len, uint64_t keep)
+{
+	uint8_t *b = rec, *end = b + len, *nrp = b + CHAIN_NR_OFF, *raw;
+	uint64_t first = 0, n = offcpu_payload__user_frames(rec, len, &first), nr, drop, at, id;
+	struct perf_event_header h;
+	uint32_t rawsz;
+
+	if (keep >= n)
+		return len;
+	nr = rd64(nrp);
+	/* no frame left: leave it (every sample has one) */
+	if (!keep && nr == 1 + n)
+		return len;
+	/* the frames from the keep-th on, and the marker when none is left */
+	drop = n - keep + !keep;
+	at = first + keep - !keep;
+	id = rd64(b + sizeof(h));
+	raw = nrp + 8 + nr * 8;
+	if (id == OFFCPU_EVENT_ID && raw + 4 + 24 <= end) {
+		/* offcpu-time: the embedded callchain is the same one, after pid, tid, period */
+		uint8_t *enrp = raw + 4 + 16;
+
+		rawsz = rd32(raw);
+		if (rd64(enrp) == nr && enrp + 8 + nr * 8 <= end) {
+			drop_entries(enrp, enrp + 8 + at * 8, drop, &end);
+			wr32(raw, rawsz - drop * 8);
+		}
+	}
+	drop_entries(nrp, nrp + 8 + at * 8, drop, &end);
+	memcpy(&h, b, sizeof(h));
+	h.size = end - b;
+	memcpy(b, &h, sizeof(h));
+	return h.size;
+}
+
 /* struct offcpu_raw, or as much of it as there is (older, shorter versions). */
 static void decode_own(const uint8_t *p, uint32_t size, struct offcpu_fields *out)
 {

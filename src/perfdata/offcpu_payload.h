@@ -143,6 +143,22 @@ struct offcpu_fields {
 };
 
 /*
+ * The user frames of a SAMPLE record laid out as ours (cpu-clock's, or an
+ * off-CPU sample's: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN [RAW]):
+ * *first, their index in the callchain, and their number; 0 when it has
+ * none, or is not such a record.
+ */
+uint64_t offcpu_payload__user_frames(const void *rec, size_t len, uint64_t *first);
+/*
+ * Keep only the first `keep` of those user frames, in place: in the
+ * callchain and, in an offcpu-time sample, in the copy its RAW data holds
+ * (perf >= 6.14 reads that one), so that every perf shows the same stack.
+ * With no frame left at all the record is left as it is (a sample keeps
+ * one frame). Returns the record's new length, its header's size too.
+ */
+size_t offcpu_payload__cut_user(void *rec, size_t len, uint64_t keep);
+
+/*
  * Decode the RAW data of a sample of event ev (size bytes at raw, maybe
  * unaligned). Never fails: what is not there is left unknown. Nothing is
  * copied but the waker's comm; callchain points into raw.

@@ -49,6 +49,8 @@ struct perf_writer {
 	uint8_t *buf;
 	size_t buf_len;
 	struct pw_feature feats[PERF_FEAT_BITS];
+	void (*tap)(void *ctx, const void *rec, size_t len); /* perf_writer__set_tap */
+	void *tap_ctx;
 };
 
 static int write_all(int fd, const void *p, size_t len, off_t off)
@@ -231,12 +233,21 @@ static int flush_buf(struct perf_writer *w)
 	return 0;
 }
 
+void perf_writer__set_tap(struct perf_writer *w, void (*tap)(void *ctx, const void *rec, size_t len),
+			  void *ctx)
+{
+	w->tap = tap;
+	w->tap_ctx = ctx;
+}
+
 int perf_writer__write(struct perf_writer *w, const void *rec, size_t len)
 {
 	int err;
 
 	if (w->err)
 		return w->err;
+	if (w->tap)
+		w->tap(w->tap_ctx, rec, len);
 	if (len > WBUF_SIZE - w->buf_len) {
 		err = flush_buf(w);
 		if (err)

@@ -42,6 +42,10 @@ int perf_writer__begin(struct perf_writer *w);
 /* Append one record (header included, size from its header). Buffered. */
 int perf_writer__write(struct perf_writer *w, const void *rec, size_t len);
 
+/* Show every record written from now on to tap (NULL: none), as it is written. */
+void perf_writer__set_tap(struct perf_writer *w, void (*tap)(void *ctx, const void *rec, size_t len),
+			  void *ctx);
+
 /* Write a FINISHED_ROUND record, flush, and patch the header's data size. */
 int perf_writer__finished_round(struct perf_writer *w);
 

@@ -3,7 +3,9 @@
  * Which DSOs the samples hit, for the BUILD_ID feature: a build id lets a
  * reader check that the file it symbolizes is the one that ran. The process
  * model here is the least that answers "which file is this address in":
- * executable mappings per process, from MMAP/MMAP2, FORK and exec.
+ * executable mappings per process, from MMAP/MMAP2 (the synthesized ones
+ * included), FORK and exec. The same mappings cut user stacks at the first
+ * frame outside them (dso_hits__cut_user).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,20 +14,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "symbols/build_id.h"
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
-struct hmap {
-	uint64_t start, end;
-	uint32_t dso;
-};
 
 struct hproc {
 	uint32_t pid; /* 0: empty slot */
-	struct hmap *maps;
+	struct exec_map *maps;
 	size_t nr, cap;
 	bool sorted;
 };
@@ -139,62 +138,105 @@ static int dso_index(struct dso_hits *h, const char *name)
 	return h->ndsos++;
 }
 
+/* An executable mapping; one without a file ([vdso], JIT code) has no DSO (-1). */
 static void add_map(struct dso_hits *h, uint32_t pid, uint64_t start, uint64_t len,
 		    const char *name)
 {
 	struct hproc *p;
-	int d;
+	int d = -1;
 
-	if (name[0] != '/')
-		return; /* [vdso], //anon, [heap]...: no file, no build id */
 	p = proc_slot(h, pid, true);
-	d = dso_index(h, name);
-	if (!p || d < 0)
+	if (name[0] == '/')
+		d = dso_index(h, name); /* [vdso], //anon...: no file, no build id */
+	if (!p || (name[0] == '/' && d < 0))
 		return;
 	if (p->nr == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 16;
-		struct hmap *nm = realloc(p->maps, ncap * sizeof(*nm));
+		struct exec_map *nm = realloc(p->maps, ncap * sizeof(*nm));
 
 		if (!nm)
 			return;
 		p->maps = nm;
 		p->cap = ncap;
 	}
-	p->maps[p->nr++] = (struct hmap){ start, start + len, d };
+	p->maps[p->nr++] = (struct exec_map){ .start = start, .end = start + len, .dso = d };
 	p->sorted = false;
 }
 
 static int map_cmp(const void *a, const void *b)
 {
-	const struct hmap *x = a, *y = b;
+	const struct exec_map *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void exec_maps__sort(struct exec_map *m, size_t nr)
+{
+	uint64_t max = 0;
+
+	if (nr) /* qsort takes no NULL array, even empty */
+		qsort(m, nr, sizeof(*m), map_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		if (m[i].end > max)
+			max = m[i].end;
+		m[i].end_max = max;
+	}
+}
+
+/* The number of maps that start at or below ip (binary search). */
+static size_t maps_upto(const struct exec_map *m, size_t nr, uint64_t ip)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool exec_maps__covers(const struct exec_map *m, size_t nr, uint64_t ip)
+{
+	size_t n = maps_upto(m, nr, ip);
+
+	return n && ip < m[n - 1].end_max;
+}
+
+size_t ustack_keep(const struct exec_map *m, size_t nr, const uint64_t *frames, size_t n)
+{
+	if (!nr)
+		return n; /* the process's maps are not known: nothing to judge by */
+	for (size_t i = 0; i < n; i++)
+		if (!exec_maps__covers(m, nr, frames[i]))
+			return i;
+	return n;
+}
+
+static void sort_maps(struct hproc *p)
+{
+	if (!p->sorted) {
+		exec_maps__sort(p->maps, p->nr);
+		p->sorted = true;
+	}
 }
 
 /* The latest map that covers ip wins: later mmaps replace earlier ones. */
 static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!p->nr)
-		return; /* no maps (qsort must not see a NULL array) */
-	if (!p->sorted) {
-		if (p->nr) /* qsort takes no NULL array, even empty */
-			qsort(p->maps, p->nr, sizeof(*p->maps), map_cmp);
-		p->sorted = true;
-	}
-	hi = p->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+		return;
+	sort_maps(p);
+	lo = maps_upto(p->maps, p->nr, ip);
 	for (size_t i = lo; i-- > 0;) {
 		if (ip < p->maps[i].end) {
-			h->dsos[p->maps[i].dso].hit = true;
+			if (p->maps[i].dso >= 0)
+				h->dsos[p->maps[i].dso].hit = true;
 			return;
 		}
 		if (lo - i > 8)
@@ -216,14 +258,14 @@ static void on_fork(struct dso_hits *h, uint32_t pid, uint32_t ppid)
 	child->nr = 0;
 	if (!parent || !parent->nr)
 		return;
-	struct hmap *nm = realloc(child->maps, parent->nr * sizeof(*nm));
+	struct exec_map *nm = realloc(child->maps, parent->nr * sizeof(*nm));
 
 	if (!nm)
 		return;
 	memcpy(nm, parent->maps, parent->nr * sizeof(*nm));
 	child->maps = nm;
 	child->nr = child->cap = parent->nr;
-	child->sorted = false;
+	child->sorted = parent->sorted;
 }
 
 void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
@@ -305,6 +347,46 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 				hit_user(h, p, a);
 		}
 	}
+}
+
+/*
+ * Cut the user stack of a sample record (our layouts: IDENTIFIER IP TID
+ * TIME CPU PERIOD CALLCHAIN [RAW]) at its first frame that is not in an
+ * executable mapping of the process: the frame-pointer walk's fallback
+ * through code built without frame pointers reads stack data as return
+ * addresses (sqlite's stack ended in 0x642e742f71732f77, the ASCII of a
+ * path). Done here, in user space at write time, because this is where the
+ * process's mappings are known in time order for every sample (off-CPU,
+ * waker and CPU samples alike) and the check costs nothing in the kernel;
+ * unwinding in BPF with the processes' mapping tables (DWARF, another
+ * change) will stop at such addresses too, and this stays as the safety
+ * net for every stack. Returns the record's new length (its header's size
+ * updated); *cut is set when frames were removed.
+ */
+size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
+			  bool *cut)
+{
+	uint64_t frames[PERF_MAX_STACK + 1], first = 0, n, keep;
+	struct hproc *p;
+	uint32_t pid;
+	size_t nlen;
+
+	*cut = false;
+	if (sample_type != cpu_sample_type() && sample_type != offcpu_sample_type())
+		return len;
+	n = offcpu_payload__user_frames(rec, len, &first);
+	if (!n || n > PERF_MAX_STACK + 1)
+		return len;
+	memcpy(&pid, (const uint8_t *)rec + sizeof(struct perf_event_header) + 16, 4);
+	p = proc_slot(h, pid, false);
+	if (!p || !p->nr)
+		return len;
+	sort_maps(p);
+	memcpy(frames, (const uint8_t *)rec + sizeof(struct perf_event_header) + 56 + first * 8, n * 8);
+	keep = ustack_keep(p->maps, p->nr, frames, n);
+	nlen = offcpu_payload__cut_user(rec, len, keep);
+	*cut = nlen != len;
+	return nlen;
 }
 
 /* One BUILD_ID table entry: header, pid, id[20], size, pad[3], name. */

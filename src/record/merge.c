@@ -82,7 +82,7 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
-		 int (*on_rec)(void *ctx, const void *rec, size_t len), void *ctx)
+		 int (*on_rec)(void *ctx, void *rec, size_t *len), void *ctx)
 {
 	size_t i, keep = 0, kept_bytes = 0;
 	uint8_t *rest = NULL;
@@ -91,15 +91,16 @@ int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
 	if (m->nr) /* qsort takes no NULL array, even empty */
 		qsort(m->ents, m->nr, sizeof(*m->ents), ent_cmp);
 	for (i = 0; i < m->nr && m->ents[i].time <= upto; i++) {
-		const void *rec = m->data + m->ents[i].off;
+		void *rec = m->data + m->ents[i].off;
+		size_t len = m->ents[i].len;
 
 		if (m->ents[i].time < m->last_written)
 			m->late++;
 		else
 			m->last_written = m->ents[i].time;
-		if (on_rec && !on_rec(ctx, rec, m->ents[i].len))
+		if (on_rec && !on_rec(ctx, rec, &len))
 			continue;
-		err = perf_writer__write(w, rec, m->ents[i].len);
+		err = perf_writer__write(w, rec, len);
 		if (err)
 			return err;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -40,6 +41,7 @@ struct offcpu_bpf {
 	bool filter_perf;
 	bool wakeups;
 	uint64_t samples, wakeup_samples, delay_samples;
+	uint64_t in_progress[OFFCPU_IN_PROGRESS__NR];
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
 	struct offcpu_sum_key *keys;
@@ -111,6 +113,18 @@ static int sched_frame_index(const __u64 *k, uint32_t n)
 	return glue_frames(k, n, sched_lo, sched_hi);
 }
 
+/* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
+static uint32_t raw_flags(const struct offcpu_sample *s)
+{
+	uint32_t f = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
+
+	if (s->state & OFFCPU_IN_PROGRESS_START)
+		f |= OFFCPU_RAW_IN_PROGRESS_START;
+	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+		f |= OFFCPU_RAW_IN_PROGRESS_STOP;
+	return f;
+}
+
 /*
  * The payload of a sample of s: its stack holds ulen user frames, then from
  * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them glue.
@@ -139,16 +153,17 @@ static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, u
 	p->period = s->period;
 	p->count = s->count;
 	p->cgroup = s->cgroup;
-	p->flags = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
+	p->flags = raw_flags(s);
 	p->kstack = (const uint64_t *)&stack[OFFCPU_MAX_STACK + skip]; /* same width */
 	p->klen = klen - skip;
 	p->ustack = (const uint64_t *)stack;
 	p->ulen = ulen;
 }
 
-/* The state letter of offcpu_raw (see perf_format.h). */
+/* The state letter of offcpu_raw (see offcpu_payload.h). */
 static uint32_t raw_state(uint32_t state)
 {
+	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP); /* flags: raw_flags */
 	if (!(state & OFFCPU_SCHED_DELAY))
 		return state == OFFCPU_STATE_D ? 'D' : 'S';
 	if (state & OFFCPU_STATE_NEW)
@@ -226,6 +241,12 @@ static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offc
 
 	if (err)
 		return err;
+	if (s->state & OFFCPU_IN_PROGRESS_START)
+		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_START
+							     : OFFCPU_IN_PROGRESS_OFFCPU_START]++;
+	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_STOP
+							     : OFFCPU_IN_PROGRESS_OFFCPU_STOP]++;
 	if (s->state & OFFCPU_SCHED_DELAY) {
 		b->delay_samples++;
 		return 0;
@@ -288,6 +309,7 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 	if (o->cgroup) {
 		uint32_t zero = 0;
 		char path[4096];
+		struct stat st;
 
 		err = cgroup_resolve(o->cgroup, path, sizeof(path));
 		if (err)
@@ -295,6 +317,9 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
+		/* a cgroup v2 id is its directory's inode number: for the iterators */
+		if (!fstat(fd, &st))
+			sk->bss->cgroup_id = st.st_ino;
 		err = bpf_map_update_elem(bpf_map__fd(sk->maps.cgroup), &zero, &fd, BPF_ANY);
 		close(fd);
 		if (err) {
@@ -341,6 +366,9 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b->skel = sk;
 	sk->rodata->sched_lo = sched_lo;
 	sk->rodata->sched_hi = sched_hi;
+	sk->rodata->sys_lo = kf->sys_lo;
+	sk->rodata->sys_hi = kf->sys_hi;
+	sk->rodata->use_kcache = o->kstack_cache;
 	sk->rodata->thresh_ns = o->thresh_ns;
 	sk->rodata->state_mask = o->state_mask;
 	sk->rodata->want_ustack = o->ustack;
@@ -398,11 +426,9 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b);
 }
 
-int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid)
+void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid)
 {
-	uint8_t one = 1;
-
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.tgids), &tgid, &one, BPF_ANY);
+	b->skel->bss->exec_tgid = tgid;
 }
 
 int offcpu_bpf__attach(struct offcpu_bpf *b)
@@ -455,6 +481,120 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 		sk->links.offcpu_delay_wakeup = l;
 	}
 	return 0;
+}
+
+/*
+ * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
+ * each record of `size` bytes it writes goes to on_record. The first task
+ * it visits notes the time on the run-queue clock of the CPU it runs on:
+ * bring that clock up to date first (reading this thread's CPU time does,
+ * under the run queue's lock).
+ */
+static int run_iter(struct bpf_program *prog, size_t size,
+		    int (*on_record)(void *ctx, const void *rec), void *ctx)
+{
+	const size_t bufsize = 64 * sizeof(struct offcpu_sample);
+	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
+	uint8_t *buf = malloc(bufsize);
+	size_t have = 0;
+	struct timespec ts;
+	int fd, err = 0;
+
+	if (!link || !buf) {
+		err = link ? -ENOMEM : -errno;
+		goto cleanup;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	for (;;) {
+		ssize_t n = read(fd, buf + have, bufsize - have);
+		size_t i = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		have += n;
+		for (; i + size <= have; i += size)
+			if (!err)
+				err = on_record(ctx, buf + i);
+		memmove(buf, buf + i, have - i);
+		have -= i;
+		if (err)
+			break;
+	}
+	close(fd);
+cleanup:
+	bpf_link__destroy(link);
+	free(buf);
+	return err;
+}
+
+struct seen_ctx {
+	int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm);
+	void *ctx;
+};
+
+static int on_seen_task(void *ctx, const void *rec)
+{
+	const struct seen_ctx *c = ctx;
+	const struct offcpu_seen_task *t = rec;
+	char comm[sizeof(t->comm) + 1];
+
+	memcpy(comm, t->comm, sizeof(t->comm));
+	comm[sizeof(t->comm)] = 0;
+	return c->on_task(c->ctx, t->pid, t->tid, comm);
+}
+
+int offcpu_bpf__start(struct offcpu_bpf *b,
+		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
+		     void *ctx)
+{
+	struct seen_ctx c = { on_task, ctx };
+
+	return run_iter(b->skel->progs.offcpu_start, sizeof(struct offcpu_seen_task),
+			on_seen_task, &c);
+}
+
+static int on_stop_sample(void *ctx, const void *rec)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_sample *s = rec;
+
+	return queue_sample(b, b->m, s, NULL, s->time);
+}
+
+int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
+{
+	/*
+	 * Detach first: no wait ends or starts any more, and the iterator is
+	 * the only one left to touch the tasks' storage (programs already
+	 * running on other CPUs are given a moment to finish).
+	 */
+	offcpu_skel__detach(b->skel);
+	usleep(1000);
+	b->m = m;
+	return run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample,
+			b);
+}
+
+void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop)
+{
+	*start = b->skel->bss->rec_start_mono;
+	*stop = b->skel->bss->rec_stop_mono;
+}
+
+uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which)
+{
+	return which >= 0 && which < OFFCPU_IN_PROGRESS__NR ? b->in_progress[which] : 0;
 }
 
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b)
@@ -578,9 +718,16 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 
 			if (val_size >= sizeof(struct offcpu_wsample))
 				w = (void *)(v + offsetof(struct offcpu_wsample, w));
-			/* an image that exited or exec'd is timed just before */
-			t = t && t <= now ? t - 1 : now;
-			s->time = 0;
+			/*
+			 * At the end of its last interval (see sum_ended in
+			 * offcpu.bpf.c); else, as before that was known, just
+			 * before its image exited or exec'd, or now.
+			 */
+			if (s->time && s->time <= now)
+				t = s->time;
+			else
+				t = t && t <= now ? t - 1 : now;
+			s->time = 0; /* a sum, not a direct sample (offcpu_sample__encode) */
 			err = queue_sample(b, m, s, w, t);
 			if (err)
 				return err;
@@ -592,15 +739,24 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 	return 0;
 }
 
-int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now)
+int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 {
 	struct offcpu_skel *sk = b->skel;
 	uint32_t old = sk->bss->sum_active & 1;
+	uint64_t now;
 	int err;
 
 	/* Switch writers to the other map; let programs in flight finish. */
 	__atomic_store_n(&sk->bss->sum_active, old ^ 1, __ATOMIC_SEQ_CST);
 	usleep(1000);
+	/*
+	 * The sums' time: read now that nothing adds to them any more, so
+	 * that no sum is timed before an interval it holds (read before the
+	 * switch, a recorder descheduled in between timed a wait before its
+	 * own end, and before an exec's COMM record that followed it). Sums
+	 * of a task that exited or exec'd meanwhile are timed just before.
+	 */
+	now = now_ns();
 	err = collect_exits(b);
 	if (!err)
 		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), b->keys,
@@ -657,3 +813,4 @@ uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b)
 {
 	return b->delay_samples;
 }
+

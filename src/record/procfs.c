@@ -174,6 +174,8 @@ bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entri
 		k->sched_hi = a;
 	if (k->ttwu_lo && !k->ttwu_hi && a > k->ttwu_lo)
 		k->ttwu_hi = a;
+	if (k->sys_lo && !k->sys_hi && a > k->sys_lo)
+		k->sys_hi = a;
 	if (k->nr_irq && !k->irq[k->nr_irq - 1].hi && a > k->irq[k->nr_irq - 1].lo)
 		k->irq[k->nr_irq - 1].hi = a;
 	if (!k->text && !strcmp(name, "_text"))
@@ -182,11 +184,13 @@ bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entri
 		k->sched_lo = a;
 	else if (!k->ttwu_lo && !strcmp(name, "try_to_wake_up"))
 		k->ttwu_lo = a;
+	else if (!k->sys_lo && !strcmp(name, "do_syscall_64"))
+		k->sys_lo = a;
 	else if (irq_entries && a && irq_entry_name(name) &&
 		 k->nr_irq < sizeof(k->irq) / sizeof(k->irq[0]) &&
 		 (!k->nr_irq || k->irq[k->nr_irq - 1].hi))
 		k->irq[k->nr_irq++] = (struct kernel_range){ a, 0 };
-	return k->text && k->sched_hi && k->ttwu_hi && !irq_entries;
+	return k->text && k->sched_hi && k->ttwu_hi && k->sys_hi && !irq_entries;
 }
 
 /*

@@ -46,6 +46,7 @@ struct record_opts {
 	unsigned int flush_ms;
 	bool ustack;
 	bool kstack;
+	bool kstack_cache;    /* kernel stacks from the cache of blocking points (--no-kstack-cache) */
 	bool kernel_threads;
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
@@ -116,20 +117,42 @@ int merge__add(struct merge *m, uint64_t time, const void *rec, size_t len);
 /*
  * Write every queued record with time <= upto, oldest first, then a
  * FINISHED_ROUND. on_rec (if any) sees each record first and returns false
- * to leave it out. Records older than one already written are still
+ * to leave it out; it may shorten the record in place (*len, and the size
+ * in its header). Records older than one already written are still
  * written, and counted (merge__late).
  */
 int merge__flush(struct merge *m, uint64_t upto, struct perf_writer *w,
-		 int (*on_rec)(void *ctx, const void *rec, size_t len), void *ctx);
+		 int (*on_rec)(void *ctx, void *rec, size_t *len), void *ctx);
 size_t merge__bytes(const struct merge *m);
 uint64_t merge__late(const struct merge *m);
 
-/* ---- dso_hits.c: DSOs that samples hit (BUILD_ID feature) ---- */
+/* ---- dso_hits.c: DSOs that samples hit (BUILD_ID feature), junk user frames ---- */
+/* An executable mapping of a process; arrays of them sorted by exec_maps__sort. */
+struct exec_map {
+	uint64_t start, end;
+	uint64_t end_max; /* the largest end of this map and those before it */
+	int dso;          /* index of its file, -1: none (anonymous code, [vdso]) */
+};
+void exec_maps__sort(struct exec_map *m, size_t nr);
+/* Is ip inside one of the (sorted) maps? */
+bool exec_maps__covers(const struct exec_map *m, size_t nr, uint64_t ip);
+/*
+ * How many of the n user frames (innermost first) to keep: those before the
+ * first one outside every map. All of them when no map is known.
+ */
+size_t ustack_keep(const struct exec_map *m, size_t nr, const uint64_t *frames, size_t n);
 struct dso_hits;
 struct dso_hits *dso_hits__new(void);
 void dso_hits__free(struct dso_hits *h);
 /* Feed every record (side-band and samples) in file order. */
 void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
+/*
+ * Cut the user stack of a sample record at its first frame outside the
+ * process's executable mappings, in place: returns the new length, *cut
+ * set when frames were removed.
+ */
+size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
+			  bool *cut);
 /* Build the BUILD_ID feature section for the hit DSOs (and the kernel). */
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len);
 
@@ -148,6 +171,7 @@ struct kernel_facts {
 	uint64_t text;               /* _text: kallsyms' relocation anchor */
 	uint64_t sched_lo, sched_hi; /* __schedule's range */
 	uint64_t ttwu_lo, ttwu_hi;   /* try_to_wake_up's: wakers' stacks start there */
+	uint64_t sys_lo, sys_hi;     /* do_syscall_64's: the syscall entry frame (kernel stack cache) */
 	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
 	struct kernel_range irq[64];
 	unsigned int nr_irq;
@@ -168,6 +192,8 @@ char proc_stat__state(const char *text);
 ssize_t proc_read(const char *path, char *buf, size_t size);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
+/* A COMM record for a thread known otherwise than from /proc. */
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id);
 int synth__all_processes(struct perf_writer *w, uint64_t id);
 int synth__features(struct perf_writer *w, const struct record_opts *o);
 
@@ -177,14 +203,38 @@ struct offcpu_bpf;
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		    struct offcpu_bpf **out);
 void offcpu_bpf__free(struct offcpu_bpf *b);
-int offcpu_bpf__add_tgid(struct offcpu_bpf *b, uint32_t tgid);
+/* Trace the process tgid (the command) from its next exec on, with its children. */
+void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid);
 int offcpu_bpf__attach(struct offcpu_bpf *b);
 int offcpu_bpf__filter_prog_fd(const struct offcpu_bpf *b); /* -1: no filter needed */
 int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
+/*
+ * Waits in progress: __start (after attach) finds the targets already
+ * waiting, whose waits then count from now on, and names every target to
+ * on_task (pid, tid, comm: for those gone before /proc is read); __stop
+ * detaches the programs and queues every wait still open, ended now.
+ * __window: the two times on the samples' clock (0 when not run).
+ */
+int offcpu_bpf__start(struct offcpu_bpf *b,
+		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
+		     void *ctx);
+int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m);
+void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop);
+enum {
+	OFFCPU_IN_PROGRESS_OFFCPU_START, /* offcpu-time samples in progress at the start */
+	OFFCPU_IN_PROGRESS_OFFCPU_STOP,
+	OFFCPU_IN_PROGRESS_DELAY_START,  /* sched-delay samples */
+	OFFCPU_IN_PROGRESS_DELAY_STOP,
+	OFFCPU_IN_PROGRESS__NR,
+};
+uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which);
 /* Read direct samples into the merge queue. */
 int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m);
-/* Drain the in-kernel sums into the merge queue, timed `now` or at exit. */
-int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m, uint64_t now);
+/*
+ * Drain the in-kernel sums into the merge queue, timed when the drain has
+ * them all, or just before their task's exit or exec.
+ */
+int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m);
 /* Should the sums be drained before the interval is up (map filling)? */
 bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b);
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR]);

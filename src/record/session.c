@@ -53,6 +53,12 @@ struct tgid_set {
 	size_t n, cap;
 };
 
+/* A target the start iterator saw: named afresh if it is gone from /proc. */
+struct seen_task {
+	uint32_t pid, tid;
+	char comm[17];
+};
+
 struct session {
 	struct record_opts *o;
 	struct tgid_set targets;
@@ -71,8 +77,11 @@ struct session {
 	int child_status;
 	uint64_t first_time, last_time;
 	uint64_t nr_written_samples;
+	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
 	uint64_t prev_round; /* time of the previous drain: written up to it */
 	bool status_line;
+	struct seen_task *seen; /* the targets at the start */
+	size_t nr_seen, cap_seen;
 };
 
 static bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
@@ -143,18 +152,25 @@ static bool keep_sideband(struct session *s, const struct perf_event_header *h, 
 	}
 }
 
-/* Every record on its way to the file: side-band filter, sample times, DSO hits. */
-static int on_record(void *ctx, const void *rec, size_t len)
+/*
+ * Every record on its way to the file from the kernel: side-band filter,
+ * user stacks cut at their junk, sample times. (DSO hits and mappings are
+ * followed by on_written, which sees the synthesized records too.)
+ */
+static int on_record(void *ctx, void *rec, size_t *len)
 {
 	struct session *s = ctx;
 	const struct perf_event_header *h = rec;
 
-	if (h->type != PERF_RECORD_SAMPLE && !keep_sideband(s, h, len))
+	if (h->type != PERF_RECORD_SAMPLE && !keep_sideband(s, h, *len))
 		return 0;
 
-	if (h->type == PERF_RECORD_SAMPLE && len >= sizeof(*h) + 32) {
+	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
 		uint64_t t;
+		bool cut;
 
+		*len = dso_hits__cut_user(s->hits, rec, *len, cpu_sample_type(), &cut);
+		s->nr_ustack_cut += cut;
 		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
 		if (!s->first_time || t < s->first_time)
 			s->first_time = t;
@@ -162,8 +178,15 @@ static int on_record(void *ctx, const void *rec, size_t len)
 			s->last_time = t;
 		s->nr_written_samples++;
 	}
-	dso_hits__record(s->hits, rec, len, cpu_sample_type());
 	return 1;
+}
+
+/* Every record written (the perf writer's tap): the processes' mappings, DSO hits. */
+static void on_written(void *ctx, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+
+	dso_hits__record(s->hits, rec, len, cpu_sample_type());
 }
 
 /* The process a thread belongs to (the tid itself when unknown). */
@@ -178,6 +201,45 @@ static uint32_t tgid_of(int tid)
 	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
 		return tid;
 	return (uint32_t)tgid;
+}
+
+static int on_seen_task(void *ctx, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct session *s = ctx;
+
+	if (s->nr_seen == s->cap_seen) {
+		size_t ncap = s->cap_seen ? 2 * s->cap_seen : 256;
+		struct seen_task *nv = realloc(s->seen, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		s->seen = nv;
+		s->cap_seen = ncap;
+	}
+	s->seen[s->nr_seen].pid = pid;
+	s->seen[s->nr_seen].tid = tid;
+	snprintf(s->seen[s->nr_seen].comm, sizeof(s->seen[0].comm), "%s", comm);
+	s->nr_seen++;
+	return 0;
+}
+
+/*
+ * Name the threads that were targets at the start and left before /proc
+ * was read: their FORK and COMM came before the recording, their samples
+ * (a wait in progress, a last CPU sample) would show as ':PID'. One still
+ * in /proc now was there all along, and /proc named it.
+ */
+static int name_gone_tasks(struct session *s, uint64_t id)
+{
+	char path[64];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < s->nr_seen; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", s->seen[i].pid, s->seen[i].tid);
+		if (access(path, F_OK) && errno == ENOENT)
+			err = synth__comm(s->w, s->seen[i].pid, s->seen[i].tid, s->seen[i].comm, id);
+	}
+	return err;
 }
 
 static bool have_privileges(void)
@@ -281,9 +343,9 @@ static int round_trip(struct session *s, bool drain, bool final)
 	if (err || !drain)
 		return err;
 	t = now_ns();
-	err = offcpu_bpf__drain(s->bpf, s->m, t);
+	err = offcpu_bpf__drain(s->bpf, s->m);
 	if (!err && final)
-		err = offcpu_bpf__drain(s->bpf, s->m, t); /* the other map too */
+		err = offcpu_bpf__drain(s->bpf, s->m); /* the other map too */
 	if (!err)
 		err = cpu_events__poll(s->cpu, s->m);
 	if (!err)
@@ -373,6 +435,8 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "records.out_of_order", merge__late(s->m));
 	if (!err)
+		err = put_counter(&b, &len, &cap, &nr, "ustack.cut", s->nr_ustack_cut);
+	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "offcpu.thresh_ns", s->o->thresh_ns);
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "offcpu.flush_ms", s->o->flush_ms);
@@ -389,9 +453,27 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 		err = put_counter(&b, &len, &cap, &nr, "samples.sched_delay",
 				  offcpu_bpf__delay_samples(s->bpf));
 	if (!err) {
+		static const char *const pkeys[OFFCPU_IN_PROGRESS__NR] = {
+			"offcpu.in_progress_start", "offcpu.in_progress_stop",
+			"sched_delay.in_progress_start", "sched_delay.in_progress_stop",
+		};
+		uint64_t start, stop;
+
+		/* the recording's window (CLOCK_MONOTONIC ns): waits count inside it only */
+		offcpu_bpf__window(s->bpf, &start, &stop);
+		err = put_counter(&b, &len, &cap, &nr, "record.start_ns", start);
+		if (!err)
+			err = put_counter(&b, &len, &cap, &nr, "record.stop_ns", stop);
+		for (int i = 0; !err && i < OFFCPU_IN_PROGRESS__NR; i++)
+			if (i < OFFCPU_IN_PROGRESS_DELAY_START || s->o->sched_delay)
+				err = put_counter(&b, &len, &cap, &nr, pkeys[i],
+						  offcpu_bpf__in_progress(s->bpf, i));
+	}
+	if (!err) {
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
-			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info",
+			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
+			"kstack.unverified",
 		};
 		uint64_t ks[OFFCPU_STAT__NR];
 
@@ -481,13 +563,25 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 		(unsigned long long)s->nr_written_samples);
 	if (offcpu_bpf__stats(s->bpf, ks))
 		memset(ks, 0, sizeof(ks));
-	if (ks[OFFCPU_STAT_KSTACK_CACHED])
+	if (ks[OFFCPU_STAT_KSTACK_CACHED] || ks[OFFCPU_STAT_KSTACK_CHECKED])
 		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
-			"blocking points; of %llu checked by a walk, %llu differed ]\n",
+			"blocking points; of %llu checked by a walk, %llu differed (%llu keys no longer "
+			"cached) ]\n",
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_WALKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE]);
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
+			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
+	if (s->nr_ustack_cut)
+		fprintf(stderr, "[ offcpu record: %llu user stacks cut at a frame outside the process's "
+			"executable mappings (a frame-pointer walk through code built without frame "
+			"pointers) ]\n", (unsigned long long)s->nr_ustack_cut);
+	if (offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START) ||
+	    offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP))
+		fprintf(stderr, "[ offcpu record: waits in progress, counted from the start or up to the "
+			"stop only: %llu at the start, %llu at the stop ]\n",
+			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START),
+			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP));
 	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
@@ -610,6 +704,7 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: out of memory\n");
 		goto cleanup;
 	}
+	perf_writer__set_tap(s->w, on_written, s);
 	if (o->user) {
 		err = run_as__resolve(&s->run_as, o->user);
 		if (err) {
@@ -662,8 +757,8 @@ int record__run(struct record_opts *o)
 			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
 		goto cleanup;
 	}
-	if (s->have_child && (err = offcpu_bpf__add_tgid(s->bpf, s->wl.pid)))
-		goto cleanup;
+	if (s->have_child)
+		offcpu_bpf__trace_from_exec(s->bpf, s->wl.pid);
 	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(s->bpf), &s->cpu);
 	if (err)
 		goto cleanup;
@@ -698,6 +793,12 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	/* the recording starts here: targets already waiting count from now on */
+	err = offcpu_bpf__start(s->bpf, on_seen_task, s);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot find the waits in progress: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	err = synth__kernel_mmap(s->w, s->kernel.text, oid);
 	for (size_t i = 0; !err && i < o->pids.n; i++)
 		err = synth__process(s->w, o->pids.v[i], oid, true);
@@ -705,6 +806,8 @@ int record__run(struct record_opts *o)
 		err = synth__process(s->w, o->tids.v[i], oid, true);
 	if (!err && o->all_cpus)
 		err = synth__all_processes(s->w, oid);
+	if (!err)
+		err = name_gone_tasks(s, oid);
 	if (!err)
 		err = synth__features(s->w, o);
 	if (!err)
@@ -741,6 +844,16 @@ int record__run(struct record_opts *o)
 		reap_child(s, true);
 	}
 	cpu_events__disable(s->cpu);
+	/* the recording stops here: waits still in progress end now */
+	if (!err) {
+		int serr = offcpu_bpf__stop(s->bpf, s->m);
+
+		if (serr == -ENOMEM)
+			err = serr;
+		else if (serr)
+			fprintf(stderr, "%soffcpu record: cannot end the waits in progress at the stop: %s; "
+				"they are left out\n", s->status_line ? "\r\033[K" : "", strerror(-serr));
+	}
 	if (!err)
 		err = round_trip(s, true, true);
 	if (!err)
@@ -769,11 +882,12 @@ out:
 	cpu_events__free(s->cpu);
 	offcpu_bpf__free(s->bpf);
 	merge__free(s->m);
+	perf_writer__free(s->w); /* before the DSO hits: it taps into them */
 	dso_hits__free(s->hits);
-	perf_writer__free(s->w);
 	target_watch__free(s->watch);
 	run_as__exit(&s->run_as);
 	free(tgids);
 	free(s->targets.v);
+	free(s->seen);
 	return err;
 }

@@ -105,6 +105,8 @@ void kernel_facts__read(struct kernel_facts *k, bool irq_entries)
 		k->sched_lo = 0;
 	if (!k->ttwu_hi)
 		k->ttwu_lo = 0;
+	if (!k->sys_hi)
+		k->sys_lo = 0;
 	if (k->nr_irq && !k->irq[k->nr_irq - 1].hi)
 		k->nr_irq--;
 }
@@ -218,6 +220,11 @@ int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
 	if (!err)
 		err = synth_maps(w, pid, id);
 	return err;
+}
+
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id)
+{
+	return write_comm(w, pid, tid, comm, id);
 }
 
 int synth__all_processes(struct perf_writer *w, uint64_t id)

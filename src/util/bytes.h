@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Little-endian loads from byte buffers that may not be aligned (file formats). */
+/* Little-endian loads and stores in byte buffers that may not be aligned (file formats). */
 #ifndef OFFCPU_UTIL_BYTES_H
 #define OFFCPU_UTIL_BYTES_H
 
@@ -20,6 +20,16 @@ static inline uint32_t rd32(const void *p)
 
 	memcpy(&v, p, 4);
 	return v;
+}
+
+static inline void wr64(void *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static inline void wr32(void *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
 }
 
 #endif

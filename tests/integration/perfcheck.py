@@ -13,6 +13,7 @@ a failure of the file, not of this script.
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -128,6 +129,22 @@ def script_samples(path, extra=(), raw=False):
     return samples, err
 
 
+def offcpu_raw(raw):
+    """(state, flags, count) of an offcpu-time sample's RAW data (Sample.raw):
+    perf's embedded sample (pid, tid, period, callchain, cgroup), then
+    offcpu's own fields (src/perfdata/offcpu_payload.h); a bare offcpu_raw in
+    older recordings. None when there is none."""
+    off = 0
+    if len(raw) >= 32:
+        nr, = struct.unpack_from("<Q", raw, 16)
+        if 32 + 8 * nr + 16 <= len(raw):
+            off = 32 + 8 * nr
+    if off + 16 > len(raw):
+        return None
+    state, flags, count = struct.unpack_from("<IIQ", raw, off)
+    return chr(state & 0xff), flags, count
+
+
 def task_events(path):
     """({tid: fork time ns}, {tid: exit time ns}) from the PERF_RECORD_FORK
     and PERF_RECORD_EXIT side-band records."""
@@ -157,6 +174,30 @@ def report_periods(path):
         if m and ev is not None:
             res[ev][m.group(2)] = res[ev].get(m.group(2), 0) + int(m.group(1))
     return res
+
+
+# ---------------------------------------------------------------- offcpu report --threads
+
+UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+
+
+def threads_rows(binary, path):
+    """`offcpu report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in
+    ns; a column the file has nothing for ('-') is None."""
+    rows = {}
+    for line in run([binary, "report", "-i", path, "--threads"]).splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
+        if not m:
+            continue
+        vals = re.findall(r"(?:(-?[\d.]+) (s|ms|us|ns)|(-))\s+(?:-?[\d.]+%|-)", m.group(6))
+        if len(vals) != 5:
+            continue
+        cols = [float(v) * UNITS[u] if not dash else None for v, u, dash in vals]
+        rows[int(m.group(2))] = dict(zip(("on", "s", "d", "rq", "rest"), cols),
+                                     comm=m.group(3), wall=float(m.group(4)) * UNITS[m.group(5)])
+    return rows
 
 
 # ---------------------------------------------------------------- subcommands

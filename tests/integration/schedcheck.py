@@ -25,7 +25,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import check, finish, measure, run_perf, script_samples, to_ns  # noqa: E402
+from perfcheck import check, finish, measure, run_perf, script_samples, threads_rows, to_ns  # noqa: E402
 
 def perf_samples(path):
     """Every sample of `perf script` with its callchain and raw payload."""
@@ -233,31 +233,6 @@ def cmd_chain(binary, path, json_path):
 
 
 # ---------------------------------------------------------------- rq
-
-UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
-
-
-def ns_of(num, unit):
-    return float(num) * UNITS[unit]
-
-
-def threads_rows(binary, path):
-    """`report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in ns."""
-    rows = {}
-    for line in offcpu(binary, ["report", "-i", path, "--threads"]).splitlines():
-        if line.startswith("#"):
-            continue
-        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (\w+)\s+(.*)$", line)
-        if not m:
-            continue
-        vals = re.findall(r"(-?[\d.]+) (s|ms|us|ns)\s+-?[\d.]+%", m.group(6))
-        if len(vals) != 5:
-            continue
-        on, s, d, rq, rest = (ns_of(v, u) for v, u in vals)
-        rows[int(m.group(2))] = {"comm": m.group(3), "wall": ns_of(m.group(4), m.group(5)),
-                                 "on": on, "s": s, "d": d, "rq": rq, "rest": rest}
-    return rows
-
 
 def task_life(path):
     """{tid: (FORK time, EXIT time)} from perf script's side-band."""

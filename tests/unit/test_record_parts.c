@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of record's pure parts: number lists, the time-ordered merge,
- * the off-CPU sample encoding, and the perf.data writer read back through
- * our reader (header, attrs, EVENT_DESC, features, a killed recording).
+ * the off-CPU sample encoding, the cut of junk user frames, and the
+ * perf.data writer read back through our reader (header, attrs,
+ * EVENT_DESC, features, a killed recording).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_reader.h"
 #include "perfdata/perf_writer.h"
@@ -243,6 +245,153 @@ static void test_sample_encoding(void **state)
 	perf_reader__free(r);
 }
 
+/* The junk-frame cut: frames kept up to the first outside every executable map. */
+static void test_ustack_keep(void **state)
+{
+	struct exec_map m[] = {
+		{ .start = 0x7f0000000000ULL, .end = 0x7f0000200000ULL }, /* a library */
+		{ .start = 0x400000, .end = 0x402000 },                    /* the program */
+		{ .start = 0x10000000, .end = 0x50000000 },                /* JIT code, anonymous */
+		{ .start = 0x20000000, .end = 0x20001000 },                /* mapped inside it later */
+	};
+	const uint64_t good[] = { 0x401000, 0x7f0000001234ULL, 0x30000000, 0x20000800, 0x401fff };
+	/* sqlite's stack, walked by frame pointers through code without them */
+	const uint64_t junk[] = { 0x401000, 0x7f0000001234ULL, 0x642e742f71732f77ULL, 0x401100 };
+	const uint64_t edges[] = { 0x402000, 0x401000 };        /* end is exclusive */
+	const uint64_t past_jit[] = { 0x30000000, 0x50000000 }; /* after the small map, then past */
+
+	exec_maps__sort(m, 4);
+	assert_true(m[0].start == 0x400000 && m[3].start == 0x7f0000000000ULL);
+	assert_int_equal(ustack_keep(m, 4, good, 5), 5);
+	assert_int_equal(ustack_keep(m, 4, junk, 4), 2);
+	assert_int_equal(ustack_keep(m, 4, edges, 2), 0);
+	assert_int_equal(ustack_keep(m, 4, past_jit, 2), 1);
+	assert_int_equal(ustack_keep(m, 4, junk, 0), 0);
+	assert_int_equal(ustack_keep(NULL, 0, junk, 4), 4); /* maps unknown: nothing cut */
+	assert_false(exec_maps__covers(m, 4, 0x3fffff));
+	assert_true(exec_maps__covers(m, 4, 0x7f00001fffffULL));
+	assert_false(exec_maps__covers(m, 4, 0x7f0000200000ULL));
+}
+
+/* An MMAP2 record of one executable mapping of pid into h. */
+static void feed_mmap2(struct dso_hits *h, uint32_t pid, uint64_t addr, uint64_t len, const char *name)
+{
+	uint8_t rec[256] = { 0 };
+	struct perf_event_header *eh = (void *)rec;
+	uint32_t prot = 4; /* PROT_EXEC */
+
+	eh->type = PERF_RECORD_MMAP2;
+	memcpy(rec + 8, &pid, 4);
+	memcpy(rec + 12, &pid, 4);
+	memcpy(rec + 16, &addr, 8);
+	memcpy(rec + 24, &len, 8);
+	memcpy(rec + 64, &prot, 4);
+	strcpy((char *)rec + 72, name);
+	eh->size = 72 + 64 + 40;
+	dso_hits__record(h, rec, eh->size, cpu_sample_type());
+}
+
+/* The RAW data of an encoded off-CPU sample of len bytes, decoded. */
+static void decode_record(const uint8_t *rec, size_t len, struct offcpu_fields *f)
+{
+	uint64_t nr;
+	uint32_t rawsz;
+
+	memcpy(&nr, rec + 8 + 48, 8);
+	memcpy(&rawsz, rec + 8 + 56 + nr * 8, 4);
+	assert_true(8 + 56 + nr * 8 + 4 + rawsz == len);
+	offcpu_payload__decode(OFFCPU_PAYLOAD_TIME, rec + 8 + 56 + nr * 8 + 4, rawsz, f);
+}
+
+/*
+ * The cut on an encoded off-CPU sample: the junk frames out of its
+ * callchain and out of the copy in its RAW data (perf >= 6.14 reads that
+ * one), offcpu's own fields intact; and on a CPU sample (no RAW data).
+ */
+static void test_cut_user_record(void **state)
+{
+	_Alignas(8) uint8_t rec[8192];
+	struct dso_hits *h = dso_hits__new();
+	struct offcpu_sample *s = make_sample(101, 5000);
+	const struct perf_event_header *eh = (void *)rec;
+	struct offcpu_fields fl;
+	uint64_t nr, f, cpu[] = { 0x7f0000000123ULL, 1, 100 | 101ULL << 32, 2000, 0, 1001, 4,
+				  PERF_CTX_USER, 0x7f0000000123ULL, 0x401000, 0x5a5a5a5a5a5aULL };
+	size_t len, n;
+	bool cut;
+
+	assert_non_null(h);
+	feed_mmap2(h, 100, 0x400000, 0x2000, "/bin/prog");
+	feed_mmap2(h, 100, 0x7f0000000000ULL, 0x200000, "//anon");
+	s->ulen = 5;
+	s->stack[2] = 0x7f0000001000ULL;
+	s->stack[3] = 0x642e742f71732f77ULL;
+	s->stack[4] = 0x401200;
+	len = offcpu_sample__encode(s, 1000, rec);
+	/* header, id ip tid time cpu period, nr; kernel marker + 1, user marker + 5 */
+	memcpy(&nr, rec + 8 + 48, 8);
+	assert_int_equal(nr, 8);
+	decode_record(rec, len, &fl);
+	assert_true(fl.embedded && fl.nr_callchain == 8);
+	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
+	assert_true(cut);
+	assert_int_equal(n, len - 2 * 2 * 8); /* two frames, in both callchains */
+	assert_int_equal(eh->size, n);
+	memcpy(&nr, rec + 8 + 48, 8);
+	assert_int_equal(nr, 6);
+	memcpy(&f, rec + 8 + 56 + 5 * 8, 8);
+	assert_true(f == 0x7f0000001000ULL);
+	decode_record(rec, n, &fl);
+	assert_true(fl.embedded && fl.own);
+	assert_int_equal(fl.nr_callchain, 6);
+	assert_memory_equal(fl.callchain, rec + 8 + 56, 6 * 8);
+	assert_int_equal(fl.pid, 100);
+	assert_int_equal(fl.tid, 101);
+	assert_int_equal(fl.period, 5000);
+	assert_int_equal(fl.state, 'D');
+	assert_int_equal(fl.count, 3);
+	/* cut again: nothing left to cut */
+	assert_int_equal(dso_hits__cut_user(h, rec, n, cpu_sample_type(), &cut), n);
+	assert_false(cut);
+
+	/* the first user frame is junk: the user part goes, its marker too */
+	s->ulen = 1;
+	s->stack[0] = 0x9000;
+	len = offcpu_sample__encode(s, 1000, rec);
+	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
+	assert_true(cut);
+	assert_int_equal(n, len - 2 * 2 * 8);
+	memcpy(&nr, rec + 8 + 48, 8);
+	assert_int_equal(nr, 2);
+	decode_record(rec, n, &fl);
+	assert_int_equal(fl.nr_callchain, 2);
+	assert_int_equal(fl.count, 3);
+	/* ... but a sample with no kernel frame keeps its one user frame */
+	s->klen = 0;
+	len = offcpu_sample__encode(s, 1000, rec);
+	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
+	assert_false(cut);
+
+	/* a CPU sample: its callchain only */
+	memcpy(rec + 8, cpu, sizeof(cpu));
+	((struct perf_event_header *)rec)->type = PERF_RECORD_SAMPLE;
+	((struct perf_event_header *)rec)->size = 8 + sizeof(cpu);
+	n = dso_hits__cut_user(h, rec, 8 + sizeof(cpu), cpu_sample_type(), &cut);
+	assert_true(cut);
+	assert_int_equal(n, 8 + sizeof(cpu) - 8);
+	memcpy(&nr, rec + 8 + 48, 8);
+	assert_int_equal(nr, 3);
+
+	/* a process whose maps are unknown is left alone */
+	s->pid = 200;
+	s->klen = 1;
+	len = offcpu_sample__encode(s, 1000, rec);
+	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
+	assert_false(cut);
+	free(s);
+	dso_hits__free(h);
+}
+
 /* A recorder killed midway: header patched at each round, no features. */
 static void test_killed_recording_readable(void **state)
 {
@@ -303,6 +452,8 @@ int main(void)
 		cmocka_unit_test(test_int_list),
 		cmocka_unit_test(test_writer_merge_roundtrip),
 		cmocka_unit_test(test_sample_encoding),
+		cmocka_unit_test(test_ustack_keep),
+		cmocka_unit_test(test_cut_user_record),
 		cmocka_unit_test(test_killed_recording_readable),
 		cmocka_unit_test(test_writer_old_and_abort),
 	};
