@@ -148,6 +148,117 @@ static int parse_stacks(const char *s, bool *user, bool *kernel)
 	return *user || *kernel ? 0 : -EINVAL;
 }
 
+/* The options of the events and their stacks, for option(). */
+static int event_option(struct record_opts *o, int c, const char *arg, char **argv)
+{
+	unsigned long long u;
+
+	switch (c) {
+	case 'F':
+		if (parse_uint(arg, 100000, &u) || !u)
+			return bad("-F", arg, "expected a frequency in Hz (1-100000)");
+		o->freq = u;
+		return 0;
+	case 'e':
+		if (strcmp(arg, "cpu-clock") && strcmp(arg, "task-clock") &&
+		    strcmp(arg, "cycles"))
+			return bad("-e", arg, "cpu-clock, task-clock or cycles");
+		o->event = arg;
+		return 0;
+	case OPT_NO_CPU:
+		o->no_cpu = true;
+		return 0;
+	case OPT_THRESH:
+		if (parse_uint(arg, 3600000, &u))
+			return bad("--off-cpu-thresh", arg, "expected milliseconds");
+		o->thresh_ns = u * 1000000ULL;
+		return 0;
+	case OPT_STATES:
+		if (parse_states(arg, &o->state_mask))
+			return bad("--off-cpu-states", arg, "expected S, D or SD");
+		return 0;
+	case OPT_FLUSH:
+		if (parse_uint(arg, 3600000, &u) || u < 10)
+			return bad("--flush-interval", arg, "expected milliseconds >= 10");
+		o->flush_ms = u;
+		return 0;
+	case OPT_STACKS:
+		if (parse_stacks(arg, &o->ustack, &o->kstack))
+			return bad("--stacks", arg, "expected user, kernel or user,kernel");
+		return 0;
+	case OPT_KTHREADS:
+		o->kernel_threads = true;
+		return 0;
+	case OPT_NO_KCACHE:
+		o->kstack_cache = false;
+		return 0;
+	case OPT_WAKEUPS:
+		o->wakeups = true;
+		return 0;
+	case OPT_SCHED_DELAY:
+		o->sched_delay = true;
+		return 0;
+	case OPT_USER:
+		if (!*arg)
+			return bad("--user", arg, "expected a user name or uid");
+		o->user = arg;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:
+		if (optopt && optopt < 256)
+			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
+				optopt);
+		else
+			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
+				argv[optind - 1]);
+		fputs(usage_text, stderr);
+		return 2;
+	}
+}
+
+/*
+ * Option c of getopt_long() with its value arg into o: 0, or 2 (the exit
+ * status) after the message and the usage on stderr: a bad value, an
+ * unknown option or a missing value. What is recorded and where to;
+ * event_option() takes the rest.
+ */
+static int option(struct record_opts *o, int c, const char *arg, char **argv)
+{
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return bad("-o", arg, "empty path");
+		o->output = arg;
+		return 0;
+	case 'p':
+		if (int_list__parse(&o->pids, arg, false))
+			return bad("-p", arg, "expected PID[,PID...]");
+		return 0;
+	case 't':
+		if (int_list__parse(&o->tids, arg, false))
+			return bad("-t", arg, "expected TID[,TID...]");
+		return 0;
+	case 'a':
+		o->all_cpus = true;
+		return 0;
+	case 'C':
+		if (int_list__parse(&o->cpus, arg, true))
+			return bad("-C", arg, "expected a CPU list such as 0,2-3");
+		return 0;
+	case 'G':
+		o->cgroup = arg;
+		return 0;
+	case 'd':
+		if (parse_double(arg, &o->duration) || o->duration <= 0)
+			return bad("-d", arg, "expected seconds > 0");
+		return 0;
+	default:
+		return event_option(o, c, arg, argv);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -163,114 +274,19 @@ int cmd_record(int argc, char **argv)
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
-	unsigned long long u;
 	int c, ret;
-
-/* A bad value: usage, exit 2, and the lists parsed so far freed. */
-#define BAD(opt, val, why)                      \
-	do {                                    \
-		ret = bad(opt, val, why);       \
-		goto out;                       \
-	} while (0)
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
 	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg)
-				BAD("-o", optarg, "empty path");
-			o.output = optarg;
-			break;
-		case 'p':
-			if (int_list__parse(&o.pids, optarg, false))
-				BAD("-p", optarg, "expected PID[,PID...]");
-			break;
-		case 't':
-			if (int_list__parse(&o.tids, optarg, false))
-				BAD("-t", optarg, "expected TID[,TID...]");
-			break;
-		case 'a':
-			o.all_cpus = true;
-			break;
-		case 'C':
-			if (int_list__parse(&o.cpus, optarg, true))
-				BAD("-C", optarg, "expected a CPU list such as 0,2-3");
-			break;
-		case 'G':
-			o.cgroup = optarg;
-			break;
-		case 'd':
-			if (parse_double(optarg, &o.duration) || o.duration <= 0)
-				BAD("-d", optarg, "expected seconds > 0");
-			break;
-		case 'F':
-			if (parse_uint(optarg, 100000, &u) || !u)
-				BAD("-F", optarg, "expected a frequency in Hz (1-100000)");
-			o.freq = u;
-			break;
-		case 'e':
-			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "task-clock") &&
-			    strcmp(optarg, "cycles"))
-				BAD("-e", optarg, "cpu-clock, task-clock or cycles");
-			o.event = optarg;
-			break;
-		case OPT_NO_CPU:
-			o.no_cpu = true;
-			break;
-		case OPT_THRESH:
-			if (parse_uint(optarg, 3600000, &u))
-				BAD("--off-cpu-thresh", optarg, "expected milliseconds");
-			o.thresh_ns = u * 1000000ULL;
-			break;
-		case OPT_STATES:
-			if (parse_states(optarg, &o.state_mask))
-				BAD("--off-cpu-states", optarg, "expected S, D or SD");
-			break;
-		case OPT_FLUSH:
-			if (parse_uint(optarg, 3600000, &u) || u < 10)
-				BAD("--flush-interval", optarg, "expected milliseconds >= 10");
-			o.flush_ms = u;
-			break;
-		case OPT_STACKS:
-			if (parse_stacks(optarg, &o.ustack, &o.kstack))
-				BAD("--stacks", optarg, "expected user, kernel or user,kernel");
-			break;
-		case OPT_KTHREADS:
-			o.kernel_threads = true;
-			break;
-		case OPT_NO_KCACHE:
-			o.kstack_cache = false;
-			break;
-		case OPT_WAKEUPS:
-			o.wakeups = true;
-			break;
-		case OPT_SCHED_DELAY:
-			o.sched_delay = true;
-			break;
-		case OPT_USER:
-			if (!*optarg)
-				BAD("--user", optarg, "expected a user name or uid");
-			o.user = optarg;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
+		if (c == 'h') {
 			fputs(usage_text, stdout);
 			ret = 0;
 			goto out;
-		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
-					optopt);
-			else
-				fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
-					argv[optind - 1]);
-			fputs(usage_text, stderr);
-			ret = 2;
-			goto out;
 		}
+		ret = option(&o, c, optarg, argv);
+		if (ret)
+			goto out;
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -304,5 +320,4 @@ out:
 	int_list__free(&o.tids);
 	int_list__free(&o.cpus);
 	return ret;
-#undef BAD
 }
