@@ -16,6 +16,7 @@
 
 #include "perfdata/reader_int.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 
 /*
  * Records are located, timed and sorted by a producer (a thread of its own
@@ -56,15 +57,8 @@ struct pipe {
 
 static int batch_put(struct batch *b, uint64_t off)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 4096;
-		uint64_t *o = realloc(b->offs, cap * sizeof(*o));
-
-		if (!o)
-			return -ENOMEM;
-		b->offs = o;
-		b->cap = cap;
-	}
+	if (vec__reserve((void **)&b->offs, &b->cap, b->n + 1, sizeof(*b->offs), 4096))
+		return -ENOMEM;
 	b->offs[b->n++] = off;
 	return 0;
 }
@@ -174,15 +168,8 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 				return err;
 			continue;
 		}
-		if (r->nq == r->qcap) {
-			size_t cap = r->qcap ? 2 * r->qcap : 4096;
-			struct u64pair *q = realloc(r->q, cap * sizeof(*q));
-
-			if (!q)
-				return -ENOMEM;
-			r->q = q;
-			r->qcap = cap;
-		}
+		if (vec__reserve((void **)&r->q, &r->qcap, r->nq + 1, sizeof(*r->q), 4096))
+			return -ENOMEM;
 		r->q[r->nq].a = t;
 		r->q[r->nq].b = pos;
 		r->nq++;
