@@ -176,9 +176,12 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		if (t > pp->round_max)
 			pp->round_max = t;
 	}
-	if (r->truncated)
-		reader__warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
-		     pp->pos, pp->pos - r->data_start);
+	if (r->truncated) {
+		err = reader__warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
+				   pp->pos, pp->pos - r->data_start);
+		if (err)
+			return err;
+	}
 	b->low = r->data_end;
 	err = take_queued(r, pp, UINT64_MAX, b);
 	return err ? err : 0;

@@ -43,17 +43,21 @@ const char *perf_reader__error(const struct perf_reader *r)
 	return r->err;
 }
 
-void reader__warn(struct perf_reader *r, const char *fmt, ...)
+int reader__warn(struct perf_reader *r, const char *fmt, ...)
 {
 	va_list ap;
 	char *w;
+	int n;
 
 	if (r->nr_warnings == READER_MAX_WARNINGS)
-		return;
+		return 0;
 	va_start(ap, fmt);
-	if (vasprintf(&w, fmt, ap) >= 0)
-		r->warnings[r->nr_warnings++] = w;
+	n = vasprintf(&w, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	r->warnings[r->nr_warnings++] = w;
+	return 0;
 }
 
 const char *perf_reader__warning(const struct perf_reader *r, int i)
@@ -448,13 +452,13 @@ static int reader__init(struct perf_reader *r, const char *path)
 	if (!r->hdr.data.size) {
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		reader__warn(r, "%s: header says data size 0 (interrupted recording?); reading records up to the end of the file",
-		     path);
+		err = reader__warn(r, "%s: header says data size 0 (interrupted recording?); reading records up to the end of the file",
+				   path);
 	} else if (!in_file(r, r->data_start, r->hdr.data.size)) {
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		reader__warn(r, "%s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there",
-		     path, r->hdr.data.size);
+		err = reader__warn(r, "%s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there",
+				   path, r->hdr.data.size);
 	} else if (!(r->hdr.adds_features[0] | r->hdr.adds_features[1] | r->hdr.adds_features[2] |
 		     r->hdr.adds_features[3])) {
 		/*
@@ -465,15 +469,13 @@ static int reader__init(struct perf_reader *r, const char *path)
 		 */
 		r->data_to_eof = true;
 		r->data_end = r->map_size;
-		reader__warn(r, "%s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written",
-		     path);
+		err = reader__warn(r, "%s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written",
+				   path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
 		err = parse_features(r);
-		if (err)
-			return err;
 	}
-	return 0;
+	return err;
 }
 
 /* Every message names the file once; r is freed. */

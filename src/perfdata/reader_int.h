@@ -74,8 +74,8 @@ struct perf_reader {
 /* Set the reader's error message; returns ret. */
 int reader__set_err(struct perf_reader *r, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Keep a warning for perf_reader__warning(); the reader never prints. */
-void reader__warn(struct perf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Keep a warning for perf_reader__warning() (the reader never prints): 0 or -ENOMEM. */
+int reader__warn(struct perf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The index of the attr of sample id id, or -1. */
 int reader__id_lookup(const struct perf_reader *r, uint64_t id);
 
