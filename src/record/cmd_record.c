@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "record/record.h"
@@ -297,6 +298,25 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 		o.test_hide = n;
+	}
+	/*
+	 * Run by sudo, root writes on behalf of the user who ran it (SUDO_UID,
+	 * SUDO_GID): the file is theirs, so that `offcpu report` needs no sudo.
+	 * perf record does not do this. --user (who runs the COMMAND) does not
+	 * change who reads the file.
+	 */
+	if (geteuid() == 0 && getenv("SUDO_UID") && getenv("SUDO_GID")) {
+		unsigned long long uid, gid;
+
+		if (parse_uint(getenv("SUDO_UID"), UINT32_MAX - 1, &uid) ||
+		    parse_uint(getenv("SUDO_GID"), UINT32_MAX - 1, &gid)) {
+			fprintf(stderr, "offcpu record: SUDO_UID '%s' or SUDO_GID '%s' is not a number: "
+				"the output stays root's\n", getenv("SUDO_UID"), getenv("SUDO_GID"));
+		} else if (uid) {
+			o.give_output = true;
+			o.owner_uid = uid;
+			o.owner_gid = gid;
+		}
 	}
 	ret = record__run(&o);
 out:

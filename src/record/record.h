@@ -54,6 +54,9 @@ struct record_opts {
 	bool quiet;
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */
+	bool give_output;     /* under sudo: the output goes to the user who ran sudo */
+	uid_t owner_uid;      /* that user (SUDO_UID, SUDO_GID) */
+	gid_t owner_gid;
 	int orig_argc;
 	char **orig_argv;     /* offcpu's own command line, for CMDLINE */
 };

@@ -697,6 +697,13 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
 		return 1;
 	}
+	/* before a byte is written: even an interrupted recording is the user's */
+	if (o->give_output) {
+		err = perf_writer__chown(s->w, o->owner_uid, o->owner_gid);
+		if (err)
+			fprintf(stderr, "offcpu record: cannot give %s to uid %u (SUDO_UID): %s; it stays "
+				"root's\n", o->output, (unsigned int)o->owner_uid, strerror(-err));
+	}
 	s->m = merge__new();
 	s->hits = dso_hits__new();
 	if (!s->m || !s->hits || setup_signals()) {
