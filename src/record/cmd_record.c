@@ -12,6 +12,7 @@
 
 static const char usage_text[] =
 	"usage: offcpu record [options] [-- COMMAND [ARGS...]]\n"
+	"       offcpu record [options] -p PID|-t TID|-a [SECS]\n"
 	"\n"
 	"Record where threads wait (off-CPU time, event offcpu-time) and where they\n"
 	"run (cpu-clock samples) into a perf.data file that Linux perf reads.\n"
@@ -29,7 +30,8 @@ static const char usage_text[] =
 	"Recording:\n"
 	"  -o, --output FILE          output file (default perf.data; an existing one\n"
 	"                             becomes FILE.old)\n"
-	"  -d, --duration SECS        stop after SECS seconds\n"
+	"  -d, --duration SECS        stop after SECS seconds; a number after -p, -t or -a\n"
+	"                             with no COMMAND is the same (offcpu record -p PID 5)\n"
 	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
 	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
 	"      --no-cpu               off-CPU only, no CPU samples\n"
@@ -38,15 +40,26 @@ static const char usage_text[] =
 	"      --off-cpu-states S|D|SD  sleep states that count as off-CPU (default SD)\n"
 	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
 	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
+	"  -U, --user-stacks-only     the same as --stacks user\n"
+	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
+	"  -g                         call graphs: always on (accepted as in perf record)\n"
 	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
 	"                             from the cache of blocking points when the thread\n"
 	"                             blocks where it blocked before)\n"
-	"      --kernel-threads       include kernel threads\n"
+	"      --kernel-threads       include kernel threads' off-CPU time\n"
+	"  -u, --user-threads-only    user threads only: off-CPU time (as by default) and\n"
+	"                             CPU samples\n"
+	"  -k, --kernel-threads-only  kernel threads only: off-CPU time and CPU samples\n"
+	"  -m, --min-block-time US    leave out waits shorter than US microseconds\n"
+	"  -M, --max-block-time US    leave out waits longer than US microseconds (both\n"
+	"                             filtered in the kernel and counted in the summary)\n"
 	"      --wakeups              note who woke each waiting thread, with its stacks\n"
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
 	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
 	"                             preemption or fork (event sched-delay)\n"
 	"  -q, --quiet                no status line or summary\n"
+	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
+	"                             progress, switch-ins the kernel hid\n"
 	"  -h, --help                 this text\n";
 
 enum {
@@ -61,6 +74,9 @@ enum {
 	OPT_USER,
 	OPT_NO_KCACHE,
 };
+
+/* -u/-k and -U/-K: each pair is one choice, asked at most once. */
+enum { ONLY_NONE, ONLY_USER, ONLY_KERNEL };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -82,7 +98,14 @@ static const struct option long_opts[] = {
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "user-threads-only", no_argument, NULL, 'u' },
+	{ "kernel-threads-only", no_argument, NULL, 'k' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "min-block-time", required_argument, NULL, 'm' },
+	{ "max-block-time", required_argument, NULL, 'M' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -91,6 +114,13 @@ static int bad(const char *opt, const char *val, const char *why)
 {
 	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
 		usage_text);
+	return 2;
+}
+
+/* Options that cannot go together: usage, exit 2. */
+static int conflict(const char *why)
+{
+	fprintf(stderr, "offcpu record: %s\n\n%s", why, usage_text);
 	return 2;
 }
 
@@ -161,11 +191,15 @@ int cmd_record(int argc, char **argv)
 		.ustack = true,
 		.kstack = true,
 		.kstack_cache = true,
+		.user_threads = true,
+		.max_ns = UINT64_MAX,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
 	unsigned long long u;
-	int c, ret;
+	int threads_only = ONLY_NONE, stacks_only = ONLY_NONE;
+	int c, ret, before = 1;
+	bool dashdash;
 
 /* A bad value: usage, exit 2, and the lists parsed so far freed. */
 #define BAD(opt, val, why)                      \
@@ -173,10 +207,17 @@ int cmd_record(int argc, char **argv)
 		ret = bad(opt, val, why);       \
 		goto out;                       \
 	} while (0)
+#define CONFLICT(why)                           \
+	do {                                    \
+		ret = conflict(why);            \
+		goto out;                       \
+	} while (0)
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
-	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts, NULL)) !=
+	       -1) {
+		before = optind;
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -254,8 +295,37 @@ int cmd_record(int argc, char **argv)
 				BAD("--user", optarg, "expected a user name or uid");
 			o.user = optarg;
 			break;
+		case 'u':
+		case 'k':
+			if (threads_only && threads_only != (c == 'u' ? ONLY_USER : ONLY_KERNEL))
+				CONFLICT("-u and -k: user or kernel threads, not both");
+			threads_only = c == 'u' ? ONLY_USER : ONLY_KERNEL;
+			break;
+		case 'U':
+		case 'K':
+			if (stacks_only && stacks_only != (c == 'U' ? ONLY_USER : ONLY_KERNEL))
+				CONFLICT("-U and -K: user or kernel stacks only, not both (both is the default)");
+			stacks_only = c == 'U' ? ONLY_USER : ONLY_KERNEL;
+			o.ustack = c == 'U';
+			o.kstack = c == 'K';
+			break;
+		case 'm':
+			if (parse_uint(optarg, UINT64_MAX / 1000, &u))
+				BAD("-m", optarg, "expected microseconds");
+			o.min_ns = u * 1000;
+			break;
+		case 'M':
+			if (parse_uint(optarg, UINT64_MAX / 1000 - 1, &u))
+				BAD("-M", optarg, "expected microseconds");
+			o.max_ns = u * 1000;
+			break;
+		case 'g':
+			break; /* perf's "call graphs on": they always are */
 		case 'q':
 			o.quiet = true;
+			break;
+		case 'v':
+			o.verbose = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -272,6 +342,32 @@ int cmd_record(int argc, char **argv)
 			ret = 2;
 			goto out;
 		}
+	}
+	/*
+	 * BCC's trailing duration (offcputime -p PID 5): one number after
+	 * -p/-t/-a, with no COMMAND and no "--" before it; anything else
+	 * after the options is a COMMAND, as before.
+	 */
+	dashdash = optind > before;
+	if (!dashdash && optind == argc - 1 && (o.pids.n || o.tids.n || o.all_cpus) &&
+	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
+		double secs;
+
+		if (parse_double(argv[optind], &secs) || secs <= 0)
+			BAD("the duration", argv[optind], "expected seconds > 0");
+		if (o.duration > 0)
+			CONFLICT("two durations: -d and a trailing number");
+		o.duration = secs;
+		optind++;
+	}
+	if (o.min_ns > o.max_ns)
+		CONFLICT("-m is above -M: no wait would be kept");
+	if (threads_only == ONLY_USER && o.kernel_threads)
+		CONFLICT("-u and --kernel-threads: user threads only, or kernel threads too?");
+	if (threads_only) {
+		o.user_threads = threads_only == ONLY_USER;
+		o.kernel_threads = threads_only == ONLY_KERNEL;
+		o.thread_kind_cpu = true;
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -325,4 +421,5 @@ out:
 	int_list__free(&o.cpus);
 	return ret;
 #undef BAD
+#undef CONFLICT
 }

@@ -48,10 +48,15 @@ struct record_opts {
 	bool kstack;
 	bool kstack_cache;    /* kernel stacks from the cache of blocking points (--no-kstack-cache) */
 	bool kernel_threads;
+	bool user_threads;    /* cleared by -k: kernel threads only */
+	bool thread_kind_cpu; /* -u/-k: CPU samples of the other kind left out too */
+	uint64_t min_ns;      /* -m/-M: off-CPU intervals kept, both ends included */
+	uint64_t max_ns;      /* UINT64_MAX: no maximum */
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	bool quiet;
+	bool verbose;         /* -v: the whole end-of-recording summary */
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */
 	bool give_output;     /* under sudo: the output goes to the user who ran sudo */
