@@ -1438,6 +1438,14 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	d->khash = d->uhash;
 	d->pending = 0;
 	d->ts_queued = task_rq_clock(p);
+	/*
+	 * Its task storage too, now: made at its first switch-in instead (to
+	 * note a summed first wait, so that its exit times the sum), the
+	 * creation failed for 1-2 new tasks of every waitmix run, and those
+	 * sums were timed at the drain, perhaps after the task's EXIT.
+	 */
+	if (!bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		drop(OFFCPU_DROP_TASK_STORAGE);
 	return 0;
 }
 
