@@ -35,7 +35,8 @@ ifneq ($(FUZZ),)
 CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 endif
 
-SRC_DIRS := src/util src/perfdata src/symbols src/record src/report src/pprof src/flamegraph
+SRC_DIRS := src/util src/perfdata src/symbols src/record src/session src/profile src/output \
+	    src/output/flamegraph src/output/pprof src/cmd
 LIB_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
@@ -74,24 +75,31 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_skel > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h)
+$(BUILD)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h src/*/*/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -c $< -o $@
 
 # The flame graph's CSS and JavaScript, as C strings for the SVG writer.
-$(BUILD)/fg_assets.h: src/flamegraph/flamegraph.css src/flamegraph/flamegraph.js
+$(BUILD)/fg_assets.h: src/output/flamegraph/flamegraph.css src/output/flamegraph/flamegraph.js
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)! grep -n ']]>' $^ || { echo "$@: ']]>' would end the SVG's CDATA" >&2; exit 1; }
 	$(Q)for v in css js; do printf 'static const char fg_%s[] =\n' $$v; \
-		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' src/flamegraph/flamegraph.$$v; \
+		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' src/output/flamegraph/flamegraph.$$v; \
 		printf ';\n'; done > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/flamegraph/svg.o: $(BUILD)/fg_assets.h
+$(BUILD)/obj/output/flamegraph/svg.o: $(BUILD)/fg_assets.h
 
-$(BUILD)/liboffcpu.a: $(LIB_OBJS)
+# The layers' include direction (scripts/check-includes.sh, src/README.md):
+# the build fails on an include that points up.
+$(BUILD)/includes.ok: scripts/check-includes.sh $(LIB_SRCS) src/main.c $(wildcard src/*/*.h src/*/*/*.h)
+	$(call msg,CHECK,include direction)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)scripts/check-includes.sh src && touch $@
+
+$(BUILD)/liboffcpu.a: $(LIB_OBJS) $(BUILD)/includes.ok
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 $(BUILD)/offcpu: $(MAIN_OBJ) $(BUILD)/liboffcpu.a
 	$(call msg,LD,$@)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 
 #ifndef OFFCPU_VERSION
 #define OFFCPU_VERSION "0.1"

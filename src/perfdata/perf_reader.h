@@ -100,10 +100,17 @@ void perf_reader__free(struct perf_reader *r);
 /*
  * Walk every record in time order and call cb. Samples whose callchain or
  * fields do not fit their record are errors; a cut-off last record (or a
- * header that says data size 0) ends the walk with a warning on stderr.
+ * header that says data size 0) ends the walk with a warning.
  */
 int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx);
 const char *perf_reader__error(const struct perf_reader *r);
+/*
+ * What the reader found wrong in a file it still reads (an unfinished
+ * recording, a cut-off last record): the i-th warning so far, NULL past
+ * the last. Opening finds one at most, perf_reader__process() one more.
+ * The reader prints nothing: its caller decides.
+ */
+const char *perf_reader__warning(const struct perf_reader *r, int i);
 
 int perf_reader__nr_attrs(const struct perf_reader *r);
 /* Bytes of records in the file (its data section, or up to its end when cut off). */

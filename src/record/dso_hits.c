@@ -19,11 +19,12 @@
 #include "record/record.h"
 #include "symbols/build_id.h"
 
-#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
-
+#include "util/hash.h"
+#include "util/htab.h"
+#include "util/vec.h"
 
 struct hproc {
-	uint32_t pid; /* 0: empty slot */
+	uint32_t pid;
 	struct exec_map *maps;
 	size_t nr, cap;
 	bool sorted;
@@ -35,11 +36,10 @@ struct hdso {
 };
 
 struct dso_hits {
-	struct hproc *procs; /* open addressing on pid */
-	size_t nprocs, cap;
-	struct hdso *dsos;
-	size_t ndsos, capdsos;
+	struct htab procs; /* struct hproc, by pid */
+	struct htab dsos;  /* struct hdso, by name */
 	bool kernel_hit;
+	int err;           /* the first failure (-ENOMEM): the hits are incomplete */
 };
 
 struct dso_hits *dso_hits__new(void)
@@ -48,12 +48,8 @@ struct dso_hits *dso_hits__new(void)
 
 	if (!h)
 		return NULL;
-	h->cap = 1024;
-	h->procs = calloc(h->cap, sizeof(*h->procs));
-	if (!h->procs) {
-		free(h);
-		return NULL;
-	}
+	htab__init(&h->procs, sizeof(struct hproc));
+	htab__init(&h->dsos, sizeof(struct hdso));
 	return h;
 }
 
@@ -61,106 +57,84 @@ void dso_hits__free(struct dso_hits *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->cap; i++)
-		free(h->procs[i].maps);
-	for (size_t i = 0; i < h->ndsos; i++)
-		free(h->dsos[i].name);
-	free(h->procs);
-	free(h->dsos);
+	for (size_t i = 0; i < htab__n(&h->procs); i++)
+		free(((struct hproc *)htab__at(&h->procs, i))->maps);
+	for (size_t i = 0; i < htab__n(&h->dsos); i++)
+		free(((struct hdso *)htab__at(&h->dsos, i))->name);
+	htab__free(&h->procs);
+	htab__free(&h->dsos);
 	free(h);
 }
 
-static struct hproc *proc_slot(struct dso_hits *h, uint32_t pid, bool create);
-
-static int grow(struct dso_hits *h)
+static bool proc_eq(const void *entry, const void *key)
 {
-	struct hproc *old = h->procs;
-	size_t ocap = h->cap;
-
-	h->procs = calloc(ocap * 2, sizeof(*h->procs));
-	if (!h->procs) {
-		h->procs = old;
-		return -ENOMEM;
-	}
-	h->cap = ocap * 2;
-	h->nprocs = 0;
-	for (size_t i = 0; i < ocap; i++) {
-		if (!old[i].pid)
-			continue;
-		struct hproc *p = proc_slot(h, old[i].pid, true);
-
-		*p = old[i];
-	}
-	free(old);
-	return 0;
+	return ((const struct hproc *)entry)->pid == *(const uint32_t *)key;
 }
 
+/*
+ * The process pid; with create, added when new. NULL for no process (pid
+ * 0 or -1), one not seen (without create), or out of memory (h->err set).
+ * The address is void after the next creation.
+ */
 static struct hproc *proc_slot(struct dso_hits *h, uint32_t pid, bool create)
 {
-	size_t i;
+	struct hproc *p;
+	bool added;
 
 	if (!pid || pid == (uint32_t)-1)
 		return NULL;
-	if (create && (h->nprocs + 1) * 2 > h->cap && grow(h))
-		return NULL;
-	for (i = (pid * 2654435761u) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (h->procs[i].pid == pid)
-			return &h->procs[i];
-		if (!h->procs[i].pid)
-			break;
-	}
 	if (!create)
-		return NULL;
-	h->procs[i].pid = pid;
-	h->nprocs++;
-	return &h->procs[i];
+		return htab__find(&h->procs, hash__mix(pid), proc_eq, &pid);
+	p = htab__get(&h->procs, hash__mix(pid), proc_eq, &pid, &added);
+	if (!p)
+		h->err = -ENOMEM;
+	else if (added)
+		p->pid = pid;
+	return p;
 }
 
+static bool dso_eq(const void *entry, const void *key)
+{
+	return !strcmp(((const struct hdso *)entry)->name, key);
+}
+
+/* The index of the DSO of file name, added when new; -ENOMEM. */
 static int dso_index(struct dso_hits *h, const char *name)
 {
-	/* few DSOs per run: a linear scan from the end finds recent ones first */
-	for (size_t i = h->ndsos; i-- > 0;)
-		if (!strcmp(h->dsos[i].name, name))
-			return i;
-	if (h->ndsos == h->capdsos) {
-		size_t ncap = h->capdsos ? h->capdsos * 2 : 64;
-		struct hdso *nd = realloc(h->dsos, ncap * sizeof(*nd));
+	bool added;
+	struct hdso *d = htab__get(&h->dsos, hash__str(name), dso_eq, name, &added);
 
-		if (!nd)
-			return -ENOMEM;
-		h->dsos = nd;
-		h->capdsos = ncap;
+	if (d && added && !(d->name = strdup(name))) {
+		htab__unget(&h->dsos);
+		d = NULL;
 	}
-	h->dsos[h->ndsos].name = strdup(name);
-	if (!h->dsos[h->ndsos].name)
+	if (!d || htab__n(&h->dsos) > INT32_MAX)
 		return -ENOMEM;
-	h->dsos[h->ndsos].hit = false;
-	return h->ndsos++;
+	return (int)(d - (struct hdso *)h->dsos.v);
 }
 
-/* An executable mapping; one without a file ([vdso], JIT code) has no DSO (-1). */
-static void add_map(struct dso_hits *h, uint32_t pid, uint64_t start, uint64_t len,
-		    const char *name)
+/*
+ * An executable mapping; one without a file ([vdso], JIT code) has no DSO
+ * (-1). 0, or -ENOMEM (h->err set).
+ */
+static int add_map(struct dso_hits *h, uint32_t pid, uint64_t start, uint64_t len,
+		   const char *name)
 {
 	struct hproc *p;
 	int d = -1;
 
-	p = proc_slot(h, pid, true);
 	if (name[0] == '/')
 		d = dso_index(h, name); /* [vdso], //anon...: no file, no build id */
-	if (!p || (name[0] == '/' && d < 0))
-		return;
-	if (p->nr == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 16;
-		struct exec_map *nm = realloc(p->maps, ncap * sizeof(*nm));
-
-		if (!nm)
-			return;
-		p->maps = nm;
-		p->cap = ncap;
-	}
+	if (d == -ENOMEM)
+		return h->err = -ENOMEM;
+	p = proc_slot(h, pid, true);
+	if (!p)
+		return h->err;
+	if (vec__reserve((void **)&p->maps, &p->cap, p->nr + 1, sizeof(*p->maps), 16))
+		return h->err = -ENOMEM;
 	p->maps[p->nr++] = (struct exec_map){ .start = start, .end = start + len, .dso = d };
 	p->sorted = false;
+	return 0;
 }
 
 static int map_cmp(const void *a, const void *b)
@@ -236,7 +210,7 @@ static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
 	for (size_t i = lo; i-- > 0;) {
 		if (ip < p->maps[i].end) {
 			if (p->maps[i].dso >= 0)
-				h->dsos[p->maps[i].dso].hit = true;
+				((struct hdso *)htab__at(&h->dsos, p->maps[i].dso))->hit = true;
 			return;
 		}
 		if (lo - i > 8)
@@ -244,31 +218,29 @@ static void hit_user(struct dso_hits *h, struct hproc *p, uint64_t ip)
 	}
 }
 
-static void on_fork(struct dso_hits *h, uint32_t pid, uint32_t ppid)
+/* A new process starts with a copy of its parent's maps. 0, or -ENOMEM (h->err set). */
+static int on_fork(struct dso_hits *h, uint32_t pid, uint32_t ppid)
 {
 	struct hproc *parent, *child;
 
 	if (pid == ppid)
-		return; /* a thread shares its process's maps */
-	parent = proc_slot(h, ppid, false);
+		return 0; /* a thread shares its process's maps */
 	child = proc_slot(h, pid, true);
 	if (!child)
-		return;
-	parent = proc_slot(h, ppid, false); /* the table may have grown */
+		return h->err;
+	parent = proc_slot(h, ppid, false); /* after the child's creation, which may move entries */
 	child->nr = 0;
 	if (!parent || !parent->nr)
-		return;
-	struct exec_map *nm = realloc(child->maps, parent->nr * sizeof(*nm));
-
-	if (!nm)
-		return;
-	memcpy(nm, parent->maps, parent->nr * sizeof(*nm));
-	child->maps = nm;
-	child->nr = child->cap = parent->nr;
+		return 0;
+	if (vec__reserve((void **)&child->maps, &child->cap, parent->nr, sizeof(*child->maps), 16))
+		return h->err = -ENOMEM;
+	memcpy(child->maps, parent->maps, parent->nr * sizeof(*child->maps));
+	child->nr = parent->nr;
 	child->sorted = parent->sorted;
+	return 0;
 }
 
-void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
+int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
 {
 	const struct perf_event_header *eh = rec;
 	const uint8_t *b = (const uint8_t *)(eh + 1);
@@ -279,7 +251,7 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 	switch (eh->type) {
 	case PERF_RECORD_MMAP2:
 		if (len < sizeof(*eh) + 64)
-			return;
+			return 0;
 		memcpy(&pid, b, 4);
 		memcpy(&a, b + 8, 8);
 		memcpy(&l, b + 16, 8);
@@ -288,28 +260,26 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 
 			memcpy(&prot, b + 56, 4);
 			if (prot & 4 /* PROT_EXEC */)
-				add_map(h, pid, a, l, (const char *)b + 64);
+				return add_map(h, pid, a, l, (const char *)b + 64);
 		}
-		return;
+		return 0;
 	case PERF_RECORD_MMAP:
 		if (len < sizeof(*eh) + 32 || (eh->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 						      PERF_RECORD_MISC_KERNEL)
-			return;
+			return 0;
 		memcpy(&pid, b, 4);
 		memcpy(&a, b + 8, 8);
 		memcpy(&l, b + 16, 8);
-		add_map(h, pid, a, l, (const char *)b + 32);
-		return;
+		return add_map(h, pid, a, l, (const char *)b + 32);
 	case PERF_RECORD_FORK:
 		if (len < sizeof(*eh) + 8)
-			return;
+			return 0;
 		memcpy(&pid, b, 4);
 		memcpy(&pid2, b + 4, 4);
-		on_fork(h, pid, pid2);
-		return;
+		return on_fork(h, pid, pid2);
 	case PERF_RECORD_COMM:
 		if (len < sizeof(*eh) + 8 || !(eh->misc & PERF_RECORD_MISC_COMM_EXEC))
-			return;
+			return 0;
 		memcpy(&pid, b, 4);
 		{
 			struct hproc *p = proc_slot(h, pid, false);
@@ -317,17 +287,17 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 			if (p)
 				p->nr = 0; /* exec: a new address space */
 		}
-		return;
+		return 0;
 	case PERF_RECORD_SAMPLE:
 		break;
 	default:
-		return;
+		return 0;
 	}
 	/* Samples: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, our two layouts */
 	if (sample_type != (cpu_sample_type()) && sample_type != offcpu_sample_type())
-		return;
+		return 0;
 	if (b + 56 > end)
-		return;
+		return 0;
 	memcpy(&pid, b + 16, 4);
 	memcpy(&l, b + 48, 8); /* callchain nr */
 	b += 56;
@@ -347,6 +317,7 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
 				hit_user(h, p, a);
 		}
 	}
+	return 0;
 }
 
 /*
@@ -430,20 +401,24 @@ int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len)
 {
 	uint8_t *buf = NULL, id[64];
 	size_t l = 0, cap = 0;
-	int n, err = 0;
+	int n, err = h->err;
 
+	if (err)
+		return err; /* a table with files missing would say less than it seems to */
 	if (h->kernel_hit) {
 		n = sym_kernel_build_id("/sys/kernel/notes", id, sizeof(id));
 		if (n > 0)
 			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_KERNEL, id, n,
 					"[kernel.kallsyms]");
 	}
-	for (size_t i = 0; !err && i < h->ndsos; i++) {
-		if (!h->dsos[i].hit)
+	for (size_t i = 0; !err && i < htab__n(&h->dsos); i++) {
+		const struct hdso *d = htab__at(&h->dsos, i);
+
+		if (!d->hit)
 			continue;
-		n = sym_read_build_id(h->dsos[i].name, id, sizeof(id));
+		n = sym_read_build_id(d->name, id, sizeof(id));
 		if (n > 0)
-			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_USER, id, n, h->dsos[i].name);
+			err = put_entry(&buf, &l, &cap, PERF_RECORD_MISC_USER, id, n, d->name);
 	}
 	if (err) {
 		free(buf);

@@ -152,8 +152,11 @@ size_t ustack_keep(const struct exec_map *m, size_t nr, const uint64_t *frames, 
 struct dso_hits;
 struct dso_hits *dso_hits__new(void);
 void dso_hits__free(struct dso_hits *h);
-/* Feed every record (side-band and samples) in file order. */
-void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
+/*
+ * Feed every record (side-band and samples) in file order: 0, or -ENOMEM
+ * (kept: dso_hits__build_id_feature() fails with it too).
+ */
+int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
 /*
  * Cut the user stack of a sample record at its first frame outside the
  * process's executable mappings, in place: returns the new length, *cut
@@ -161,7 +164,10 @@ void dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t 
  */
 size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
 			  bool *cut);
-/* Build the BUILD_ID feature section for the hit DSOs (and the kernel). */
+/*
+ * Build the BUILD_ID feature section for the hit DSOs (and the kernel):
+ * 0, or negative errno (the first failure of dso_hits__record() included).
+ */
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len);
 
 /* ---- synth.c ---- */

@@ -181,12 +181,15 @@ static int on_record(void *ctx, void *rec, size_t *len)
 	return 1;
 }
 
-/* Every record written (the perf writer's tap): the processes' mappings, DSO hits. */
+/*
+ * Every record written (the perf writer's tap): the processes' mappings,
+ * DSO hits. A failure is kept by dso_hits and fails finish_file().
+ */
 static void on_written(void *ctx, const void *rec, size_t len)
 {
 	struct session *s = ctx;
 
-	dso_hits__record(s->hits, rec, len, cpu_sample_type());
+	(void)dso_hits__record(s->hits, rec, len, cpu_sample_type());
 }
 
 /* The process a thread belongs to (the tid itself when unknown). */
@@ -554,7 +557,9 @@ static int finish_file(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 		err = perf_writer__set_feature(s->w, PERF_FEAT_SAMPLE_TIME, times, sizeof(times));
 	if (!err)
 		err = write_offcpu_feature(s, drops);
-	if (!err && !dso_hits__build_id_feature(s->hits, &bid, &bidlen) && bidlen)
+	if (!err)
+		err = dso_hits__build_id_feature(s->hits, &bid, &bidlen);
+	if (!err && bidlen)
 		err = perf_writer__set_feature(s->w, PERF_FEAT_BUILD_ID, bid, bidlen);
 	free(bid);
 	if (!err)

@@ -10,6 +10,7 @@
 
 #include "symbols/sym_internal.h"
 #include "util/hex.h"
+#include "util/vec.h"
 
 #define KSYMS_FILE_MAX (512u << 20)
 #define KSYMS_LAST_SIZE 4096
@@ -126,15 +127,8 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 		k->text = addr;
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
-	if (k->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-
-		e = realloc(k->e, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		k->e = e;
-		*cap = ncap;
-	}
+	if (vec__reserve((void **)&k->e, cap, k->nr + 1, sizeof(*k->e), 4096))
+		return -ENOMEM;
 	e = &k->e[k->nr];
 	e->start = addr;
 	e->size = 0;

@@ -10,6 +10,7 @@
 
 #include "symbols/sym_internal.h"
 #include "util/hex.h"
+#include "util/vec.h"
 
 #define PERFMAP_FILE_MAX (1u << 30)
 
@@ -54,15 +55,8 @@ static int perfmap__line(struct perfmap *m, char *p, char *end, size_t *cap)
 		*--end = '\0';
 	if (name == end)
 		return 0;
-	if (m->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-
-		e = realloc(m->e, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		m->e = e;
-		*cap = ncap;
-	}
+	if (vec__reserve((void **)&m->e, cap, m->nr + 1, sizeof(*m->e), 256))
+		return -ENOMEM;
 	e = &m->e[m->nr];
 	e->start = start;
 	e->size = size;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Pieces of the symbolizer, each testable (and fuzzable) alone: an index
- * hash table, the kallsyms and perf-PID.map parsers (on memory buffers),
+ * Pieces of the symbolizer, each testable (and fuzzable) alone: the
+ * kallsyms and perf-PID.map parsers (on memory buffers),
  * and the demangler.
  */
 #ifndef OFFCPU_SYM_INTERNAL_H
@@ -10,28 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/*
- * Open-addressing table of indexes into an array the caller owns. The
- * caller hashes and compares; the table only stores idx+1 (0 = empty).
- */
-struct sym_htab {
-	uint32_t *slots;
-	uint64_t *hashes;
-	size_t cap; /* power of two */
-	size_t nr;
-};
-
-typedef bool (*sym_htab_eq_fn)(const void *ctx, uint32_t idx);
-
-/* Index whose entry equals (per eq) the probed key, or -1. */
-int64_t sym_htab__find(const struct sym_htab *h, uint64_t hash, sym_htab_eq_fn eq, const void *ctx);
-/* Add idx under hash (the caller checked it is absent); grows as needed. */
-int sym_htab__add(struct sym_htab *h, uint64_t hash, uint32_t idx);
-void sym_htab__exit(struct sym_htab *h);
-
-uint64_t sym_hash_bytes(const void *p, size_t len, uint64_t seed);
-uint64_t sym_hash_u64(uint64_t x);
 
 /* One symbol of a sorted table (kallsyms, perf map, ELF). */
 struct sym_entry {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Hash table, sorted symbol arrays and file reading shared by the symbol sources. */
+/* Sorted symbol arrays and file reading shared by the symbol sources. */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,89 +9,6 @@
 #include <unistd.h>
 
 #include "symbols/sym_internal.h"
-
-uint64_t sym_hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-uint64_t sym_hash_bytes(const void *p, size_t len, uint64_t seed)
-{
-	const unsigned char *c = p;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ULL;
-	}
-	return sym_hash_u64(h);
-}
-
-int64_t sym_htab__find(const struct sym_htab *h, uint64_t hash, sym_htab_eq_fn eq, const void *ctx)
-{
-	size_t mask, i;
-
-	if (!h->cap)
-		return -1;
-	mask = h->cap - 1;
-	for (i = hash & mask; h->slots[i]; i = (i + 1) & mask) {
-		if (h->hashes[i] == hash && eq(ctx, h->slots[i] - 1))
-			return h->slots[i] - 1;
-	}
-	return -1;
-}
-
-static void htab__put(uint32_t *slots, uint64_t *hashes, size_t cap, uint64_t hash, uint32_t idx)
-{
-	size_t i;
-
-	for (i = hash & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-		;
-	slots[i] = idx + 1;
-	hashes[i] = hash;
-}
-
-/* Load factor stays under 1/2 so probes stay short and a free slot always exists. */
-int sym_htab__add(struct sym_htab *h, uint64_t hash, uint32_t idx)
-{
-	if (idx == UINT32_MAX)
-		return -E2BIG;
-	if ((h->nr + 1) * 2 > h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 64, i;
-		uint32_t *ns = calloc(ncap, sizeof(*ns));
-		uint64_t *nh = calloc(ncap, sizeof(*nh));
-
-		if (!ns || !nh) {
-			free(ns);
-			free(nh);
-			return -ENOMEM;
-		}
-		for (i = 0; i < h->cap; i++)
-			if (h->slots[i])
-				htab__put(ns, nh, ncap, h->hashes[i], h->slots[i] - 1);
-		free(h->slots);
-		free(h->hashes);
-		h->slots = ns;
-		h->hashes = nh;
-		h->cap = ncap;
-	}
-	htab__put(h->slots, h->hashes, h->cap, hash, idx);
-	h->nr++;
-	return 0;
-}
-
-void sym_htab__exit(struct sym_htab *h)
-{
-	free(h->slots);
-	free(h->hashes);
-	memset(h, 0, sizeof(*h));
-}
 
 static int entry__cmp(const void *a, const void *b)
 {

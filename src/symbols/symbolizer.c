@@ -2,6 +2,11 @@
 /*
  * The symbolizer: tables of DSOs, kallsyms and perf maps, and the caches
  * that make each distinct (dso, address) cost one lookup in a run.
+ *
+ * Over 700 lines on purpose: the DSO table, the resolve and demangle
+ * caches and the kernel and perf-map paths all work on struct symbolizer,
+ * which no other file sees; what they call (ELF, kallsyms and perf-map
+ * parsers, build ids, the vDSO) is in files of its own.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -16,6 +21,9 @@
 #include "symbols/sym_internal.h"
 #include "symbols/symbolizer.h"
 #include "symbols/vdso.h"
+#include "util/hash.h"
+#include "util/htab.h"
+#include "util/vec.h"
 
 #define SYM_MAX_INLINE 32
 
@@ -54,19 +62,13 @@ struct symbolizer {
 	struct image *images;
 	size_t nr_images;
 
-	struct sym_dso **dsos;
-	size_t nr_dsos, cap_dsos;
-	struct sym_htab dso_htab;
+	struct htab dsos;       /* struct sym_dso * (owned), by path and build id; sym_dso.idx */
 
-	struct rcache_entry *rc;
-	size_t nr_rc, cap_rc;
-	struct sym_htab rc_htab;
+	struct htab rc;         /* struct rcache_entry, by (dso, offset) */
 	struct sym_frame *frames;
 	size_t nr_frames, cap_frames;
 
-	struct demangled *dm;
-	size_t nr_dm, cap_dm;
-	struct sym_htab dm_htab;
+	struct htab dm;         /* struct demangled, by mangled name */
 
 	struct ksyms *ksyms;
 	bool ksyms_tried;
@@ -74,27 +76,10 @@ struct symbolizer {
 	bool kthread_running;
 	uint64_t text_addr;
 
-	struct pid_map *pm;
-	size_t nr_pm, cap_pm;
-	struct sym_htab pm_htab;
+	struct htab pm;         /* struct pid_map, by pid */
+	bool nomem;             /* a name could not be kept: the resolve that asked fails */
+	bool knomem;            /* kallsyms could not be read for want of memory (set by kthread) */
 };
-
-/* Grow an array of elem-sized items so that one more fits. */
-static int grow(void **arr, size_t *cap, size_t nr, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (nr < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 static char *dup_or(const char *s, const char *def)
 {
@@ -108,6 +93,10 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	if (!s)
 		return NULL;
 	elf_version(EV_CURRENT);
+	htab__init(&s->dsos, sizeof(struct sym_dso *));
+	htab__init(&s->rc, sizeof(struct rcache_entry));
+	htab__init(&s->dm, sizeof(struct demangled));
+	htab__init(&s->pm, sizeof(struct pid_map));
 	if (opts)
 		s->opts = *opts;
 	s->kallsyms_given = s->opts.kallsyms != NULL;
@@ -137,24 +126,22 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	if (s->kthread_running)
 		pthread_join(s->kthread, NULL);
-	for (i = 0; i < s->nr_dsos; i++) {
-		sym_dso__exit(s->dsos[i]);
-		free(s->dsos[i]);
+	for (i = 0; i < htab__n(&s->dsos); i++) {
+		struct sym_dso *d = *(struct sym_dso **)htab__at(&s->dsos, i);
+
+		sym_dso__exit(d);
+		free(d);
 	}
-	free(s->dsos);
-	sym_htab__exit(&s->dso_htab);
-	free(s->rc);
-	sym_htab__exit(&s->rc_htab);
+	htab__free(&s->dsos);
+	htab__free(&s->rc);
 	free(s->frames);
-	for (i = 0; i < s->nr_dm; i++)
-		free(s->dm[i].name);
-	free(s->dm);
-	sym_htab__exit(&s->dm_htab);
+	for (i = 0; i < htab__n(&s->dm); i++)
+		free(((struct demangled *)htab__at(&s->dm, i))->name);
+	htab__free(&s->dm);
 	ksyms__free(s->ksyms);
-	for (i = 0; i < s->nr_pm; i++)
-		perfmap__free(s->pm[i].map);
-	free(s->pm);
-	sym_htab__exit(&s->pm_htab);
+	for (i = 0; i < htab__n(&s->pm); i++)
+		perfmap__free(((struct pid_map *)htab__at(&s->pm, i))->map);
+	htab__free(&s->pm);
 	for (i = 0; i < s->nr_images; i++) {
 		free(s->images[i].name);
 		free(s->images[i].data);
@@ -171,57 +158,47 @@ void symbolizer__free(struct symbolizer *s)
 
 /* ---- names ---- */
 
-struct dm_key {
-	const struct symbolizer *s;
-	const char *name;
-};
-
-static bool dm__eq(const void *ctx, uint32_t idx)
+static bool dm__eq(const void *entry, const void *key)
 {
-	const struct dm_key *k = ctx;
-
-	return strcmp(k->s->dm[idx].mangled, k->name) == 0;
+	return strcmp(((const struct demangled *)entry)->mangled, key) == 0;
 }
 
-/* The name to show for a symbol: demangled once per distinct string, when asked. */
+/*
+ * The name to show for a symbol: demangled once per distinct string, when
+ * asked. Out of memory it returns the mangled name and sets s->nomem, so
+ * that the resolve that asked returns -ENOMEM.
+ */
 static const char *symbolizer__name(struct symbolizer *s, const char *name)
 {
-	struct dm_key key = { s, name };
-	uint64_t h;
-	int64_t i;
-	char *dm;
+	struct demangled *e;
+	bool added;
 
 	if (!name || !s->opts.demangle || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return name;
-	h = sym_hash_bytes(name, strlen(name), 0);
-	i = sym_htab__find(&s->dm_htab, h, dm__eq, &key);
-	if (i >= 0)
-		return s->dm[i].name ? s->dm[i].name : name;
-	dm = sym_demangle(name);
-	if (grow((void **)&s->dm, &s->cap_dm, s->nr_dm, sizeof(*s->dm)) < 0 ||
-	    sym_htab__add(&s->dm_htab, h, (uint32_t)s->nr_dm) < 0) {
-		free(dm);
+	e = htab__get(&s->dm, hash__str(name), dm__eq, name, &added);
+	if (!e) {
+		s->nomem = true;
 		return name;
 	}
-	s->dm[s->nr_dm].mangled = name;
-	s->dm[s->nr_dm].name = dm;
-	s->nr_dm++;
-	return dm ? dm : name;
+	if (added) {
+		e->mangled = name;
+		e->name = sym_demangle(name);
+	}
+	return e->name ? e->name : name;
 }
 
 /* ---- DSOs ---- */
 
 struct dso_key {
-	const struct symbolizer *s;
 	const char *path;
 	const uint8_t *bid;
 	size_t bsz;
 };
 
-static bool dso__eq(const void *ctx, uint32_t idx)
+static bool dso__eq(const void *entry, const void *key)
 {
-	const struct dso_key *k = ctx;
-	const struct sym_dso *d = k->s->dsos[idx];
+	const struct dso_key *k = key;
+	const struct sym_dso *d = *(struct sym_dso *const *)entry;
 
 	return d->build_id_size == k->bsz && (!k->bsz || memcmp(d->build_id, k->bid, k->bsz) == 0) &&
 	       strcmp(d->path, k->path) == 0;
@@ -233,9 +210,9 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 				const uint8_t *build_id, size_t build_id_size)
 {
 	struct dso_key key;
-	struct sym_dso *d;
+	struct sym_dso **e, *d;
+	bool added;
 	uint64_t h;
-	int64_t i;
 	size_t k;
 
 	if (!s || !path)
@@ -251,29 +228,27 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 		;
 	if (k == build_id_size)
 		build_id_size = 0;
-	key = (struct dso_key){ s, path, build_id, build_id_size };
-	h = sym_hash_bytes(path, strlen(path), 0) ^ sym_hash_bytes(build_id, build_id_size, 1);
-	i = sym_htab__find(&s->dso_htab, h, dso__eq, &key);
-	if (i >= 0)
-		return s->dsos[i];
-
-	if (grow((void **)&s->dsos, &s->cap_dsos, s->nr_dsos, sizeof(*s->dsos)) < 0)
+	key = (struct dso_key){ path, build_id, build_id_size };
+	h = hash__bytes(path, strlen(path), 0) ^ hash__bytes(build_id, build_id_size, 1);
+	e = htab__get(&s->dsos, h, dso__eq, &key, &added);
+	if (!e)
 		return NULL;
+	if (!added)
+		return *e;
 	d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	d->path = strdup(path);
-	if (!d->path || sym_htab__add(&s->dso_htab, h, (uint32_t)s->nr_dsos) < 0) {
-		free(d->path);
+	if (d)
+		d->path = strdup(path);
+	if (!d || !d->path) {
 		free(d);
+		htab__unget(&s->dsos);
 		return NULL;
 	}
 	if (build_id_size)
 		memcpy(d->build_id, build_id, build_id_size);
 	d->build_id_size = build_id_size;
 	d->demangle = s->opts.demangle;
-	d->idx = (uint32_t)s->nr_dsos;
-	s->dsos[s->nr_dsos++] = d;
+	d->idx = (uint32_t)(e - (struct sym_dso **)s->dsos.v);
+	*e = d;
 	if (dso__load(s, d) < 0 && !d->warning)
 		d->warning = strdup("out of memory loading symbols");
 	return d;
@@ -338,8 +313,10 @@ static int vdso__load(struct symbolizer *s, struct sym_dso *d)
 		return sym_dso__load_image(d, image, len); /* warns on another build id */
 	if (asprintf(&d->warning, "%s: no image of build id %s (not in the recording, nor in %s, nor this process's)",
 		     d->path, d->build_id_size ? build_id__hex(d->build_id, d->build_id_size, hex) : "(none recorded)",
-		     s->buildid_dir[0] ? s->buildid_dir : "a build-id cache") < 0)
+		     s->buildid_dir[0] ? s->buildid_dir : "a build-id cache") < 0) {
 		d->warning = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -365,8 +342,10 @@ static int dso__load(struct symbolizer *s, struct sym_dso *d)
 						 n == -ENODATA ? "without a build id" :
 						 n < 0 ? "not a readable ELF file" :
 							 "another build than the one recorded",
-					d->file) < 0)
+					d->file) < 0) {
 			d->warning = NULL;
+			return -ENOMEM;
+		}
 	}
 	return sym_dso__load(d, s->debug_dir, s->opts.srcline || s->opts.inlines);
 }
@@ -528,17 +507,11 @@ static int dwarf__frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 
 /* ---- user addresses ---- */
 
-struct rc_key {
-	const struct symbolizer *s;
-	uint32_t dso;
-	uint64_t off;
-};
-
-static bool rc__eq(const void *ctx, uint32_t idx)
+static bool rc__eq(const void *entry, const void *key)
 {
-	const struct rc_key *k = ctx;
+	const struct rcache_entry *e = entry, *k = key;
 
-	return k->s->rc[idx].dso == k->dso && k->s->rc[idx].off == k->off;
+	return e->dso == k->dso && e->off == k->off;
 }
 
 /* Copy a cached result out; when the caller has fewer slots than frames the
@@ -593,9 +566,9 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
 			uint64_t pgoff, uint64_t ip, struct sym_frame *frames, int max)
 {
 	struct sym_frame tmp[SYM_MAX_INLINE + 1];
-	struct rc_key key;
+	struct rcache_entry key, *e;
 	uint64_t off, h;
-	int64_t i;
+	bool added;
 	int n;
 
 	if (!s || !d || !frames || max < 0)
@@ -604,27 +577,29 @@ int symbolizer__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t map_st
 		return 0;
 	off = ip - map_start + pgoff;
 	/* Without file offsets only the distance into the mapping matters: cache on that. */
-	key = (struct rc_key){ s, d->idx, d->no_offsets ? ip - map_start : off };
-	h = sym_hash_u64(key.off ^ ((uint64_t)d->idx << 48) ^ ((uint64_t)d->idx >> 16));
-	i = sym_htab__find(&s->rc_htab, h, rc__eq, &key);
-	if (i >= 0)
-		return rc__copy(s, &s->rc[i], frames, max);
+	key = (struct rcache_entry){ .off = d->no_offsets ? ip - map_start : off, .dso = d->idx };
+	h = hash__mix(key.off ^ ((uint64_t)d->idx << 48) ^ ((uint64_t)d->idx >> 16));
+	e = htab__find(&s->rc, h, rc__eq, &key);
+	if (e)
+		return rc__copy(s, e, frames, max);
 
 	n = dso__resolve(s, d, off, pgoff, tmp, SYM_MAX_INLINE + 1);
-	if (grow((void **)&s->rc, &s->cap_rc, s->nr_rc, sizeof(*s->rc)) < 0)
+	if (s->nomem)
 		return -ENOMEM;
-	while (s->nr_frames + (size_t)n > s->cap_frames)
-		if (grow((void **)&s->frames, &s->cap_frames, s->cap_frames, sizeof(*s->frames)) < 0)
-			return -ENOMEM;
-	if (s->nr_frames + (size_t)n > UINT32_MAX || sym_htab__add(&s->rc_htab, h, (uint32_t)s->nr_rc) < 0)
+	if (s->nr_frames + (size_t)n > UINT32_MAX ||
+	    vec__reserve((void **)&s->frames, &s->cap_frames, s->nr_frames + (size_t)n,
+			 sizeof(*s->frames), 64))
+		return -ENOMEM;
+	e = htab__get(&s->rc, h, rc__eq, &key, &added);
+	if (!e)
 		return -ENOMEM;
 	if (n)
 		memcpy(&s->frames[s->nr_frames], tmp, (size_t)n * sizeof(*tmp));
-	s->rc[s->nr_rc] = (struct rcache_entry){
-		.off = key.off, .dso = d->idx, .first = (uint32_t)s->nr_frames, .nr = (uint32_t)n,
-	};
+	*e = key;
+	e->first = (uint32_t)s->nr_frames;
+	e->nr = (uint32_t)n;
 	s->nr_frames += (size_t)n;
-	return rc__copy(s, &s->rc[s->nr_rc++], frames, max);
+	return rc__copy(s, e, frames, max);
 }
 
 /* ---- kernel ---- */
@@ -672,8 +647,10 @@ static const char *kallsyms__for_recording(struct symbolizer *s, char **cached)
 		return *cached;
 	if (asprintf(&s->kwarning, "the recording's kernel (build id %s) is not the running one (%s) and %s has no copy of its kallsyms: kernel functions are not named",
 		     build_id__hex(s->kbid, s->kbid_size, h1), build_id__hex(run, (size_t)n, h2),
-		     s->buildid_dir[0] ? s->buildid_dir : "the build-id cache") < 0)
+		     s->buildid_dir[0] ? s->buildid_dir : "the build-id cache") < 0) {
 		s->kwarning = NULL;
+		s->knomem = true;
+	}
 	return NULL;
 }
 
@@ -684,8 +661,11 @@ static void ksyms__load_now(struct symbolizer *s)
 	int err;
 
 	path = kallsyms__for_recording(s, &cached);
-	if (path && path[0])
+	if (path && path[0]) {
 		s->ksyms = ksyms__load(path, &err);
+		if (!s->ksyms && err == -ENOMEM)
+			s->knomem = true;
+	}
 	free(cached);
 }
 
@@ -741,7 +721,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_fra
 	memset(frame, 0, sizeof(*frame));
 	k = symbolizer__ksyms(s);
 	if (!k)
-		return 0;
+		return s->knomem ? -ENOMEM : 0;
 	ktext = ksyms__text(k);
 	if (s->text_addr && ktext && s->text_addr != ktext && ip >= s->text_addr &&
 	    ip - s->text_addr < ksyms__image_end(k) - ktext)
@@ -758,52 +738,44 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_fra
 
 /* ---- JIT maps ---- */
 
-struct pm_key {
-	const struct symbolizer *s;
-	int pid;
-};
-
-static bool pm__eq(const void *ctx, uint32_t idx)
+static bool pm__eq(const void *entry, const void *key)
 {
-	const struct pm_key *k = ctx;
-
-	return k->s->pm[idx].pid == k->pid;
+	return ((const struct pid_map *)entry)->pid == *(const int *)key;
 }
 
 int symbolizer__resolve_perfmap(struct symbolizer *s, int pid, uint64_t ip,
 				struct sym_frame *frame)
 {
-	struct pm_key key = { s, pid };
 	const struct sym_entry *e;
 	struct perfmap *m = NULL;
-	uint64_t h = sym_hash_u64((uint64_t)(uint32_t)pid);
+	uint64_t h = hash__mix((uint64_t)(uint32_t)pid);
+	struct pid_map *pe;
 	char *path = NULL;
-	int64_t i;
+	bool added;
 	int err;
 
 	if (!s || !frame)
 		return -EINVAL;
 	memset(frame, 0, sizeof(*frame));
-	i = sym_htab__find(&s->pm_htab, h, pm__eq, &key);
-	if (i >= 0) {
-		m = s->pm[i].map;
+	pe = htab__find(&s->pm, h, pm__eq, &pid);
+	if (pe) {
+		m = pe->map;
 	} else {
 		/* Read once per pid, a missing file included. */
-		if (grow((void **)&s->pm, &s->cap_pm, s->nr_pm, sizeof(*s->pm)) < 0)
-			return -ENOMEM;
 		if (asprintf(&path, "%s/perf-%d.map", s->perfmap_dir, pid) < 0)
 			return -ENOMEM;
 		m = perfmap__load(path, &err);
 		free(path);
-		if (sym_htab__add(&s->pm_htab, h, (uint32_t)s->nr_pm) < 0) {
+		pe = htab__get(&s->pm, h, pm__eq, &pid, &added);
+		if (!pe) {
 			perfmap__free(m);
 			return -ENOMEM;
 		}
-		s->pm[s->nr_pm++] = (struct pid_map){ .pid = pid, .map = m };
+		*pe = (struct pid_map){ .pid = pid, .map = m };
 	}
 	if (!m || !(e = perfmap__find(m, ip)))
 		return 0;
 	frame->sym = symbolizer__name(s, e->name);
 	frame->offset = ip - e->start;
-	return 1;
+	return s->nomem ? -ENOMEM : 1;
 }

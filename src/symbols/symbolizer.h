@@ -97,7 +97,7 @@ int symbolizer__load_kernel_async(struct symbolizer *s);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
 			       const char **module);
 
-/* JIT code through /tmp/perf-PID.map; returns 1 when found, 0 otherwise. */
+/* JIT code through /tmp/perf-PID.map; returns 1 when found, 0 otherwise, negative errno on error. */
 int symbolizer__resolve_perfmap(struct symbolizer *s, int pid, uint64_t ip,
 				struct sym_frame *frame);
 

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 
 static int fd = -1;
 static char path[64];

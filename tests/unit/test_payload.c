@@ -16,7 +16,7 @@
 #include "pd_builder.h"
 #include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_reader.h"
-#include "report/session.h"
+#include "session/session.h"
 
 #define ST0 (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)

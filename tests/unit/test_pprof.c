@@ -14,10 +14,10 @@
 #include <zlib.h>
 
 #include "pd_builder.h"
-#include "pprof/pb.h"
-#include "pprof/pprof.h"
-#include "report/profile.h"
-#include "report/report.h"
+#include "output/pprof/pb.h"
+#include "output/pprof/pprof.h"
+#include "profile/profile.h"
+#include "output/report.h"
 
 static void expect_bytes(struct pb *b, const char *hex)
 {

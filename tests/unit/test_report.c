@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "pd_builder.h"
-#include "report/callgraph.h"
-#include "report/profile.h"
-#include "report/report.h"
+#include "profile/callgraph.h"
+#include "profile/profile.h"
+#include "output/report.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)

@@ -17,15 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamegraph/flamegraph.h"
+#include "output/flamegraph/flamegraph.h"
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_reader.h"
 #include "perfdata/perf_writer.h"
 #include "record/record.h"
-#include "report/offwake.h"
-#include "report/profile.h"
-#include "report/report.h"
-#include "report/threads.h"
+#include "profile/offwake.h"
+#include "profile/profile.h"
+#include "output/report.h"
+#include "output/threads.h"
 
 #define CPU_ID 42
 #define PID 100

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* `offcpu record`: options into a record_opts, then a session. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "record/record.h"
+
+static const char usage_text[] =
+	"usage: offcpu record [options] [-- COMMAND [ARGS...]]\n"
+	"       offcpu record [options] -p PID|-t TID|-a [SECS]\n"
+	"\n"
+	"Record where threads wait (off-CPU time, event offcpu-time) and where they\n"
+	"run (cpu-clock samples) into a perf.data file that Linux perf reads.\n"
+	"\n"
+	"Targets (default with no COMMAND: the whole machine):\n"
+	"  -p, --pid PID[,PID...]     processes (all their threads), until they exit\n"
+	"  -t, --tid TID[,TID...]     threads, until they exit\n"
+	"  -a, --all-cpus             the whole machine\n"
+	"  -C, --cpu LIST             only these CPUs (e.g. 0,2-3)\n"
+	"  -G, --cgroup PATH          only tasks in this cgroup v2 (and below)\n"
+	"  COMMAND                    run it and record it and its children\n"
+	"      --user NAME            run COMMAND as user NAME (its groups too); offcpu\n"
+	"                             keeps its privileges for BPF and perf events only\n"
+	"\n"
+	"Recording:\n"
+	"  -o, --output FILE          output file (default perf.data; an existing one\n"
+	"                             becomes FILE.old)\n"
+	"  -d, --duration SECS        stop after SECS seconds; a number after -p, -t or -a\n"
+	"                             with no COMMAND is the same (offcpu record -p PID 5)\n"
+	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
+	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
+	"      --no-cpu               off-CPU only, no CPU samples\n"
+	"      --off-cpu-thresh MS    waits of MS or more are written one by one, shorter\n"
+	"                             ones summed in the kernel (default 500)\n"
+	"      --off-cpu-states S|D|SD  sleep states that count as off-CPU (default SD)\n"
+	"      --flush-interval MS    drain the in-kernel sums every MS (default 1000)\n"
+	"      --stacks user,kernel   stacks taken at switch-out (default user,kernel)\n"
+	"  -U, --user-stacks-only     the same as --stacks user\n"
+	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
+	"  -g                         call graphs: always on (accepted as in perf record)\n"
+	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
+	"                             from the cache of blocking points when the thread\n"
+	"                             blocks where it blocked before)\n"
+	"      --kernel-threads       include kernel threads' off-CPU time\n"
+	"  -u, --user-threads-only    user threads only: off-CPU time (as by default) and\n"
+	"                             CPU samples\n"
+	"  -k, --kernel-threads-only  kernel threads only: off-CPU time and CPU samples\n"
+	"  -m, --min-block-time US    leave out waits shorter than US microseconds\n"
+	"  -M, --max-block-time US    leave out waits longer than US microseconds (both\n"
+	"                             filtered in the kernel and counted in the summary)\n"
+	"      --wakeups              note who woke each waiting thread, with its stacks\n"
+	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
+	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
+	"                             preemption or fork (event sched-delay)\n"
+	"  -q, --quiet                no status line or summary\n"
+	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
+	"                             progress, switch-ins the kernel hid\n"
+	"  -h, --help                 this text\n";
+
+enum {
+	OPT_NO_CPU = 256,
+	OPT_THRESH,
+	OPT_STATES,
+	OPT_FLUSH,
+	OPT_STACKS,
+	OPT_KTHREADS,
+	OPT_WAKEUPS,
+	OPT_SCHED_DELAY,
+	OPT_USER,
+	OPT_NO_KCACHE,
+};
+
+/* -u/-k and -U/-K: each pair is one choice, asked at most once. */
+enum { ONLY_NONE, ONLY_USER, ONLY_KERNEL };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_THRESH },
+	{ "off-cpu-states", required_argument, NULL, OPT_STATES },
+	{ "flush-interval", required_argument, NULL, OPT_FLUSH },
+	{ "stacks", required_argument, NULL, OPT_STACKS },
+	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
+	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
+	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "user-threads-only", no_argument, NULL, 'u' },
+	{ "kernel-threads-only", no_argument, NULL, 'k' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "min-block-time", required_argument, NULL, 'm' },
+	{ "max-block-time", required_argument, NULL, 'M' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
+		usage_text);
+	return 2;
+}
+
+/* Options that cannot go together: usage, exit 2. */
+static int conflict(const char *why)
+{
+	fprintf(stderr, "offcpu record: %s\n\n%s", why, usage_text);
+	return 2;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end ? -EINVAL : 0;
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
+static int parse_states(const char *s, uint32_t *mask)
+{
+	*mask = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s == 'S' || *s == 's')
+			*mask |= OFFCPU_STATE_S;
+		else if (*s == 'D' || *s == 'd')
+			*mask |= OFFCPU_STATE_D;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_stacks(const char *s, bool *user, bool *kernel)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*user = *kernel = false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "user"))
+			*user = true;
+		else if (!strcmp(tok, "kernel"))
+			*kernel = true;
+		else
+			return -EINVAL;
+	}
+	return *user || *kernel ? 0 : -EINVAL;
+}
+
+/* The options of the events and their stacks, for option(). */
+static int event_option(struct record_opts *o, int c, const char *arg, char **argv)
+{
+	unsigned long long u;
+
+	switch (c) {
+	case 'F':
+		if (parse_uint(arg, 100000, &u) || !u)
+			return bad("-F", arg, "expected a frequency in Hz (1-100000)");
+		o->freq = u;
+		return 0;
+	case 'e':
+		if (strcmp(arg, "cpu-clock") && strcmp(arg, "task-clock") &&
+		    strcmp(arg, "cycles"))
+			return bad("-e", arg, "cpu-clock, task-clock or cycles");
+		o->event = arg;
+		return 0;
+	case OPT_NO_CPU:
+		o->no_cpu = true;
+		return 0;
+	case OPT_THRESH:
+		if (parse_uint(arg, 3600000, &u))
+			return bad("--off-cpu-thresh", arg, "expected milliseconds");
+		o->thresh_ns = u * 1000000ULL;
+		return 0;
+	case OPT_STATES:
+		if (parse_states(arg, &o->state_mask))
+			return bad("--off-cpu-states", arg, "expected S, D or SD");
+		return 0;
+	case OPT_FLUSH:
+		if (parse_uint(arg, 3600000, &u) || u < 10)
+			return bad("--flush-interval", arg, "expected milliseconds >= 10");
+		o->flush_ms = u;
+		return 0;
+	case OPT_STACKS:
+		if (parse_stacks(arg, &o->ustack, &o->kstack))
+			return bad("--stacks", arg, "expected user, kernel or user,kernel");
+		return 0;
+	case OPT_KTHREADS:
+		o->kernel_threads = true;
+		return 0;
+	case OPT_NO_KCACHE:
+		o->kstack_cache = false;
+		return 0;
+	case OPT_WAKEUPS:
+		o->wakeups = true;
+		return 0;
+	case OPT_SCHED_DELAY:
+		o->sched_delay = true;
+		return 0;
+	case OPT_USER:
+		if (!*arg)
+			return bad("--user", arg, "expected a user name or uid");
+		o->user = arg;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:
+		if (optopt && optopt < 256)
+			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
+				optopt);
+		else
+			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
+				argv[optind - 1]);
+		fputs(usage_text, stderr);
+		return 2;
+	}
+}
+
+/*
+ * Option c of getopt_long() with its value arg into o: 0, or 2 (the exit
+ * status) after the message and the usage on stderr: a bad value, an
+ * unknown option or a missing value. What is recorded and where to;
+ * event_option() takes the rest.
+ */
+static int option(struct record_opts *o, int c, const char *arg, char **argv)
+{
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return bad("-o", arg, "empty path");
+		o->output = arg;
+		return 0;
+	case 'p':
+		if (int_list__parse(&o->pids, arg, false))
+			return bad("-p", arg, "expected PID[,PID...]");
+		return 0;
+	case 't':
+		if (int_list__parse(&o->tids, arg, false))
+			return bad("-t", arg, "expected TID[,TID...]");
+		return 0;
+	case 'a':
+		o->all_cpus = true;
+		return 0;
+	case 'C':
+		if (int_list__parse(&o->cpus, arg, true))
+			return bad("-C", arg, "expected a CPU list such as 0,2-3");
+		return 0;
+	case 'G':
+		o->cgroup = arg;
+		return 0;
+	case 'd':
+		if (parse_double(arg, &o->duration) || o->duration <= 0)
+			return bad("-d", arg, "expected seconds > 0");
+		return 0;
+	default:
+		return event_option(o, c, arg, argv);
+	}
+}
+
+/* What -u/-k and -U/-K asked for so far (ONLY_*): asking both ways is a conflict. */
+struct only {
+	int threads, stacks;
+};
+
+/*
+ * The habits of BCC's offcputime and perf record (-u/-k, -U/-K, -m/-M,
+ * -g, -v) into o and only: 0, or 2 after the message; the rest goes to
+ * option().
+ */
+static int habit_option(struct record_opts *o, struct only *only, int c, const char *arg,
+			char **argv)
+{
+	unsigned long long u;
+
+	switch (c) {
+	case 'u':
+	case 'k':
+		if (only->threads && only->threads != (c == 'u' ? ONLY_USER : ONLY_KERNEL))
+			return conflict("-u and -k: user or kernel threads, not both");
+		only->threads = c == 'u' ? ONLY_USER : ONLY_KERNEL;
+		return 0;
+	case 'U':
+	case 'K':
+		if (only->stacks && only->stacks != (c == 'U' ? ONLY_USER : ONLY_KERNEL))
+			return conflict("-U and -K: user or kernel stacks only, not both (both is the default)");
+		only->stacks = c == 'U' ? ONLY_USER : ONLY_KERNEL;
+		o->ustack = c == 'U';
+		o->kstack = c == 'K';
+		return 0;
+	case 'm':
+		if (parse_uint(arg, UINT64_MAX / 1000, &u))
+			return bad("-m", arg, "expected microseconds");
+		o->min_ns = u * 1000;
+		return 0;
+	case 'M':
+		if (parse_uint(arg, UINT64_MAX / 1000 - 1, &u))
+			return bad("-M", arg, "expected microseconds");
+		o->max_ns = u * 1000;
+		return 0;
+	case 'g':
+		return 0; /* perf's "call graphs on": they always are */
+	case 'v':
+		o->verbose = true;
+		return 0;
+	default:
+		return option(o, c, arg, argv);
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = {
+		.output = "perf.data",
+		.freq = 999,
+		.event = "cpu-clock",
+		.thresh_ns = 500000000ULL,
+		.state_mask = OFFCPU_STATE_S | OFFCPU_STATE_D,
+		.flush_ms = 1000,
+		.ustack = true,
+		.kstack = true,
+		.kstack_cache = true,
+		.user_threads = true,
+		.max_ns = UINT64_MAX,
+		.orig_argc = argc,
+		.orig_argv = argv,
+	};
+	struct only only = { ONLY_NONE, ONLY_NONE };
+	int c, ret, before = 1;
+	bool dashdash;
+
+	optind = 1;
+	opterr = 0; /* our own message, prefixed like every other */
+	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts, NULL)) !=
+	       -1) {
+		before = optind;
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			ret = 0;
+			goto out;
+		}
+		ret = habit_option(&o, &only, c, optarg, argv);
+		if (ret)
+			goto out;
+	}
+	/*
+	 * BCC's trailing duration (offcputime -p PID 5): one number after
+	 * -p/-t/-a, with no COMMAND and no "--" before it; anything else
+	 * after the options is a COMMAND, as before.
+	 */
+	dashdash = optind > before;
+	if (!dashdash && optind == argc - 1 && (o.pids.n || o.tids.n || o.all_cpus) &&
+	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
+		double secs;
+
+		if (parse_double(argv[optind], &secs) || secs <= 0) {
+			ret = bad("the duration", argv[optind], "expected seconds > 0");
+			goto out;
+		}
+		if (o.duration > 0) {
+			ret = conflict("two durations: -d and a trailing number");
+			goto out;
+		}
+		o.duration = secs;
+		optind++;
+	}
+	if (o.min_ns > o.max_ns) {
+		ret = conflict("-m is above -M: no wait would be kept");
+		goto out;
+	}
+	if (only.threads == ONLY_USER && o.kernel_threads) {
+		ret = conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
+		goto out;
+	}
+	if (only.threads) {
+		o.user_threads = only.threads == ONLY_USER;
+		o.kernel_threads = only.threads == ONLY_KERNEL;
+		o.thread_kind_cpu = true;
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (o.argv && (o.pids.n || o.tids.n || o.all_cpus)) {
+		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
+			usage_text);
+		ret = 2;
+		goto out;
+	}
+	if (o.user && !o.argv) {
+		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
+		ret = 2;
+		goto out;
+	}
+	if (!o.argv && !o.pids.n && !o.tids.n)
+		o.all_cpus = true; /* as perf: no target means the whole machine */
+	if (getenv("OFFCPU_TEST_HIDE") && *getenv("OFFCPU_TEST_HIDE")) {
+		unsigned long long n;
+
+		if (parse_uint(getenv("OFFCPU_TEST_HIDE"), 1000000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
+				getenv("OFFCPU_TEST_HIDE"));
+			ret = 2;
+			goto out;
+		}
+		o.test_hide = n;
+	}
+	/*
+	 * Run by sudo, root writes on behalf of the user who ran it (SUDO_UID,
+	 * SUDO_GID): the file is theirs, so that `offcpu report` needs no sudo.
+	 * perf record does not do this. --user (who runs the COMMAND) does not
+	 * change who reads the file.
+	 */
+	if (geteuid() == 0 && getenv("SUDO_UID") && getenv("SUDO_GID")) {
+		unsigned long long uid, gid;
+
+		if (parse_uint(getenv("SUDO_UID"), UINT32_MAX - 1, &uid) ||
+		    parse_uint(getenv("SUDO_GID"), UINT32_MAX - 1, &gid)) {
+			fprintf(stderr, "offcpu record: SUDO_UID '%s' or SUDO_GID '%s' is not a number: "
+				"the output stays root's\n", getenv("SUDO_UID"), getenv("SUDO_GID"));
+		} else if (uid) {
+			o.give_output = true;
+			o.owner_uid = uid;
+			o.owner_gid = gid;
+		}
+	}
+	ret = record__run(&o);
+out:
+	int_list__free(&o.pids);
+	int_list__free(&o.tids);
+	int_list__free(&o.cpus);
+	return ret;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* `offcpu script`: options, then every sample printed as it is read. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/read_opts.h"
+#include "output/report.h"
+#include "profile/read.h"
+
+/* report's options are taken (and those that shape a report ignored), as report's were. */
+static const struct option long_opts[] = {
+	REPORT_OPTIONS,
+	{ 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: offcpu script [-i FILE] [filters]\n"
+		"  print every sample like `perf script`: comm tid [cpu] time: period event:\n"
+		"  then one `address symbol+offset (dso)` line per frame.\n");
+	read_opts__filter_usage(f);
+}
+
+static int option(void *ctx, int c, char *arg, int argc, char **argv)
+{
+	bool folded;
+
+	return read_opts__report(c, arg, argc, argv, ctx, &folded);
+}
+
+int cmd_script(int argc, char **argv)
+{
+	struct msg_sink ms = read_opts__msg("script");
+	struct report_opts o;
+	struct read_cmd cmd = { "script", REPORT_SHORT_OPTIONS, long_opts, false, usage, option, &o };
+	struct session *s;
+	char err[4400];
+	int ret;
+
+	report_opts__init(&o);
+	ret = read_opts__parse(&cmd, &o, argc, argv);
+	if (ret) {
+		report_opts__free(&o);
+		return ret > 0 ? 0 : 2;
+	}
+	s = report__open(&o, false, &ms, err, sizeof(err));
+	if (!s) {
+		read_opts__fail("script", -EINVAL, err);
+		report_opts__free(&o);
+		return 1;
+	}
+	ret = script__run(stdout, s, &o);
+	if (ret) {
+		snprintf(err, sizeof(err), "%s: %s", o.input,
+			 session__error(s)[0] ? session__error(s) : strerror(-ret));
+		read_opts__fail("script", ret, err);
+	}
+	session__free(s);
+	report_opts__free(&o);
+	return ret ? 1 : 0;
+}

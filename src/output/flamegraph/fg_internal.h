@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The flame graph tree's layout, shared by the tree and its renderer only. */
+#ifndef OFFCPU_FLAMEGRAPH_FG_INTERNAL_H
+#define OFFCPU_FLAMEGRAPH_FG_INTERNAL_H
+
+#include "output/flamegraph/flamegraph.h"
+#include "util/htab.h"
+#include "util/intern.h"
+
+struct fg_node {
+	uint32_t name, detail;   /* string ids */
+	uint32_t parent;         /* UINT32_MAX for the root */
+	uint32_t depth;          /* root 0 */
+	uint8_t color;
+	uint64_t value[FG_NR_CLASSES]; /* the paths through this node */
+};
+
+struct fg_tree {
+	struct intern strs;  /* names and details; "" is 0, "all" 1 */
+	struct htab nodes;   /* struct fg_node, by (parent, name, detail, colour); 0 is the root */
+};
+
+static inline struct fg_node *fg_node(const struct fg_tree *t, size_t i)
+{
+	return htab__at(&t->nodes, i);
+}
+
+static inline const char *fg_str(const struct fg_tree *t, uint32_t id)
+{
+	return intern__at(&t->strs, id);
+}
+
+#endif

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The flame graph tree: nodes in one array (node 0 is the root), children
+ * found through one hash on (parent, name, detail, colour), strings
+ * interned. Memory grows with distinct nodes, never with added paths.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/flamegraph/fg_internal.h"
+#include "util/hash.h"
+
+/* Interned id of s (NULL is ""); UINT32_MAX on ENOMEM. */
+static uint32_t str_id(struct fg_tree *t, const char *s)
+{
+	uint32_t id;
+
+	return intern__id(&t->strs, s ? s : "", &id) ? UINT32_MAX : id;
+}
+
+struct node_key {
+	uint32_t parent, name, detail;
+	uint8_t color;
+};
+
+static bool node_eq(const void *entry, const void *key)
+{
+	const struct fg_node *n = entry;
+	const struct node_key *k = key;
+
+	return n->parent == k->parent && n->name == k->name && n->detail == k->detail &&
+	       n->color == k->color;
+}
+
+/* The child of parent with this frame, created on first sight; UINT32_MAX on ENOMEM. */
+static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
+{
+	struct node_key k = { parent, str_id(t, f->name), str_id(t, f->detail), (uint8_t)f->color };
+	struct fg_node *n;
+	bool added;
+
+	if (k.name == UINT32_MAX || k.detail == UINT32_MAX)
+		return UINT32_MAX;
+	n = htab__get(&t->nodes, hash__mix(((uint64_t)parent << 32 | k.name) ^
+					   hash__mix((uint64_t)k.detail << 8 | k.color)),
+		      node_eq, &k, &added);
+	if (!n)
+		return UINT32_MAX;
+	if (added) {
+		n->name = k.name;
+		n->detail = k.detail;
+		n->color = k.color;
+		n->parent = parent;
+		n->depth = parent == UINT32_MAX ? 0 : fg_node(t, parent)->depth + 1;
+	}
+	return n - fg_node(t, 0);
+}
+
+struct fg_tree *fg_tree__new(void)
+{
+	static const struct fg_frame all = { "all", NULL, FG_COLOR_META };
+	struct fg_tree *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	intern__init(&t->strs);
+	htab__init(&t->nodes, sizeof(struct fg_node));
+	if (str_id(t, "") != 0 || child(t, UINT32_MAX, &all) != 0) {
+		fg_tree__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void fg_tree__free(struct fg_tree *t)
+{
+	if (!t)
+		return;
+	intern__free(&t->strs);
+	htab__free(&t->nodes);
+	free(t);
+}
+
+/*
+ * Nodes are found (or made) first and valued after, so that an ENOMEM
+ * halfway leaves no partial value: totals stay the sum of their children.
+ */
+int fg_tree__add(struct fg_tree *t, const struct fg_frame *path, size_t n, enum fg_class cls,
+		 uint64_t value)
+{
+	uint32_t cur = 0;
+
+	if ((unsigned int)cls >= FG_NR_CLASSES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		cur = child(t, cur, &path[i]);
+		if (cur == UINT32_MAX)
+			return -ENOMEM;
+	}
+	for (;; cur = fg_node(t, cur)->parent) {
+		fg_node(t, cur)->value[cls] += value;
+		if (cur == 0)
+			break;
+	}
+	return 0;
+}
+
+uint64_t fg_tree__total(const struct fg_tree *t, enum fg_class cls)
+{
+	return (unsigned int)cls < FG_NR_CLASSES ? fg_node(t, 0)->value[cls] : 0;
+}
+
+size_t fg_tree__nr_nodes(const struct fg_tree *t)
+{
+	return htab__n(&t->nodes);
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A recording's aggregated profile as flame graph paths:
+ *   comm (or comm-pid/tid) ; [on-cpu] | [off-cpu] ; outermost ; ... ; leaf
+ * The split frame is there only when both events are drawn, so that on-CPU
+ * and off-CPU time stand apart under each comm or thread. Off-wake stacks
+ * (--wakeups) go on as joined:
+ *   comm ; sleeper outermost ; ... ; sleeper leaf ; -- ; waker leaf ; ... ; waker
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/flamegraph/flamegraph.h"
+#include "output/format.h"
+#include "profile/offwake.h"
+
+/*
+ * A session frame as a flame graph frame: its symbol (or [dso], as
+ * --folded shows it) and its DSO as detail. Strings are the session's own
+ * except the two made here, in buffers the caller keeps until the add.
+ */
+static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name, size_t nlen,
+			     char *detail, size_t dlen)
+{
+	struct fg_frame f = { frame__name(fr, name, nlen), fr->kernel ? fr->dso : fr->dso_short, c };
+
+	if (fr->inlined) {
+		snprintf(detail, dlen, "%s (inlined)", f.detail);
+		f.detail = detail;
+	}
+	return f;
+}
+
+/* One stack's frames and the text their names and details are printed into. */
+struct path_scratch {
+	struct fg_frame *path;
+	char (*names)[256], (*details)[256];
+	uint32_t cap;
+};
+
+/* Room for need frames (the old contents are not kept); -ENOMEM. */
+static int path_reserve(struct path_scratch *sc, uint32_t need)
+{
+	if (need <= sc->cap)
+		return 0;
+	free(sc->path);
+	free(sc->names);
+	free(sc->details);
+	sc->cap = need;
+	sc->path = malloc(need * sizeof(*sc->path));
+	sc->names = malloc(need * sizeof(*sc->names));
+	sc->details = malloc(need * sizeof(*sc->details));
+	if (!sc->path || !sc->names || !sc->details) {
+		sc->cap = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void path_scratch__free(struct path_scratch *sc)
+{
+	free(sc->path);
+	free(sc->names);
+	free(sc->details);
+}
+
+/* The comm frame, or comm-pid/tid with per_thread, into the caller's buffers. */
+static struct fg_frame group_frame(const struct session *s, const struct pstack *st,
+				   bool per_thread, char *group, size_t glen, char *ids, size_t ilen)
+{
+	if (!per_thread)
+		return (struct fg_frame){ session__comm(s, st->comm), NULL, FG_COLOR_META };
+	snprintf(group, glen, "%s-%d/%d", session__comm(s, st->comm), (int32_t)st->pid,
+		 (int32_t)st->tid);
+	snprintf(ids, ilen, "pid %d, tid %d", (int32_t)st->pid, (int32_t)st->tid);
+	return (struct fg_frame){ group, ids, FG_COLOR_META };
+}
+
+int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
+		     const struct fg_profile_opts *o)
+{
+	static const char *const split[FG_NR_CLASSES] = { "[on-cpu]", "[off-cpu]" };
+	bool both = o->cpu_event >= 0 && o->off_event >= 0;
+	struct path_scratch sc = {};
+	int err = 0;
+
+	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		enum fg_class cls;
+		char group[64], ids[48];
+		uint32_t n = 0;
+
+		if ((int)st->event == o->cpu_event)
+			cls = FG_ON_CPU;
+		else if ((int)st->event == o->off_event)
+			cls = FG_OFF_CPU;
+		else
+			continue;
+		err = path_reserve(&sc, st->nr + 2);
+		if (err)
+			break;
+		sc.path[n++] = group_frame(s, st, o->per_thread, group, sizeof(group), ids, sizeof(ids));
+		if (both)
+			sc.path[n++] = (struct fg_frame){ split[cls], NULL,
+						       cls == FG_ON_CPU ? FG_COLOR_CPU : FG_COLOR_OFF };
+		for (uint32_t j = st->nr; j-- > 0;) {
+			const struct frame *f = session__frame(s, fr[j]);
+			enum fg_color c = cls == FG_ON_CPU ? (f->kernel ? FG_COLOR_CPU_KERNEL : FG_COLOR_CPU)
+							   : (f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF);
+
+			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
+			n++;
+		}
+		err = fg_tree__add(t, sc.path, n, cls, st->period);
+	}
+	path_scratch__free(&sc);
+	return err;
+}
+
+int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
+		     bool per_thread)
+{
+	struct path_scratch sc = {};
+	uint32_t sep;
+	int err = offwake__separator(s, &sep);
+
+	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		char group[64], ids[48];
+		bool waker = false;
+		uint32_t n = 0;
+
+		if ((int)st->event != ev)
+			continue;
+		err = path_reserve(&sc, st->nr + 1);
+		if (err)
+			break;
+		sc.path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
+		/* leaf first: waker name, waker root .. leaf, --, sleeper leaf .. root */
+		for (uint32_t j = st->nr; j-- > 0;) {
+			const struct frame *f = session__frame(s, fr[j]);
+			enum fg_color c;
+
+			if (fr[j] == sep) {
+				sc.path[n++] = (struct fg_frame){ "--", NULL, FG_COLOR_SEPARATOR };
+				waker = true;
+				continue;
+			}
+			if (!j && waker) { /* the waker's name */
+				sc.path[n++] = (struct fg_frame){ f->sym, "waker", FG_COLOR_META };
+				continue;
+			}
+			if (waker)
+				c = f->kernel ? FG_COLOR_WAKER_KERNEL : FG_COLOR_WAKER;
+			else
+				c = f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF;
+			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
+			n++;
+		}
+		err = fg_tree__add(t, sc.path, n, FG_OFF_CPU, st->period);
+	}
+	path_scratch__free(&sc);
+	return err;
+}

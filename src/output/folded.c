@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `offcpu report --folded`: one line per distinct stack,
+ * `comm;outermost;...;innermost VALUE`, the input of flamegraph.pl and
+ * friends. VALUE is nanoseconds for time events (cpu-clock, task-clock,
+ * offcpu-time), samples otherwise. Kernel frames end in _[k], inlined
+ * ones in _[i]. One event per output: --event picks it, else the first
+ * event that has samples.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "output/report.h"
+
+int folded__print(FILE *f, const struct session *s, const struct profile *p,
+		  const struct report_opts *o)
+{
+	const struct perf_reader *r = session__reader(s);
+	int ev = -1;
+
+	for (int i = 0; i < profile__nr_events(p); i++) {
+		if (!profile__event(p, i)->samples ||
+		    !report__event_match(o, perf_reader__attr(r, i)))
+			continue;
+		if (ev < 0)
+			ev = i;
+		else if (!o->event)
+			fprintf(stderr, "offcpu: several events have samples; folding '%s' (pick one with --event; '%s' skipped)\n",
+				perf_reader__attr(r, ev)->name, perf_reader__attr(r, i)->name);
+	}
+	if (ev < 0)
+		return 0;
+	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		bool time = perf_reader__attr(r, st->event)->is_time;
+
+		if ((int)st->event != ev)
+			continue;
+		fputs(session__comm(s, st->comm), f);
+		for (uint32_t j = st->nr; j-- > 0;) {
+			fputc(';', f);
+			frame__fput(f, session__frame(s, fr[j]), "_[i]", "_[k]");
+		}
+		fprintf(f, " %" PRIu64 "\n", time ? st->period : st->samples);
+	}
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <string.h>
+
+#include "output/format.h"
+
+void report__fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	else if (ns >= 1000000ULL)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else if (ns >= 1000ULL)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+}
+
+const char *frame__name(const struct frame *fr, char *buf, size_t len)
+{
+	if (fr->sym)
+		return fr->sym;
+	if (strcmp(fr->dso, "[unknown]"))
+		snprintf(buf, len, "[%s]", fr->dso_short);
+	else
+		snprintf(buf, len, "[unknown]");
+	return buf;
+}
+
+void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern)
+{
+	if (fr->sym)
+		fputs(fr->sym, f);
+	else if (strcmp(fr->dso, "[unknown]"))
+		fprintf(f, "[%s]", fr->dso_short);
+	else
+		fputs("[unknown]", f);
+	if (fr->inlined)
+		fputs(inl, f);
+	else if (fr->kernel)
+		fputs(kern, f);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* How the outputs write times and frames. */
+#ifndef OFFCPU_OUTPUT_FORMAT_H
+#define OFFCPU_OUTPUT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "session/session.h"
+
+/* "1.23 s", "45.6 ms", "789 us", "12 ns" */
+void report__fmt_ns(char *buf, size_t len, uint64_t ns);
+
+/*
+ * A frame's name in every output: its symbol, else [its DSO], else
+ * [unknown]. Returns the symbol or buf.
+ */
+const char *frame__name(const struct frame *fr, char *buf, size_t len);
+
+/* frame__name() into f, then inl or kern when it is an inlined or a kernel frame. */
+void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern);
+
+#endif

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Protobuf wire-format encoder into one growing buffer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/pprof/pb.h"
+
+#define WT_VARINT 0
+#define WT_LEN 2
+
+struct pb {
+	uint8_t *buf;
+	size_t len, cap;
+	int err;
+};
+
+struct pb *pb__new(void)
+{
+	return calloc(1, sizeof(struct pb));
+}
+
+void pb__free(struct pb *b)
+{
+	if (!b)
+		return;
+	free(b->buf);
+	free(b);
+}
+
+const uint8_t *pb__data(const struct pb *b)
+{
+	return b->buf;
+}
+
+size_t pb__len(const struct pb *b)
+{
+	return b->len;
+}
+
+int pb__error(const struct pb *b)
+{
+	return b->err;
+}
+
+/* Room for n more bytes: 0, or the sticky -ENOMEM. */
+static int reserve(struct pb *b, size_t n)
+{
+	size_t cap;
+	uint8_t *nb;
+
+	if (b->err)
+		return b->err;
+	if (b->len + n <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n)
+		cap *= 2;
+	nb = realloc(b->buf, cap);
+	if (!nb)
+		return b->err = -ENOMEM;
+	b->buf = nb;
+	b->cap = cap;
+	return 0;
+}
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p = (uint8_t)v;
+}
+
+void pb__varint(struct pb *b, uint64_t v)
+{
+	size_t n = varint_size(v);
+
+	if (reserve(b, n))
+		return;
+	put_varint(b->buf + b->len, v);
+	b->len += n;
+}
+
+static void tag(struct pb *b, uint32_t field, int wt)
+{
+	pb__varint(b, (uint64_t)field << 3 | (uint64_t)wt);
+}
+
+void pb__uint(struct pb *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	tag(b, field, WT_VARINT);
+	pb__varint(b, v);
+}
+
+void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n)
+{
+	tag(b, field, WT_LEN);
+	pb__varint(b, n);
+	if (!n || reserve(b, n))
+		return;
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+void pb__string(struct pb *b, uint32_t field, const char *s)
+{
+	pb__bytes(b, field, s, strlen(s));
+}
+
+/* The mark is where the one byte reserved for the length sits. */
+size_t pb__begin(struct pb *b, uint32_t field)
+{
+	size_t mark;
+
+	tag(b, field, WT_LEN);
+	mark = b->len;
+	if (!reserve(b, 1))
+		b->buf[b->len++] = 0;
+	return mark;
+}
+
+void pb__end(struct pb *b, size_t mark)
+{
+	size_t body, n;
+
+	if (b->err)
+		return;
+	body = b->len - mark - 1;
+	n = varint_size(body);
+	if (n > 1) {
+		if (reserve(b, n - 1))
+			return;
+		memmove(b->buf + mark + n, b->buf + mark + 1, body);
+		b->len += n - 1;
+	}
+	put_varint(b->buf + mark, body);
+}

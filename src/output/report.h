@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The text outputs of `offcpu report` and `offcpu script`, each from a
+ * session and what was read of it (profile/read.h), shaped by the options
+ * (profile/report_opts.h). Each writes to f and returns 0 or a negative
+ * errno (-EIO when f failed).
+ */
+#ifndef OFFCPU_OUTPUT_REPORT_H
+#define OFFCPU_OUTPUT_REPORT_H
+
+#include <stdio.h>
+
+#include "output/format.h"
+#include "profile/filter.h"
+#include "profile/profile.h"
+#include "profile/report_opts.h"
+#include "session/session.h"
+
+/* perf report --stdio's layout: one section per event, entries by the sort keys, call graphs. */
+int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
+			const struct report_opts *o);
+
+/* --folded: one `comm;outermost;...;leaf VALUE` line per stack of one event. */
+int folded__print(FILE *f, const struct session *s, const struct profile *p,
+		  const struct report_opts *o);
+
+/* `offcpu script`: every sample that passes the filters, as it is read (runs the session). */
+int script__run(FILE *f, struct session *s, const struct report_opts *o);
+
+#endif

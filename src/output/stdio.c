@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `offcpu report` text output, laid out like `perf report --stdio`: one
+ * section per event, entries keyed by the --sort keys with Children/Self
+ * percentages, and optionally the call graph under each entry.
+ *
+ * Entries are built from the profile's distinct stacks (not samples): the
+ * self entry of a stack is keyed on its innermost frame; in children mode
+ * every distinct key along the stack also gains the stack's period once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/report.h"
+#include "profile/callgraph.h"
+#include "util/hash.h"
+#include "util/htab.h"
+
+struct entry {
+	uint32_t comm, pid, tid;
+	const char *dso;
+	uint32_t sym; /* frame id, CG_NONE when the stack is empty */
+	char state;
+	uint64_t cgroup;
+	uint64_t self, self_samples, children, children_samples;
+	struct callgraph *cg;
+};
+
+struct rep {
+	const struct session *s;
+	const struct profile *p;
+	const struct report_opts *o;
+	bool children;
+	unsigned int mask; /* 1 << sort key */
+	struct htab ents;  /* struct entry, by key */
+	FILE *f;
+	uint64_t total;
+	int event;
+};
+
+static void make_key(const struct rep *r, const struct pstack *st, const uint32_t *fr, int i,
+		     struct entry *k)
+{
+	const struct frame *f = i >= 0 ? session__frame(r->s, fr[i]) : NULL;
+
+	memset(k, 0, sizeof(*k));
+	k->sym = CG_NONE;
+	if (r->mask & (1u << SK_COMM))
+		k->comm = st->comm;
+	if (r->mask & (1u << SK_PID))
+		k->pid = st->pid;
+	if (r->mask & (1u << SK_TID))
+		k->tid = st->tid, k->pid = st->pid;
+	if (r->mask & (1u << SK_DSO))
+		k->dso = f ? f->dso : NULL;
+	if (r->mask & (1u << SK_SYM))
+		k->sym = f ? fr[i] : CG_NONE;
+	if (r->mask & (1u << SK_STATE))
+		k->state = st->state;
+	if (r->mask & (1u << SK_CGROUP))
+		k->cgroup = st->cgroup;
+}
+
+static bool key_eq(const struct entry *a, const struct entry *b)
+{
+	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid && a->dso == b->dso &&
+	       a->sym == b->sym && a->state == b->state && a->cgroup == b->cgroup;
+}
+
+static uint64_t key_hash(const void *entry)
+{
+	const struct entry *k = entry;
+
+	return hash__mix(((uint64_t)k->comm << 32 | k->sym) ^ hash__mix((uintptr_t)k->dso) ^
+			 hash__mix(((uint64_t)k->pid << 32 | k->tid) + (uint8_t)k->state) ^
+			 hash__mix(k->cgroup + 1));
+}
+
+static bool ent_eq(const void *entry, const void *key)
+{
+	return key_eq(entry, key);
+}
+
+static struct entry *ent_at(const struct rep *r, size_t i)
+{
+	return htab__at(&r->ents, i);
+}
+
+/* The entry for key k, made empty on first sight with create; NULL otherwise, or on ENOMEM. */
+static struct entry *entry_get(struct rep *r, const struct entry *k, bool create)
+{
+	struct entry *e;
+	bool added;
+
+	if (!create)
+		return htab__find(&r->ents, key_hash(k), ent_eq, k);
+	e = htab__get(&r->ents, key_hash(k), ent_eq, k, &added);
+	if (e && added)
+		*e = *k;
+	return e;
+}
+
+/*
+ * Walk the event's stacks: with graphs=false accumulate entry values; with
+ * graphs=true add each stack's path to the graph of its entries that have
+ * one (the displayed ones).
+ */
+static int walk(struct rep *r, bool graphs, bool caller)
+{
+	struct entry keys[64];
+
+	for (size_t si = 0; si < profile__nr_stacks(r->p); si++) {
+		const struct pstack *st = profile__stack(r->p, si);
+		const uint32_t *fr = profile__frames(r->p, st);
+		struct entry k, *e;
+		int nk = 0;
+
+		if ((int)st->event != r->event)
+			continue;
+		make_key(r, st, fr, st->nr ? 0 : -1, &k);
+		e = entry_get(r, &k, !graphs);
+		if (!e) {
+			if (!graphs)
+				return -ENOMEM;
+		} else if (!graphs) {
+			e->self += st->period;
+			e->self_samples += st->samples;
+			if (!r->children || !st->nr) {
+				e->children += st->period;
+				e->children_samples += st->samples;
+			}
+		} else if (e->cg && !r->children && st->nr) {
+			/* no-children: callee walks out from the leaf, caller comes down to it */
+			uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period)
+					    : callgraph__add(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period);
+			if (n == CG_NONE)
+				return -ENOMEM;
+		}
+		if (!r->children)
+			continue;
+		for (uint32_t i = 0; i < st->nr; i++) {
+			bool seen = false;
+
+			make_key(r, st, fr, i, &k);
+			for (int j = 0; j < nk && !seen; j++)
+				seen = key_eq(&keys[j], &k);
+			if (seen)
+				continue;
+			if (nk < (int)(sizeof(keys) / sizeof(keys[0])))
+				keys[nk++] = k;
+			e = entry_get(r, &k, !graphs);
+			if (!e) {
+				if (!graphs)
+					return -ENOMEM;
+				continue;
+			}
+			if (!graphs) {
+				e->children += st->period;
+				e->children_samples += st->samples;
+			} else if (e->cg) {
+				/*
+				 * As perf: the leaf's own entry shows the whole chain; a caller's
+				 * entry shows from it down to the leaf (caller order) or up to
+				 * the root (callee order).
+				 */
+				uint32_t m = i == 0 ? st->nr : i + 1;
+				uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, m, 0, st->samples, st->period)
+						    : callgraph__add(e->cg, CG_ROOT, fr + i, st->nr - i, 0, st->samples, st->period);
+				if (n == CG_NONE)
+					return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+static const char *sym_name(const struct frame *f, char *buf, size_t len)
+{
+	if (f->sym)
+		return f->sym;
+	snprintf(buf, len, "0x%016" PRIx64, f->addr);
+	return buf;
+}
+
+/* Text of one sort column of an entry. */
+static const char *col(const struct rep *r, const struct entry *e, enum sort_key k, char *buf,
+		       size_t len)
+{
+	const struct frame *f = e->sym != CG_NONE ? session__frame(r->s, e->sym) : NULL;
+	char tmp[64];
+
+	switch (k) {
+	case SK_COMM:
+		return session__comm(r->s, e->comm);
+	case SK_PID:
+		snprintf(buf, len, "%7d", (int32_t)e->pid);
+		return buf;
+	case SK_TID:
+		snprintf(buf, len, "%7d/%-7d", (int32_t)e->pid, (int32_t)e->tid);
+		return buf;
+	case SK_DSO:
+		if (!e->dso)
+			return "[unknown]";
+		{
+			const char *sl = strrchr(e->dso, '/');
+			return sl && sl[1] ? sl + 1 : e->dso;
+		}
+	case SK_SYM:
+		if (!f)
+			return "[.] [unknown]";
+		snprintf(buf, len, "[%c] %s", f->kernel ? 'k' : '.', sym_name(f, tmp, sizeof(tmp)));
+		if (f->srcfile) {
+			size_t l = strlen(buf);
+			snprintf(buf + l, len - l, " %s:%u", f->srcfile, f->line);
+		}
+		return buf;
+	case SK_STATE:
+		buf[0] = e->state ? e->state : '-';
+		buf[1] = 0;
+		return buf;
+	case SK_CGROUP:
+		if (!e->cgroup)
+			return "-";
+		snprintf(buf, len, "%" PRIu64, e->cgroup);
+		return buf;
+	default:
+		return "";
+	}
+}
+
+static int cmp_keys(const struct entry *x, const struct entry *y, const struct rep *r)
+{
+	char bx[1024], by[1024];
+
+	for (int k = 0; k < r->o->nr_sort; k++) {
+		int c = strcmp(col(r, x, r->o->sort[k], bx, sizeof(bx)),
+			       col(r, y, r->o->sort[k], by, sizeof(by)));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* perf's output order: the shown value, then the other, then the keys' text. */
+static int cmp_entries(const void *a, const void *b, void *ctx)
+{
+	const struct entry *x = a, *y = b;
+	const struct rep *r = ctx;
+	uint64_t vx = r->children ? x->children : x->self, vy = r->children ? y->children : y->self;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return cmp_keys(x, y, r);
+}
+
+static const char *const col_titles[SK_MAX] = {
+	[SK_COMM] = "Command", [SK_PID] = "    Pid", [SK_TID] = "    Pid/Tid", [SK_DSO] = "Shared Object",
+	[SK_SYM] = "Symbol", [SK_STATE] = "State", [SK_CGROUP] = "Cgroup",
+};
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * v / total : 0.0;
+}
+
+static void graph_name(const struct rep *r, uint32_t frame, char *buf, size_t len)
+{
+	const struct frame *f = session__frame(r->s, frame);
+	char tmp[64];
+
+	if (!f) {
+		snprintf(buf, len, "[unknown]");
+		return;
+	}
+	if (f->srcfile)
+		snprintf(buf, len, "%s %s:%u", sym_name(f, tmp, sizeof(tmp)), f->srcfile, f->line);
+	else
+		snprintf(buf, len, "%s%s", sym_name(f, tmp, sizeof(tmp)), f->inlined ? " (inlined)" : "");
+}
+
+/* perf's graph layout: single-child chains straight down, branches with |--x%-- */
+static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_t node,
+			char *prefix, size_t plen, size_t pcap)
+{
+	uint32_t vis[4096];
+	size_t nv = 0;
+	uint64_t ntotal = callgraph__value(cg, node, 0)->total;
+	char name[512];
+
+	for (uint32_t c = callgraph__node(cg, node)->first_child; c != CG_NONE && nv < 4096;
+	     c = callgraph__node(cg, c)->next_sibling)
+		if (pct(callgraph__value(cg, c, 0)->total, r->total) >= r->o->graph_min)
+			vis[nv++] = c;
+	if (nv == 1 && callgraph__value(cg, vis[0], 0)->total == ntotal) {
+		graph_name(r, callgraph__node(cg, vis[0])->frame, name, sizeof(name));
+		fprintf(r->f, "%.*s%s\n", (int)plen, prefix, name);
+		print_chain(r, cg, vis[0], prefix, plen, pcap);
+		return;
+	}
+	for (size_t i = 0; i < nv; i++) {
+		bool last = i + 1 == nv;
+
+		graph_name(r, callgraph__node(cg, vis[i])->frame, name, sizeof(name));
+		fprintf(r->f, "%.*s|          \n", (int)plen, prefix);
+		fprintf(r->f, "%.*s%s%.2f%%--%s\n", (int)plen, prefix, last ? " --" : "|--",
+			pct(callgraph__value(cg, vis[i], 0)->total, r->total), name);
+		if (plen + 11 < pcap) {
+			memcpy(prefix + plen, last ? "           " : "|          ", 11);
+			print_chain(r, cg, vis[i], prefix, plen + 11, pcap);
+		}
+	}
+}
+
+static int print_graph(const struct rep *r, const struct callgraph *cg)
+{
+	uint32_t top = callgraph__node(cg, CG_ROOT)->first_child;
+	char name[512];
+	char *prefix;
+	size_t cap = 16384;
+
+	if (top == CG_NONE || pct(callgraph__value(cg, CG_ROOT, 0)->total, r->total) < r->o->graph_min)
+		return 0;
+	prefix = malloc(cap);
+	if (!prefix)
+		return -ENOMEM;
+	memset(prefix, ' ', 15);
+	if (callgraph__node(cg, top)->next_sibling == CG_NONE) {
+		graph_name(r, callgraph__node(cg, top)->frame, name, sizeof(name));
+		fprintf(r->f, "            |\n            ---%s\n", name);
+		print_chain(r, cg, top, prefix, 15, cap);
+	} else {
+		/* several outermost frames: branch right from the entry */
+		print_chain(r, cg, CG_ROOT, prefix, 12, cap);
+	}
+	fputc('\n', r->f);
+	free(prefix);
+	return 0;
+}
+
+/*
+ * The entries of event r->event, sorted as shown; those above
+ * --percent-limit (*shown of them) indexed for the graph walk, and the
+ * width of each sort column among them.
+ */
+static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[SK_MAX])
+{
+	const struct report_opts *o = r->o;
+	char buf[1024];
+	size_t n;
+	int err;
+
+	htab__clear(&r->ents);
+	err = walk(r, false, caller);
+	if (err)
+		return err;
+	n = htab__n(&r->ents);
+	if (n) /* no NULL array to qsort_r, even empty */
+		qsort_r(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
+	for (*shown = 0; *shown < n; ++*shown) {
+		const struct entry *e = ent_at(r, *shown);
+		uint64_t v = r->children ? e->children : e->self;
+
+		if (o->percent_limit > 0 && pct(v, r->total) < o->percent_limit)
+			break;
+		for (int k = 0; k < o->nr_sort; k++) {
+			size_t l = strlen(col(r, e, o->sort[k], buf, sizeof(buf)));
+			if (l > width[k])
+				width[k] = l;
+		}
+	}
+	return htab__reindex(&r->ents, *shown, key_hash); /* sorted: index again */
+}
+
+/* The call graph of each shown entry. */
+static int make_graphs(struct rep *r, bool caller, size_t shown)
+{
+	int err;
+
+	for (size_t i = 0; i < shown; i++) {
+		ent_at(r, i)->cg = callgraph__new(1);
+		if (!ent_at(r, i)->cg)
+			return -ENOMEM;
+	}
+	err = walk(r, true, caller);
+	for (size_t i = 0; i < shown && !err; i++)
+		err = callgraph__sort(ent_at(r, i)->cg, 0);
+	return err;
+}
+
+/* The event's header lines and the column titles, perf's way. */
+static void print_titles(struct rep *r, const struct perf_evattr *a,
+			 const struct profile_event *pe, bool offcpu, size_t width[SK_MAX])
+{
+	const struct report_opts *o = r->o;
+	char tbuf[32];
+
+	fprintf(r->f, "# Samples: %" PRIu64 " of event '%s'\n", pe->samples, a->name);
+	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
+	if (offcpu) {
+		report__fmt_ns(tbuf, sizeof(tbuf), pe->period);
+		fprintf(r->f, " (%s %s)", tbuf,
+			a->is_sched_delay ? "run-queue delay" :
+			a->is_wakeup	  ? "off-CPU, by the wakers' stacks" : "off-CPU");
+	}
+	fprintf(r->f, "\n#\n#");
+	if (r->children)
+		fprintf(r->f, " Children      Self");
+	else
+		fprintf(r->f, " Overhead");
+	if (offcpu)
+		fprintf(r->f, "        Time");
+	for (int k = 0; k < o->nr_sort; k++) {
+		const char *t = col_titles[o->sort[k]];
+		if (strlen(t) > width[k])
+			width[k] = strlen(t);
+		fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0, t);
+	}
+	fprintf(r->f, "\n#");
+	fprintf(r->f, r->children ? " ........  ........" : " ........");
+	if (offcpu)
+		fprintf(r->f, "  ..........");
+	for (int k = 0; k < o->nr_sort; k++) {
+		fprintf(r->f, "  ");
+		for (size_t j = 0; j < width[k]; j++)
+			fputc('.', r->f);
+	}
+	fprintf(r->f, "\n#\n");
+}
+
+/* One line per shown entry, its call graph below it. */
+static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
+		      const size_t width[SK_MAX])
+{
+	const struct report_opts *o = r->o;
+	char buf[1024], tbuf[32];
+	int err = 0;
+
+	for (size_t i = 0; i < shown && !err; i++) {
+		const struct entry *e = ent_at(r, i);
+
+		if (r->children)
+			fprintf(r->f, "  %7.2f%%  %7.2f%%", pct(e->children, r->total), pct(e->self, r->total));
+		else
+			fprintf(r->f, "  %7.2f%%", pct(e->self, r->total));
+		if (offcpu) {
+			report__fmt_ns(tbuf, sizeof(tbuf), r->children ? e->children : e->self);
+			fprintf(r->f, "  %10s", tbuf);
+		}
+		for (int k = 0; k < o->nr_sort; k++)
+			fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0,
+				col(r, e, o->sort[k], buf, sizeof(buf)));
+		fputc('\n', r->f);
+		if (graphs)
+			err = print_graph(r, e->cg);
+	}
+	return err;
+}
+
+static void free_graphs(struct rep *r)
+{
+	for (size_t i = 0; i < htab__n(&r->ents); i++) {
+		callgraph__free(ent_at(r, i)->cg);
+		ent_at(r, i)->cg = NULL;
+	}
+}
+
+static int print_event(struct rep *r, int ev)
+{
+	const struct perf_evattr *a = perf_reader__attr(session__reader(r->s), ev);
+	const struct profile_event *pe = profile__event(r->p, ev);
+	const struct report_opts *o = r->o;
+	size_t shown = 0, width[SK_MAX] = { 0 };
+	bool graphs = (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && o->graph != GRAPH_NONE;
+	bool caller = o->graph == GRAPH_CALLER || (o->graph == GRAPH_DEFAULT && r->children);
+	bool offcpu = a->is_offcpu || a->is_wakeup || a->is_sched_delay; /* a Time column */
+	int err;
+
+	r->event = ev;
+	r->total = pe->period;
+	err = make_entries(r, caller, &shown, width);
+	if (!err && graphs)
+		err = make_graphs(r, caller, shown);
+	if (!err) {
+		print_titles(r, a, pe, offcpu, width);
+		err = print_rows(r, shown, offcpu, graphs, width);
+		fprintf(r->f, "\n\n");
+	}
+	free_graphs(r);
+	return err;
+}
+
+int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
+			const struct report_opts *o)
+{
+	const struct perf_reader *rd = session__reader(s);
+	struct rep r = { .s = s, .p = p, .o = o, .f = f };
+	uint64_t first, last;
+	const char *name;
+	uint64_t val;
+	int err = 0;
+
+	htab__init(&r.ents, sizeof(struct entry));
+	for (int k = 0; k < o->nr_sort; k++)
+		r.mask |= 1u << o->sort[k];
+	r.children = o->children != 0;
+	fprintf(f, "# offcpu report of %s\n#\n", o->input);
+	fprintf(f, "# Total Lost Samples: %" PRIu64 "\n", perf_reader__lost(rd));
+	if (perf_reader__sample_time(rd, &first, &last) && last >= first) {
+		char tbuf[32];
+		report__fmt_ns(tbuf, sizeof(tbuf), last - first);
+		fprintf(f, "# Sample duration: %s\n", tbuf);
+	}
+	if (perf_reader__truncated(rd))
+		fprintf(f, "# WARNING: the recording is cut off; this report covers the whole records only\n");
+	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val); i++)
+		fprintf(f, "# offcpu %s: %" PRIu64 "%s\n", name, val,
+			!strncmp(name, "drop.", 5) && val ? "  (samples lost)" : "");
+	fprintf(f, "#\n");
+	for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
+		if (!profile__event(p, ev)->samples ||
+		    !report__event_match(o, perf_reader__attr(rd, ev)))
+			continue;
+		err = print_event(&r, ev);
+	}
+	htab__free(&r.ents);
+	if (!err && ferror(f))
+		err = -EIO;
+	return err;
+}

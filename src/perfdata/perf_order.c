@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The walk of a perf.data file (perf_reader__process): records located,
+ * timed and queued, then delivered in perf's ordered-events order, the
+ * scan in a thread of its own beside the caller's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perfdata/reader_int.h"
+#include "util/bytes.h"
+#include "util/vec.h"
+
+/*
+ * Records are located, timed and sorted by a producer (a thread of its own
+ * when one can be started) that hands batches of record offsets, in
+ * delivery order, to the caller's thread, which parses them and calls back:
+ * the scan of the file (and its page faults) and the sorting run beside
+ * the callback's work on the second core. A batch is what the sequential
+ * walk would deliver between two FINISHED_ROUNDs: the records without a
+ * time found in the round, then the queued records the round's end lets
+ * go, in (time, file order).
+ */
+struct batch {
+	uint64_t *offs;
+	size_t n, cap;
+	uint64_t low;       /* no later batch points below: pages under it can go */
+	struct batch *next;
+};
+
+#define PIPE_MAX_BATCHES 8
+
+struct pipe {
+	struct perf_reader *r;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *head, *tail, *free; /* ready batches, oldest first; spares */
+	int nready;
+	bool done;          /* the producer has ended (perr says how) */
+	uint64_t consumed;  /* every record below this offset is delivered (pages may go) */
+	bool stop;          /* the consumer wants no more */
+	int perr;
+	char perr_msg[256];
+	/* producer state */
+	uint64_t pos, round_max, prev_limit;
+	bool have_prev;
+	struct u64pair *tmp;
+	size_t tmpcap;
+};
+
+static int batch_put(struct batch *b, uint64_t off)
+{
+	if (vec__reserve((void **)&b->offs, &b->cap, b->n + 1, sizeof(*b->offs), 4096))
+		return -ENOMEM;
+	b->offs[b->n++] = off;
+	return 0;
+}
+
+/* Move the queued records with time <= limit, sorted, into b. */
+static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, struct batch *b)
+{
+	size_t n = 0;
+	int err;
+
+	if (!r->nq)
+		return 0;
+	if (pp->tmpcap < r->nq) {
+		struct u64pair *t = realloc(pp->tmp, r->qcap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		pp->tmp = t;
+		pp->tmpcap = r->qcap;
+	}
+	pairsort(r->q, r->nq, pp->tmp);
+	while (n < r->nq && r->q[n].a <= limit) {
+		err = batch_put(b, r->q[n].b);
+		if (err)
+			return err;
+		n++;
+	}
+	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
+	r->nq -= n;
+	return 0;
+}
+
+static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pp->perr_msg, sizeof(pp->perr_msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/*
+ * Scan on to the next FINISHED_ROUND that lets records go (or the end)
+ * and fill b. Returns 1 when more batches follow, 0 at the end, negative
+ * errno on a damaged file (with what was found before it in b).
+ */
+static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
+{
+	int err;
+
+	b->n = 0;
+	while (pp->pos < r->data_end) {
+		uint64_t pos = pp->pos, t;
+		uint32_t type;
+		uint16_t size;
+
+		if (r->data_end - pos < 8) {
+			r->truncated = true;
+			break;
+		}
+		type = rd32(r->map + pos);
+		memcpy(&size, r->map + pos + 6, 2);
+		if (size < 8) {
+			if (r->data_to_eof && size == 0 && type == 0) {
+				/* zero fill after the last record of an interrupted file */
+				r->truncated = true;
+				break;
+			}
+			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
+					   pos, size);
+		}
+		if (size > r->data_end - pos) {
+			if (r->data_to_eof) {
+				r->truncated = true;
+				break;
+			}
+			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
+					   pos, size, r->data_end);
+		}
+		pp->pos += size;
+		if (type == PERF_RECORD_FINISHED_ROUND_) {
+			bool ready = pp->have_prev;
+
+			if (ready) {
+				err = take_queued(r, pp, pp->prev_limit, b);
+				if (err)
+					return err;
+				b->low = pos;
+				for (size_t i = 0; i < r->nq; i++)
+					if (r->q[i].b < b->low)
+						b->low = r->q[i].b;
+			}
+			pp->prev_limit = pp->round_max;
+			pp->have_prev = true;
+			if (ready)
+				return 1;
+			continue;
+		}
+		t = reader__record_time(r, pos, type, size);
+		if (t == UINT64_MAX) {
+			err = batch_put(b, pos);
+			if (err)
+				return err;
+			continue;
+		}
+		if (vec__reserve((void **)&r->q, &r->qcap, r->nq + 1, sizeof(*r->q), 4096))
+			return -ENOMEM;
+		r->q[r->nq].a = t;
+		r->q[r->nq].b = pos;
+		r->nq++;
+		if (t > pp->round_max)
+			pp->round_max = t;
+	}
+	if (r->truncated) {
+		err = reader__warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
+				   pp->pos, pp->pos - r->data_start);
+		if (err)
+			return err;
+	}
+	b->low = r->data_end;
+	err = take_queued(r, pp, UINT64_MAX, b);
+	return err ? err : 0;
+}
+
+/*
+ * Give back the mapped pages below low that no record still to deliver
+ * points into, so the resident size stays near the size of a few rounds,
+ * not of the file.
+ */
+static void release_pages(struct perf_reader *r, uint64_t low)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t lo = r->released, hi = low / pg * pg;
+
+	/* in 8 MiB steps: each call costs every CPU running a thread of ours a TLB flush */
+	if (r->borrowed || hi <= lo + (8u << 20))
+		return;
+	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
+	r->released = hi;
+}
+
+/*
+ * A batch to fill: a spare one, or a new one. The pages of the records
+ * delivered so far are given back here, by the producer: the TLB flush
+ * that costs then waits on this thread, not on the one doing the work.
+ */
+static struct batch *batch_get(struct pipe *pp)
+{
+	struct batch *b;
+	uint64_t consumed;
+
+	pthread_mutex_lock(&pp->mu);
+	b = pp->free;
+	if (b)
+		pp->free = b->next;
+	consumed = pp->consumed;
+	pthread_mutex_unlock(&pp->mu);
+	release_pages(pp->r, consumed);
+	return b ? b : calloc(1, sizeof(*b));
+}
+
+static void *producer(void *arg)
+{
+	struct pipe *pp = arg;
+	int ret;
+
+	do {
+		struct batch *b = batch_get(pp);
+
+		ret = b ? produce(pp->r, pp, b) : -ENOMEM;
+		pthread_mutex_lock(&pp->mu);
+		if (b) {
+			b->next = NULL;
+			if (pp->tail)
+				pp->tail->next = b;
+			else
+				pp->head = b;
+			pp->tail = b;
+			pp->nready++;
+		}
+		if (ret <= 0) {
+			pp->done = true;
+			pp->perr = ret;
+		}
+		pthread_cond_broadcast(&pp->cv);
+		while (ret > 0 && pp->nready >= PIPE_MAX_BATCHES && !pp->stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->stop)
+			ret = 0;
+		pthread_mutex_unlock(&pp->mu);
+	} while (ret > 0);
+	return NULL;
+}
+
+/* The next batch, waiting for the producer; NULL when there are no more. */
+static struct batch *batch_next(struct pipe *pp)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&pp->mu);
+	while (!pp->head && !pp->done)
+		pthread_cond_wait(&pp->cv, &pp->mu);
+	b = pp->head;
+	if (b) {
+		pp->head = b->next;
+		if (!pp->head)
+			pp->tail = NULL;
+		pp->nready--;
+		pthread_cond_broadcast(&pp->cv);
+	}
+	pthread_mutex_unlock(&pp->mu);
+	return b;
+}
+
+static void batch_free(struct batch *b)
+{
+	while (b) {
+		struct batch *n = b->next;
+
+		free(b->offs);
+		free(b);
+		b = n;
+	}
+}
+
+/*
+ * A thread pays for itself from about a megabyte of records on; below, the
+ * producer runs in the caller's thread, a batch at a time.
+ * OFFCPU_READER_THREADS=1 or 0 forces either (tests).
+ */
+static bool use_thread(const struct perf_reader *r)
+{
+	const char *env = getenv("OFFCPU_READER_THREADS");
+
+	if (env && *env)
+		return *env == '1';
+	return r->data_end - r->data_start >= (1u << 20);
+}
+
+int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
+{
+	struct pipe pp = { .r = r, .pos = r->data_start };
+	bool threaded;
+	struct batch *b;
+	pthread_t th;
+	int err = 0;
+
+	pthread_mutex_init(&pp.mu, NULL);
+	pthread_cond_init(&pp.cv, NULL);
+	threaded = use_thread(r) && !pthread_create(&th, NULL, producer, &pp);
+	for (;;) {
+		if (threaded) {
+			b = batch_next(&pp);
+		} else { /* one batch at a time, in this thread */
+			b = pp.done ? NULL : batch_get(&pp);
+			if (b) {
+				pp.perr = produce(r, &pp, b);
+				pp.done = pp.perr <= 0;
+			} else if (!pp.done) {
+				pp.perr = -ENOMEM;
+				pp.done = true;
+			}
+		}
+		if (!b)
+			break;
+		for (size_t i = 0; i < b->n && !err; i++)
+			err = reader__deliver(r, b->offs[i], cb, ctx);
+		pthread_mutex_lock(&pp.mu);
+		if (!err && b->low > pp.consumed)
+			pp.consumed = b->low;
+		b->next = pp.free;
+		pp.free = b;
+		if (err)
+			pp.stop = true;
+		pthread_cond_broadcast(&pp.cv);
+		pthread_mutex_unlock(&pp.mu);
+		if (err)
+			break;
+	}
+	if (threaded)
+		pthread_join(th, NULL);
+	if (!err && pp.perr < 0) {
+		err = pp.perr;
+		if (pp.perr_msg[0])
+			snprintf(r->err, sizeof(r->err), "%s", pp.perr_msg);
+	}
+	batch_free(pp.head);
+	batch_free(pp.free);
+	free(pp.tmp);
+	pthread_mutex_destroy(&pp.mu);
+	pthread_cond_destroy(&pp.cv);
+	return err;
+}

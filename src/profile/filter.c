@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/filter.h"
+
+bool report__event_match(const struct report_opts *o, const struct perf_evattr *a)
+{
+	size_t n;
+
+	if (!o->event)
+		return true;
+	if (!strcmp(o->event, a->name))
+		return true;
+	n = strcspn(a->name, ":");
+	return strlen(o->event) == n && !strncmp(o->event, a->name, n);
+}
+
+bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs)
+{
+	const struct perf_sample *ps = rs->s;
+
+	if (!report__event_match(o, ps->evattr))
+		return false;
+	if (o->pids.n && !id_list__has(&o->pids, ps->pid))
+		return false;
+	if (o->tids.n && !id_list__has(&o->tids, ps->tid))
+		return false;
+	if (o->cpus.n && !id_list__has(&o->cpus, ps->cpu))
+		return false;
+	if (o->time_start && ps->time < o->time_start)
+		return false;
+	if (o->time_end && ps->time > o->time_end)
+		return false;
+	if (o->nr_comms) {
+		const char *c = session__comm(s, rs->comm);
+		size_t i;
+
+		for (i = 0; i < o->nr_comms; i++)
+			if (!strcmp(o->comms[i], c))
+				break;
+		if (i == o->nr_comms)
+			return false;
+	}
+	return true;
+}
+
+bool report__filtered(const struct report_opts *o)
+{
+	return o->pids.n || o->tids.n || o->nr_comms || o->cpus.n || o->time_start || o->time_end;
+}
+
+/* --comm NAME[,NAME...]: adds up when repeated. */
+static int filter_comms(struct report_opts *o, const char *arg)
+{
+	char *dup = strdup(arg), *save = NULL, *tok;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(o->comms, (o->nr_comms + 1) * sizeof(*n));
+
+		if (!n || !(n[o->nr_comms] = strdup(tok))) {
+			if (n)
+				o->comms = n;
+			free(dup);
+			return -ENOMEM;
+		}
+		o->comms = n;
+		o->nr_comms++;
+	}
+	free(dup);
+	return 0;
+}
+
+/* --time START,END in seconds, either end may be empty. */
+static int filter_time(struct report_opts *o, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	char *end;
+
+	if (!comma)
+		return -EINVAL;
+	if (comma != arg) {
+		double t = strtod(arg, &end);
+
+		if (end != comma || t < 0)
+			return -EINVAL;
+		o->time_start = (uint64_t)(t * 1e9 + 0.5);
+	}
+	if (comma[1]) {
+		double t = strtod(comma + 1, &end);
+
+		if (*end || t < 0)
+			return -EINVAL;
+		o->time_end = (uint64_t)(t * 1e9 + 0.5);
+	}
+	return 0;
+}
+
+static int filter_pids(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->pids, arg, false);
+}
+
+static int filter_tids(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->tids, arg, false);
+}
+
+static int filter_cpus(struct report_opts *o, const char *arg)
+{
+	return id_list__parse(&o->cpus, arg, true);
+}
+
+const struct filter_option report__filter_options[] = {
+	{ "pid", 0, "      --pid PID[,PID...]", "bad list '%s'", filter_pids },
+	{ "tid", 0, "  --tid TID[,...]", "bad list '%s'", filter_tids },
+	{ "comm", 0, "  --comm NAME[,...]\n", "bad list '%s'", filter_comms },
+	{ "cpu", 'C', "      --cpu CPUS          e.g. 0-3,6\n", "bad list '%s'", filter_cpus },
+	{ "time", 0, "      --time START,END    seconds, as in perf's sample timestamps\n",
+	  "bad --time '%s' (want START,END in seconds; either may be empty)", filter_time },
+};
+const int report__nr_filter_options = sizeof(report__filter_options) / sizeof(report__filter_options[0]);
+
+void report__filters_free(struct report_opts *o)
+{
+	id_list__free(&o->pids);
+	id_list__free(&o->tids);
+	id_list__free(&o->cpus);
+	for (size_t i = 0; i < o->nr_comms; i++)
+		free(o->comms[i]);
+	free(o->comms);
+}

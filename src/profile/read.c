@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perfdata/perf_format.h"
+#include "profile/filter.h"
+#include "profile/offwake.h"
+#include "profile/read.h"
+
+struct session *report__open(const struct report_opts *o, bool defer_kernel,
+			     const struct msg_sink *ms, char *err, size_t errlen)
+{
+	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
+				   .no_symbols = o->no_symbols, .defer_kernel = defer_kernel };
+
+	if (ms)
+		so.msg = *ms;
+	return session__new(o->input, &so, err, errlen);
+}
+
+/* The run's error: the session's reason, named after the file. */
+static int run_failed(const struct report_opts *o, struct session *s, int ret, char *err,
+		      size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s", o->input, session__error(s));
+	return ret;
+}
+
+struct agg_ctx {
+	const struct report_opts *o;
+	const struct session *s;
+	struct profile *p;
+	struct offwake *ow;  /* --wakeups */
+	struct threads *th;  /* --threads */
+};
+
+static int agg_sample(void *ctx, const struct rsample *rs)
+{
+	struct agg_ctx *a = ctx;
+	struct rsample joined;
+	int err;
+
+	if (!a->ow)
+		return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+	/* --wakeups: off-CPU samples (for their total) and joined off-wake stacks */
+	err = offwake__join(a->ow, rs, &joined);
+	if (err < 0)
+		return err;
+	if (err)
+		rs = &joined;
+	else if (!rs->s->evattr->is_offcpu)
+		return 0;
+	return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+}
+
+/* The profile of an open session: its samples folded, kernel frames named, joins noted. */
+static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
+		     const struct msg_sink *ms, char *err, size_t errlen)
+{
+	const uint32_t *remap;
+	uint32_t nremap;
+	int ret = -ENOMEM;
+
+	a->p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
+	if (a->o->wakeups)
+		a->ow = offwake__new(s, a->o->waker_ids);
+	if (!a->p || (a->o->wakeups && !a->ow))
+		return ret;
+	ret = session__run(s, agg_sample, a);
+	if (ret)
+		return run_failed(a->o, s, ret, err, errlen);
+	remap = session__remap(s, &nremap);
+	ret = profile__remap(a->p, remap, nremap);
+	if (ret)
+		return ret;
+	if (a->ow && offwake__unjoined(a->ow))
+		msg__say(ms, MSG_NOTE, "%" PRIu64 " %s samples without their %s sample, left out",
+			 offwake__unjoined(a->ow), OFFCPU_WAKEUP_EVENT_NAME, OFFCPU_EVENT_NAME);
+	return 0;
+}
+
+int profile__read(const struct report_opts *o, unsigned int keep, const struct msg_sink *ms,
+		  struct session **sp, struct profile **pp, char *err, size_t errlen)
+{
+	struct agg_ctx a = { .o = o };
+	struct session *s;
+	int ret = -EINVAL;
+
+	err[0] = 0;
+	s = report__open(o, true, ms, err, errlen); /* frames are kept, named at the end */
+	if (!s)
+		return ret;
+	a.s = s;
+	if (o->wakeups && session__event(s, OFFCPU_WAKEUP_EVENT_NAME) < 0)
+		snprintf(err, errlen, "%s has no %s event: record with --wakeups", o->input,
+			 OFFCPU_WAKEUP_EVENT_NAME);
+	else
+		ret = aggregate(&a, s, keep, ms, err, errlen);
+	offwake__free(a.ow);
+	if (ret) {
+		profile__free(a.p);
+		session__free(s);
+		return ret;
+	}
+	*sp = s;
+	*pp = a.p;
+	return 0;
+}
+
+/* --threads: every sample that passes the filters, to its thread's row. */
+static int threads_sample(void *ctx, const struct rsample *rs)
+{
+	struct agg_ctx *a = ctx;
+
+	return report__match(a->o, a->s, rs) ? threads__add(a->th, rs) : 0;
+}
+
+int threads__read(const struct report_opts *o, const struct msg_sink *ms, struct session **sp,
+		  struct threads **tp, char *err, size_t errlen)
+{
+	struct agg_ctx a = { .o = o };
+	struct session *s;
+	int ret;
+
+	err[0] = 0;
+	s = report__open(o, false, ms, err, errlen);
+	if (!s)
+		return -EINVAL;
+	a.s = s;
+	a.th = threads__new();
+	if (!a.th)
+		ret = -ENOMEM;
+	else if ((ret = session__run(s, threads_sample, &a)))
+		run_failed(o, s, ret, err, errlen);
+	if (ret) {
+		threads__free(a.th);
+		session__free(s);
+		return ret;
+	}
+	*sp = s;
+	*tp = a.th;
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What a read of a recording was asked: the file and how to name its
+ * frames (for the session), which samples count (the filters, applied by
+ * whoever consumes the session's samples: profile/filter.h), what is
+ * aggregated, and how the outputs show it (sort keys, call graphs, limits).
+ * The commands fill it from their options; each layer reads its part.
+ */
+#ifndef OFFCPU_PROFILE_REPORT_OPTS_H
+#define OFFCPU_PROFILE_REPORT_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/idlist.h"
+
+enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_CGROUP, SK_MAX };
+
+enum graph_mode { GRAPH_DEFAULT, GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
+
+struct report_opts {
+	const char *input;
+	/* the session */
+	bool srcline, inlines;
+	bool no_symbols;
+	/* the filters */
+	const char *event;       /* only this event (name, before any ':') */
+	struct id_list pids, tids, cpus;
+	char **comms;
+	size_t nr_comms;
+	uint64_t time_start, time_end; /* ns; end 0 = open */
+	/* the aggregation */
+	bool wakeups;            /* off-wake stacks (profile/offwake.h) join the profile */
+	bool waker_ids;          /* wakers named "comm pid/tid", not comm */
+	/* the outputs */
+	int children;            /* -1 default (on), 0 off, 1 on */
+	enum sort_key sort[SK_MAX];
+	int nr_sort;
+	double percent_limit;
+	enum graph_mode graph;
+	double graph_min;        /* hide call-graph branches below this % */
+};
+
+/* Defaults of every option (input ./perf.data); report_opts__free() releases the lists. */
+void report_opts__init(struct report_opts *o);
+void report_opts__free(struct report_opts *o);
+
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A reading session: perf.data records (in time order) drive a process
+ * model — threads with their comm, per-process memory maps, DSOs — and
+ * every sample is turned into a resolved stack of interned frames that a
+ * consumer (aggregation, script) receives through a callback. Each distinct
+ * (DSO, address) is symbolized once; frames are interned, so consumers can
+ * key on small integers.
+ */
+#ifndef OFFCPU_REPORT_SESSION_H
+#define OFFCPU_REPORT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "perfdata/perf_reader.h"
+#include "util/msg.h"
+
+struct session;
+
+/* One function-level frame (an inlined function is its own frame). */
+struct frame {
+	const char *sym;       /* NULL when unknown */
+	const char *dso;       /* full path, "[kernel.kallsyms]", module, or "[unknown]" */
+	const char *dso_short; /* basename of dso */
+	uint64_t addr;         /* unknown symbol: address shown instead (map-relative) */
+	const char *srcfile;   /* --srcline only */
+	unsigned int line;
+	bool kernel;
+	bool inlined;
+};
+
+/* One resolved sample; arrays are leaf first and valid during the callback. */
+struct rsample {
+	const struct perf_sample *s; /* pid, tid, cpu, time, period, evattr */
+	int event;                   /* attr index */
+	uint32_t comm;               /* interned comm id: session__comm() */
+	char state;                  /* offcpu-time, offcpu-wakeup and sched-delay: see offcpu_raw */
+	uint32_t flags;
+	uint64_t count;              /* intervals summed in an offcpu-time sample, else 1 */
+	uint64_t cgroup;
+	int nr;
+	bool no_chain;               /* the callchain was corrupt (perf drops it): frames are the ip's */
+	const uint32_t *frames;      /* frame ids */
+	const uint64_t *addrs;       /* address shown by script (map-relative for user) */
+	const uint64_t *offs;        /* offset in the symbol */
+	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */
+	uint32_t waker_pid, waker_tid;
+	uint32_t waker_comm;         /* interned comm id, 0 when absent */
+};
+
+typedef int (*session_sample_cb)(void *ctx, const struct rsample *rs);
+
+struct session_opts {
+	bool srcline;
+	bool inlines;
+	bool no_symbols;   /* skip the symbolizer (tests, raw dumps) */
+	const char *kallsyms;
+	/*
+	 * Kernel addresses are named at the end of session__run() (kallsyms is
+	 * read meanwhile in a thread of its own): until then each distinct one
+	 * has a placeholder frame of its own, which session__remap() maps to
+	 * its named frame. For callers that keep frames and name them after
+	 * the walk (aggregated outputs), not for those that print as they go.
+	 */
+	bool defer_kernel;
+	/*
+	 * Where the warnings go (a file not as recorded, a kernel without
+	 * symbols, a recording cut off), as they are found; none when unset.
+	 */
+	struct msg_sink msg;
+};
+
+struct session *session__new(const char *path, const struct session_opts *opts,
+			     char *errbuf, size_t errlen);
+void session__free(struct session *s);
+
+/*
+ * Read the whole file, calling cb for each sample (every one: filtering is
+ * the callback's). Negative errno on error, session__error() says why.
+ */
+int session__run(struct session *s, session_sample_cb cb, void *ctx);
+const char *session__error(const struct session *s);
+
+const struct perf_reader *session__reader(const struct session *s);
+/* The attr index of the event named name, or -1. */
+int session__event(const struct session *s, const char *name);
+/*
+ * With defer_kernel, after session__run(): for each frame id (n of them)
+ * the id to use instead (placeholders of kernel addresses map to their
+ * named frames, every other id to itself); NULL without defer_kernel.
+ */
+const uint32_t *session__remap(const struct session *s, uint32_t *n);
+const struct frame *session__frame(const struct session *s, uint32_t id);
+uint32_t session__nr_frames(const struct session *s);
+const char *session__comm(const struct session *s, uint32_t id);
+
+/*
+ * A frame that is no code: a label in an output's stacks (off-wake
+ * stacks' "--" separator and waker names). Interned like every frame.
+ */
+int session__label_frame(struct session *s, const char *name, uint32_t *id);
+
+/* A thread as the side-band told it, after session__run(). */
+struct session_thread {
+	uint32_t pid, tid;
+	uint32_t comm;      /* its comm at the end */
+	uint64_t fork_time; /* its FORK record, 0 when not seen (it existed before) */
+	uint64_t exit_time; /* its EXIT record, 0 when not seen (it outlived the recording) */
+};
+/* The thread tid (the latest one to bear it); false when never seen. */
+bool session__thread(const struct session *s, uint32_t tid, struct session_thread *out);
+/* The first and last record times of the file; false when no record had one. */
+bool session__time_span(const struct session *s, uint64_t *first, uint64_t *last);
+
+/* Counts for the report header. */
+struct session_stats {
+	uint64_t samples_unknown_thread;
+	uint64_t lost;
+	uint64_t nr_samples;
+};
+void session__stats(const struct session *s, struct session_stats *st);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The session's parts, shared by its files only:
+ *   session.c  life of a session, records to their handlers, what callers ask
+ *   procs.c    the process model: threads, processes, their maps, DSOs
+ *   sample.c   a sample's stack: each address through a cache to its frames
+ *   resolve.c  an address seen for the first time, by kind of DSO: kernel,
+ *              file (ELF), JIT code (perf-PID.map), none; interned frames
+ * Memory grows with threads, maps, distinct addresses and frames, never
+ * with the number of samples.
+ */
+#ifndef OFFCPU_SESSION_SESSION_INT_H
+#define OFFCPU_SESSION_SESSION_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "session/session.h"
+#include "symbols/symbolizer.h"
+#include "util/htab.h"
+#include "util/intern.h"
+
+#define DSO_KERNEL (UINT32_MAX - 1)
+#define DSO_UNKNOWN (UINT32_MAX - 2)
+#define MAX_FRAMES 512
+#define MAX_INLINE 16
+
+struct dso_ent {
+	const char *name;  /* interned */
+	const char *short_name;
+	struct sym_dso *sd;
+	bool looked_up;
+	bool anon;         /* no file behind it: try perf-PID.map */
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t dso;
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t gen;     /* bumped at each change of its maps (see ipc_ent) */
+	struct map *maps; /* sorted by start, non-overlapping */
+	size_t n, cap;
+};
+
+struct thread {
+	uint32_t tid, pid;
+	uint32_t comm;
+	uint64_t fork_time, exit_time; /* 0: not seen */
+};
+
+struct addr_ent {
+	uint32_t dso;
+	uint64_t addr;     /* map-relative for files, absolute for kernel/unknown */
+	uint32_t first, n; /* into session.res */
+	bool pending;      /* a kernel address not named yet (session_opts.defer_kernel) */
+};
+
+/* One frame of an address: the frame and the address's offset in its symbol. */
+struct res {
+	uint32_t frame;
+	uint64_t off;
+};
+
+/*
+ * A direct-mapped cache in front of the map lookup and the (dso, address)
+ * table: most frames of a file are addresses seen moments before in the
+ * same process, and a hit costs one hash and one compare instead of a
+ * binary search among the process's maps and a probe of the table. A
+ * process's entries die when its maps change (gen).
+ */
+#define IPC_BITS_MAX 16
+struct ipc_ent {
+	uint64_t ip;
+	uint64_t shown;   /* the address shown (map-relative for files) */
+	uint32_t proc;    /* index in session.procs, IPC_KERNEL, or IPC_NOPROC */
+	uint32_t gen;     /* its proc's gen */
+	uint32_t ent;     /* index in session.addrs + 1; 0 = empty */
+};
+#define IPC_KERNEL UINT32_MAX
+#define IPC_NOPROC (UINT32_MAX - 1)
+
+#define LAST_N 64 /* recently found threads and processes remembered (thread_find) */
+
+struct session {
+	struct perf_reader *reader;
+	struct symbolizer *sym;
+	struct session_opts opts;
+	struct intern strs;    /* every string of frames, DSOs and comms */
+	struct htab dsos;      /* struct dso_ent, by interned name */
+	struct htab procs;     /* struct proc, by pid */
+	struct htab threads;   /* struct thread, by tid */
+	struct htab comms;     /* const char * (interned), by address: rsample.comm ids */
+	struct htab frames;    /* struct frame */
+	struct htab addrs;     /* struct addr_ent, by (dso, address) */
+	struct res *res;       /* the frames of each address, addr_ent.first on */
+	size_t nr_res, cap_res;
+	uint64_t kernel_start, kernel_end; /* the kernel's map, as its MMAP record says */
+	bool kernel_text_set;
+	bool kernel_warned;
+	bool kernel_deferred;            /* kernel addresses get placeholder frames for now */
+	uint32_t *remap;                 /* placeholder frame -> its named frame */
+	uint32_t nr_remap;
+	uint64_t first_time, last_time; /* of records that have a time */
+	struct ipc_ent *ipc;             /* 1 << ipc_bits entries */
+	unsigned int ipc_bits;
+	/* threads and processes found lately, by tid / pid modulo LAST_N (see thread_find) */
+	uint32_t last_thread[LAST_N], last_proc[LAST_N];
+	/* per-sample scratch */
+	uint32_t sframes[MAX_FRAMES];
+	uint64_t saddrs[MAX_FRAMES], soffs[MAX_FRAMES];
+	session_sample_cb cb;
+	void *cb_ctx;
+	struct session_stats stats;
+	char err[256];
+};
+
+static inline struct proc *proc_at(const struct session *s, uint32_t i)
+{
+	return htab__at(&s->procs, i);
+}
+
+static inline struct addr_ent *addr_at(const struct session *s, uint32_t i)
+{
+	return htab__at(&s->addrs, i);
+}
+
+/* procs.c */
+void procs__init(struct session *s);
+void procs__free(struct session *s);
+int procs__comm(struct session *s, const char *name, uint32_t *id);
+struct thread *procs__thread(struct session *s, uint32_t tid);
+const struct thread *procs__thread_peek(const struct session *s, uint32_t tid);
+struct thread *procs__thread_get(struct session *s, uint32_t tid, uint32_t pid);
+struct proc *procs__proc(struct session *s, uint32_t pid, bool create);
+const struct map *procs__find_map(const struct proc *p, uint64_t addr);
+int procs__dso(struct session *s, const char *name, uint32_t *id);
+int procs__on_comm(struct session *s, const struct perf_rec *rec);
+int procs__on_fork(struct session *s, const struct perf_rec *rec);
+int procs__on_exit(struct session *s, const struct perf_rec *rec);
+int procs__on_mmap(struct session *s, const struct perf_rec *rec);
+
+/* sample.c */
+int sample__init(struct session *s);
+int sample__on_sample(struct session *s, const struct perf_rec *rec);
+
+/* resolve.c */
+void resolve__init(struct session *s);
+void resolve__free(struct session *s);
+int resolve__addr(struct session *s, uint32_t dso, const struct map *m, uint64_t key_addr,
+		  uint64_t ip, uint32_t pid, uint32_t *ent);
+int resolve__kernel_finish(struct session *s);
+int resolve__frame(struct session *s, const struct frame *f, uint32_t *id);
+
+#endif

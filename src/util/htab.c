@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The table's growth, insertion and re-indexing (lookups are in htab.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/htab.h"
+#include "util/vec.h"
+
+void htab__init(struct htab *t, size_t size)
+{
+	memset(t, 0, sizeof(*t));
+	t->size = size;
+}
+
+void htab__free(struct htab *t)
+{
+	size_t size = t->size;
+
+	free(t->v);
+	free(t->hashes);
+	free(t->slots);
+	htab__init(t, size);
+}
+
+void htab__clear(struct htab *t)
+{
+	t->n = 0;
+	if (t->nslots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+}
+
+/* The first empty slot on h's probe path. */
+static size_t free_slot(const uint32_t *slots, size_t nslots, uint64_t h)
+{
+	size_t i;
+
+	for (i = h & (nslots - 1); slots[i]; i = (i + 1) & (nslots - 1))
+		;
+	return i;
+}
+
+/* Room in the index for one more entry: its load stays at 1/2 at most. */
+static int index_reserve(struct htab *t, size_t n)
+{
+	size_t nslots = t->nslots ? t->nslots : 64;
+	uint64_t *hs;
+	uint32_t *ss;
+
+	while ((n + 1) * 2 > nslots)
+		nslots *= 2;
+	if (nslots == t->nslots)
+		return 0;
+	hs = malloc(nslots * sizeof(*hs));
+	ss = calloc(nslots, sizeof(*ss));
+	if (!hs || !ss) {
+		free(hs);
+		free(ss);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->nslots; i++) {
+		size_t j;
+
+		if (!t->slots[i])
+			continue;
+		j = free_slot(ss, nslots, t->hashes[i]);
+		hs[j] = t->hashes[i];
+		ss[j] = t->slots[i];
+	}
+	free(t->hashes);
+	free(t->slots);
+	t->hashes = hs;
+	t->slots = ss;
+	t->nslots = nslots;
+	return 0;
+}
+
+void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added)
+{
+	void *e = htab__find(t, h, eq, key);
+
+	*added = false;
+	if (e)
+		return e;
+	if (t->n >= UINT32_MAX - 1 || index_reserve(t, t->n) ||
+	    !(e = vec__push(&t->v, &t->n, &t->cap, t->size)))
+		return NULL;
+	t->last = free_slot(t->slots, t->nslots, h);
+	t->hashes[t->last] = h;
+	t->slots[t->last] = t->n;
+	*added = true;
+	return e;
+}
+
+/*
+ * The entry added last sits in the first slot that was empty on its probe
+ * path, and nothing was added after it: emptying that slot leaves every
+ * other entry's probe path as it was.
+ */
+void htab__unget(struct htab *t)
+{
+	t->slots[t->last] = 0;
+	t->n--;
+}
+
+int htab__reindex(struct htab *t, size_t n, uint64_t (*hash)(const void *entry))
+{
+	int err = index_reserve(t, n);
+
+	if (err)
+		return err;
+	if (t->nslots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = hash(htab__at(t, i));
+		size_t j = free_slot(t->slots, t->nslots, h);
+
+		t->hashes[j] = h;
+		t->slots[j] = i + 1;
+	}
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The hash table of every part: entries of one size in one growable array,
+ * in the order they were added (so positions are small dense ids), found
+ * by key through an open-addressing index of (hash, position). The caller
+ * hashes (util/hash.h) and says what "equal" means; the table copies no
+ * key and frees nothing an entry points to.
+ *
+ * Written here rather than taken from libbpf's hashmap.h: that header is
+ * not installed by libbpf-dev (bpftool and perf carry copies), and it maps
+ * a key to one pointer-sized value, where every user here wants its
+ * entries in an array, in insertion order, addressed by position.
+ *
+ * Lookups are inline, so that the compiler inlines eq() at each call site
+ * (the profile looks up every sample of a file). Adding grows the array
+ * and the index: entry addresses taken before an htab__get() are void
+ * after it.
+ */
+#ifndef OFFCPU_UTIL_HTAB_H
+#define OFFCPU_UTIL_HTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct htab {
+	void *v;          /* n entries, size bytes each */
+	size_t n, cap, size;
+	uint64_t *hashes; /* index: the hash of each slot's entry */
+	uint32_t *slots;  /* index: entry position + 1, 0 for an empty slot */
+	size_t nslots;    /* a power of two, or 0 */
+	size_t last;      /* the slot htab__get() filled last */
+};
+
+/* true when entry (in the table) has the key the caller looks for. */
+typedef bool (*htab_eq_fn)(const void *entry, const void *key);
+
+/* An empty table of entries of size bytes (no allocation). */
+void htab__init(struct htab *t, size_t size);
+void htab__free(struct htab *t);
+/* Forget every entry; memory is kept for the next ones. */
+void htab__clear(struct htab *t);
+
+static inline size_t htab__n(const struct htab *t)
+{
+	return t->n;
+}
+
+static inline void *htab__at(const struct htab *t, size_t i)
+{
+	return (char *)t->v + i * t->size;
+}
+
+/* The entry equal to key under hash h, or NULL. */
+static inline void *htab__find(const struct htab *t, uint64_t h, htab_eq_fn eq, const void *key)
+{
+	size_t mask = t->nslots - 1;
+
+	if (!t->nslots)
+		return NULL;
+	for (size_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
+		void *e = htab__at(t, t->slots[i] - 1);
+
+		if (t->hashes[i] == h && eq(e, key))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The entry equal to key, or else a new one, zeroed, at the end of the
+ * array (*added tells which; the caller fills it in). NULL on ENOMEM.
+ */
+void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added);
+
+/* Take back the entry the last htab__get() added (the caller could not fill it). */
+void htab__unget(struct htab *t);
+
+/*
+ * Index the first n entries again, under hash(entry), after the caller
+ * reordered the array (sorted it); later entries stay in the array but
+ * are found no more. 0 or -ENOMEM.
+ */
+int htab__reindex(struct htab *t, size_t n, uint64_t (*hash)(const void *entry));
+
+#endif

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Growable arrays kept as the caller's own (T *arr, size_t n, size_t cap):
+ * room is made geometrically, so n appends cost O(n) copies in all.
+ */
+#ifndef OFFCPU_UTIL_VEC_H
+#define OFFCPU_UTIL_VEC_H
+
+#include <stddef.h>
+
+/*
+ * Make room for need elements of elem bytes in *arr (*cap of them now),
+ * doubling from at least min. 0, or -ENOMEM with *arr as it was.
+ */
+int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+
+/* Append one zeroed element: its address, or NULL (ENOMEM). */
+void *vec__push(void **arr, size_t *n, size_t *cap, size_t elem);
+
+#endif
