@@ -40,6 +40,11 @@ const volatile __u32 state_mask = OFFCPU_STATE_S | OFFCPU_STATE_D;
 const volatile bool want_ustack = true;
 const volatile bool want_kstack = true;
 const volatile bool kernel_threads = false;
+const volatile bool user_threads = true;     /* -k clears it: kernel threads only */
+const volatile bool filter_kind_cpu = false; /* -u/-k: CPU samples of the other kind left out too */
+/* -m/-M: off-CPU intervals shorter or longer than these are left out (counted) */
+const volatile __u64 min_ns = 0;
+const volatile __u64 max_ns = ~0ULL;
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
@@ -324,6 +329,25 @@ static __always_inline void stat(__u32 what)
 
 	if (n)
 		*n += 1;
+}
+
+/* Is a task of these flags of a kind recorded: kernel thread or user thread (-u/-k)? */
+static __always_inline bool thread_kind_wanted(unsigned int flags)
+{
+	return flags & PF_KTHREAD ? kernel_threads : user_threads;
+}
+
+/*
+ * -m/-M: is an off-CPU interval of delta ns inside the block-time range?
+ * One outside is counted, never emitted nor summed. The bounds are
+ * constants to the verifier: without -m/-M, two compares that never fail.
+ */
+static __always_inline bool block_time_kept(__u64 delta)
+{
+	if (delta >= min_ns && delta <= max_ns)
+		return true;
+	stat(OFFCPU_STAT_FILTERED);
+	return false;
 }
 
 /*
@@ -986,8 +1010,7 @@ static __always_inline void sched_delay_switch(void *ctx, struct task_struct *pr
 					       unsigned int prev_state, bool measured, __u64 now,
 					       __u64 clk)
 {
-	if (!measured && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
-	    wanted(prev->tgid, prev->pid))
+	if (!measured && thread_kind_wanted(prev->flags) && wanted(prev->tgid, prev->pid))
 		delay_out(ctx, prev, prev_state, clk);
 	delay_in(next, tn, now, clk);
 }
@@ -1038,6 +1061,7 @@ static __always_inline void start_end(struct offcpu_start *st, __u32 kind, __u64
 				      __u64 now)
 {
 	__u32 state = st->s.state;
+	__u64 off;
 
 	if (kind == OFFCPU_START_QUEUED) {
 		if (run > rec_start)
@@ -1047,9 +1071,10 @@ static __always_inline void start_end(struct offcpu_start *st, __u32 kind, __u64
 	}
 	if (!wake || wake < rec_start || wake > run)
 		wake = kind == OFFCPU_START_SLEEP ? run : 0;
-	if (kind == OFFCPU_START_SLEEP)
-		emit_direct(&st->s, state | OFFCPU_IN_PROGRESS_START,
-			    wake > rec_start ? wake - rec_start : 0, now);
+	off = wake > rec_start ? wake - rec_start : 0;
+	/* -m/-M judge the part inside the recording: the period written */
+	if (kind == OFFCPU_START_SLEEP && block_time_kept(off))
+		emit_direct(&st->s, state | OFFCPU_IN_PROGRESS_START, off, now);
 	if (want_sched_delay && wake && wake < run)
 		emit_direct(&st->s, OFFCPU_SCHED_DELAY | state, run - wake, now);
 }
@@ -1106,7 +1131,7 @@ static __always_inline bool wanted_task(struct task_struct *p)
 {
 	__u32 tgid = p->tgid, tid = p->pid;
 
-	if (!tid || p->exit_state || (!kernel_threads && (p->flags & PF_KTHREAD)))
+	if (!tid || p->exit_state || !thread_kind_wanted(p->flags))
 		return false;
 	if (filter_cpu) {
 		__u32 cpu = BPF_CORE_READ(p, thread_info.cpu);
@@ -1253,10 +1278,12 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 			wake = arrival - wait;
 	}
 	if (t->ts_wake && t->ts_wake >= t->ts_out) {
-		interval_done(t, t->ts_wake - t->ts_out, now);
+		if (block_time_kept(t->ts_wake - t->ts_out))
+			interval_done(t, t->ts_wake - t->ts_out, now);
 		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
 	} else if (wake) {
-		interval_done(t, wake - t->ts_out, now);
+		if (block_time_kept(wake - t->ts_out))
+			interval_done(t, wake - t->ts_out, now);
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
@@ -1321,7 +1348,7 @@ static __always_inline void switch_in(struct task_struct *next, struct offcpu_ta
 	 */
 	end = t->ts_wake ? t->ts_wake : clk;
 	delta = end > t->ts_out ? end - t->ts_out : 0;
-	if (!(want_wakeups && waker_in(next, t, delta, now)))
+	if (block_time_kept(delta) && !(want_wakeups && waker_in(next, t, delta, now)))
 		interval_done(t, delta, now);
 	t->ts_out = 0;
 }
@@ -1355,11 +1382,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	 * S or D is not on the run queue's books (schedstat counts it as
 	 * asleep), and perf --off-cpu counts it too.
 	 */
-	measured = (state & state_mask) && (kernel_threads || !(prev->flags & PF_KTHREAD)) &&
+	measured = (state & state_mask) && thread_kind_wanted(prev->flags) &&
 		   wanted(prev->tgid, prev->pid);
 	if (measured)
 		switch_out(ctx, prev, state, now, clk);
-	else if (!prev_state && (kernel_threads || !(prev->flags & PF_KTHREAD)))
+	else if (!prev_state && thread_kind_wanted(prev->flags))
 		preempted(prev, now);
 	tn = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (want_sched_delay) /* before switch_in: it reads next's interval */
@@ -1426,7 +1453,7 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 {
 	struct offcpu_delay *d;
 
-	if ((!kernel_threads && (p->flags & PF_KTHREAD)) || !wanted(p->tgid, p->pid))
+	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid))
 		return 0;
 	d = bpf_task_storage_get(&delays, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d) {
@@ -1745,6 +1772,8 @@ int offcpu_start(struct bpf_iter__task *ctx)
 static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
 				      struct offcpu_sample *s, __u32 state, __u64 from, __u64 to)
 {
+	if (!(state & OFFCPU_SCHED_DELAY) && !block_time_kept(to > from ? to - from : 0))
+		return; /* -m/-M, on the part inside the recording */
 	s->state = state;
 	s->time = rec_stop_mono;
 	s->period = to > from ? to - from : 0;
@@ -1830,6 +1859,8 @@ int offcpu_cpu_filter(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
+	if (filter_kind_cpu && !thread_kind_wanted(bpf_get_current_task_btf()->flags))
+		return 0;
 	return wanted(id >> 32, (__u32)id) ? 1 : 0;
 }
 

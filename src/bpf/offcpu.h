@@ -68,6 +68,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_CLOSED_BY_SCHED_INFO, /* both missed, wakeup from sched_info */
 	OFFCPU_STAT_KSTACK_EVICTED,       /* cache keys whose check differed: never cached again */
 	OFFCPU_STAT_KSTACK_UNVERIFIED,    /* hits whose frames were not on the stack: walked */
+	OFFCPU_STAT_FILTERED,             /* -m/-M: intervals outside the block-time range, left out */
 	OFFCPU_STAT__NR,
 };
 

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/commands.h"
 #include "record/record.h"
 
 static const char usage_text[] =
 	"usage: offcpu record [options] [-- COMMAND [ARGS...]]\n"
+	"       offcpu record [options] -p PID|-t TID|-a [SECS]\n"
 	"\n"
 	"Record where threads wait (off-CPU time, event offcpu-time) and where they\n"
 	"run (cpu-clock samples) into a perf.data file that Linux perf reads.\n"
@@ -28,7 +30,8 @@ static const char usage_text[] =
 	"Recording:\n"
 	"  -o, --output FILE          output file (default perf.data; an existing one\n"
 	"                             becomes FILE.old)\n"
-	"  -d, --duration SECS        stop after SECS seconds\n"
+	"  -d, --duration SECS        stop after SECS seconds; a number after -p, -t or -a\n"
+	"                             with no COMMAND is the same (offcpu record -p PID 5)\n"
 	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
 	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
 	"      --no-cpu               off-CPU only, no CPU samples\n"
@@ -44,15 +47,26 @@ static const char usage_text[] =
 	"                             pointers where a binary has no such table; fp\n"
 	"                             follows frame pointers only (cheaper, loses callers\n"
 	"                             in code built without them)\n"
+	"  -U, --user-stacks-only     the same as --stacks user\n"
+	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
+	"  -g                         call graphs: always on (accepted as in perf record)\n"
 	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
 	"                             from the cache of blocking points when the thread\n"
 	"                             blocks where it blocked before)\n"
-	"      --kernel-threads       include kernel threads\n"
+	"      --kernel-threads       include kernel threads' off-CPU time\n"
+	"  -u, --user-threads-only    user threads only: off-CPU time (as by default) and\n"
+	"                             CPU samples\n"
+	"  -k, --kernel-threads-only  kernel threads only: off-CPU time and CPU samples\n"
+	"  -m, --min-block-time US    leave out waits shorter than US microseconds\n"
+	"  -M, --max-block-time US    leave out waits longer than US microseconds (both\n"
+	"                             filtered in the kernel and counted in the summary)\n"
 	"      --wakeups              note who woke each waiting thread, with its stacks\n"
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
 	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
 	"                             preemption or fork (event sched-delay)\n"
 	"  -q, --quiet                no status line or summary\n"
+	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
+	"                             progress, switch-ins the kernel hid\n"
 	"  -h, --help                 this text\n";
 
 enum {
@@ -68,6 +82,9 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
 };
+
+/* -u/-k and -U/-K: each pair is one choice, asked at most once. */
+enum { ONLY_NONE, ONLY_USER, ONLY_KERNEL };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -90,7 +107,14 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "user-threads-only", no_argument, NULL, 'u' },
+	{ "kernel-threads-only", no_argument, NULL, 'k' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "min-block-time", required_argument, NULL, 'm' },
+	{ "max-block-time", required_argument, NULL, 'M' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -99,6 +123,13 @@ static int bad(const char *opt, const char *val, const char *why)
 {
 	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
 		usage_text);
+	return 2;
+}
+
+/* Options that cannot go together: usage, exit 2. */
+static int conflict(const char *why)
+{
+	fprintf(stderr, "offcpu record: %s\n\n%s", why, usage_text);
 	return 2;
 }
 
@@ -276,6 +307,56 @@ static int option(struct record_opts *o, int c, const char *arg, char **argv)
 	}
 }
 
+/* What -u/-k and -U/-K asked for so far (ONLY_*): asking both ways is a conflict. */
+struct only {
+	int threads, stacks;
+};
+
+/*
+ * The habits of BCC's offcputime and perf record (-u/-k, -U/-K, -m/-M,
+ * -g, -v) into o and only: 0, or 2 after the message; the rest goes to
+ * option().
+ */
+static int habit_option(struct record_opts *o, struct only *only, int c, const char *arg,
+			char **argv)
+{
+	unsigned long long u;
+
+	switch (c) {
+	case 'u':
+	case 'k':
+		if (only->threads && only->threads != (c == 'u' ? ONLY_USER : ONLY_KERNEL))
+			return conflict("-u and -k: user or kernel threads, not both");
+		only->threads = c == 'u' ? ONLY_USER : ONLY_KERNEL;
+		return 0;
+	case 'U':
+	case 'K':
+		if (only->stacks && only->stacks != (c == 'U' ? ONLY_USER : ONLY_KERNEL))
+			return conflict("-U and -K: user or kernel stacks only, not both (both is the default)");
+		only->stacks = c == 'U' ? ONLY_USER : ONLY_KERNEL;
+		o->ustack = c == 'U';
+		o->kstack = c == 'K';
+		return 0;
+	case 'm':
+		if (parse_uint(arg, UINT64_MAX / 1000, &u))
+			return bad("-m", arg, "expected microseconds");
+		o->min_ns = u * 1000;
+		return 0;
+	case 'M':
+		if (parse_uint(arg, UINT64_MAX / 1000 - 1, &u))
+			return bad("-M", arg, "expected microseconds");
+		o->max_ns = u * 1000;
+		return 0;
+	case 'g':
+		return 0; /* perf's "call graphs on": they always are */
+	case 'v':
+		o->verbose = true;
+		return 0;
+	default:
+		return option(o, c, arg, argv);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -289,22 +370,62 @@ int cmd_record(int argc, char **argv)
 		.kstack = true,
 		.dwarf = true,
 		.kstack_cache = true,
+		.user_threads = true,
+		.max_ns = UINT64_MAX,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
-	int c, ret;
+	struct only only = { ONLY_NONE, ONLY_NONE };
+	int c, ret, before = 1;
+	bool dashdash;
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
-	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:qh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts, NULL)) !=
+	       -1) {
+		before = optind;
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			ret = 0;
 			goto out;
 		}
-		ret = option(&o, c, optarg, argv);
+		ret = habit_option(&o, &only, c, optarg, argv);
 		if (ret)
 			goto out;
+	}
+	/*
+	 * BCC's trailing duration (offcputime -p PID 5): one number after
+	 * -p/-t/-a, with no COMMAND and no "--" before it; anything else
+	 * after the options is a COMMAND, as before.
+	 */
+	dashdash = optind > before;
+	if (!dashdash && optind == argc - 1 && (o.pids.n || o.tids.n || o.all_cpus) &&
+	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
+		double secs;
+
+		if (parse_double(argv[optind], &secs) || secs <= 0) {
+			ret = bad("the duration", argv[optind], "expected seconds > 0");
+			goto out;
+		}
+		if (o.duration > 0) {
+			ret = conflict("two durations: -d and a trailing number");
+			goto out;
+		}
+		o.duration = secs;
+		optind++;
+	}
+	if (o.min_ns > o.max_ns) {
+		ret = conflict("-m is above -M: no wait would be kept");
+		goto out;
+	}
+	if (only.threads == ONLY_USER && o.kernel_threads) {
+		ret = conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
+		goto out;
+	}
+	if (only.threads) {
+		o.user_threads = only.threads == ONLY_USER;
+		o.kernel_threads = only.threads == ONLY_KERNEL;
+		o.thread_kind_cpu = true;
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -342,6 +463,25 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 		o.test_unwind_late_ms = n;
+	}
+	/*
+	 * Run by sudo, root writes on behalf of the user who ran it (SUDO_UID,
+	 * SUDO_GID): the file is theirs, so that `offcpu report` needs no sudo.
+	 * perf record does not do this. --user (who runs the COMMAND) does not
+	 * change who reads the file.
+	 */
+	if (geteuid() == 0 && getenv("SUDO_UID") && getenv("SUDO_GID")) {
+		unsigned long long uid, gid;
+
+		if (parse_uint(getenv("SUDO_UID"), UINT32_MAX - 1, &uid) ||
+		    parse_uint(getenv("SUDO_GID"), UINT32_MAX - 1, &gid)) {
+			fprintf(stderr, "offcpu record: SUDO_UID '%s' or SUDO_GID '%s' is not a number: "
+				"the output stays root's\n", getenv("SUDO_UID"), getenv("SUDO_GID"));
+		} else if (uid) {
+			o.give_output = true;
+			o.owner_uid = uid;
+			o.owner_gid = gid;
+		}
 	}
 	ret = record__run(&o);
 out:

@@ -124,6 +124,11 @@ cleanup:
 	return err;
 }
 
+int perf_writer__chown(struct perf_writer *w, unsigned int uid, unsigned int gid)
+{
+	return fchown(w->fd, uid, gid) ? -errno : 0;
+}
+
 int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *attr,
 			   const char *name, const uint64_t *ids, size_t nr_ids)
 {

@@ -32,6 +32,8 @@ struct perf_writer;
  * back. The new file is created with O_EXCL|O_NOFOLLOW and mode 0600.
  */
 int perf_writer__new(const char *path, struct perf_writer **out);
+/* Give the file to uid:gid (its mode stays 0600): for root writing on a user's behalf. */
+int perf_writer__chown(struct perf_writer *w, unsigned int uid, unsigned int gid);
 
 /* Register an event; attr is written with size 128 whatever attr->size is. */
 int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *attr,

@@ -402,6 +402,10 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->want_ustack = o->ustack;
 	sk->rodata->want_kstack = o->kstack;
 	sk->rodata->kernel_threads = o->kernel_threads;
+	sk->rodata->user_threads = o->user_threads;
+	sk->rodata->filter_kind_cpu = o->thread_kind_cpu;
+	sk->rodata->min_ns = o->min_ns;
+	sk->rodata->max_ns = o->max_ns;
 	sk->rodata->filter_tgid = o->pids.n || o->argv;
 	sk->rodata->filter_tid = o->tids.n > 0;
 	sk->rodata->filter_cpu = o->cpus.n > 0;
@@ -411,7 +415,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->test_hide = o->test_hide;
 	sk->rodata->unwind_dwarf = o->dwarf;
-	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup;
+	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
 	if (o->dwarf) {
 		bpf_map__set_max_entries(sk->maps.unw_rows, OFFCPU_UNWIND_ROWS);
 		bpf_map__set_max_entries(sk->maps.unw_procs, OFFCPU_UNWIND_PROCS);

@@ -53,6 +53,10 @@ struct record_opts {
 	bool kstack;
 	bool kstack_cache;    /* kernel stacks from the cache of blocking points (--no-kstack-cache) */
 	bool kernel_threads;
+	bool user_threads;    /* cleared by -k: kernel threads only */
+	bool thread_kind_cpu; /* -u/-k: CPU samples of the other kind left out too */
+	uint64_t min_ns;      /* -m/-M: off-CPU intervals kept, both ends included */
+	uint64_t max_ns;      /* UINT64_MAX: no maximum */
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
@@ -60,8 +64,12 @@ struct record_opts {
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
 	bool quiet;
+	bool verbose;         /* -v: the whole end-of-recording summary */
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */
+	bool give_output;     /* under sudo: the output goes to the user who ran sudo */
+	uid_t owner_uid;      /* that user (SUDO_UID, SUDO_GID) */
+	gid_t owner_gid;
 	int orig_argc;
 	char **orig_argv;     /* offcpu's own command line, for CMDLINE */
 };
@@ -307,8 +315,14 @@ void unwind_loader__free(struct unwind_loader *l);
 /* Every unwind counter, by name, user space's and the BPF side's. */
 int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,
 			    int (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
-/* The end-of-recording summary lines. */
-void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b, FILE *f);
+/*
+ * The end-of-recording summary lines: the unwinder's figures and every
+ * counter with -v (verbose); otherwise only the stacks that ended short
+ * (a rule BPF does not follow, an unreadable slot, a bad frame, the frame
+ * limit) and the files without tables, which lose callers.
+ */
+void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
+			    bool verbose, FILE *f);
 
 /* ---- cpu_events.c ---- */
 struct cpu_events;

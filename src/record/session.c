@@ -432,6 +432,12 @@ static int put_counter_cb(void *ctx, const char *name, uint64_t v)
 	return put_counter(&c->b, &c->len, &c->cap, &c->nr, name, v);
 }
 
+/* Were off-CPU intervals filtered by their length (-m/-M)? */
+static bool block_filtered(const struct record_opts *o)
+{
+	return o->min_ns || o->max_ns != UINT64_MAX;
+}
+
 /* The offcpu section: drop counters and recording facts, by name. */
 static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
@@ -504,14 +510,20 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 		static const char *const kkeys[OFFCPU_STAT__NR] = {
 			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
 			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
-			"kstack.unverified",
+			"kstack.unverified", "offcpu.filtered",
 		};
 		uint64_t ks[OFFCPU_STAT__NR];
 
 		err = offcpu_bpf__stats(s->bpf, ks);
 		for (int i = 0; !err && i < OFFCPU_STAT__NR; i++)
-			err = put_counter(&b, &len, &cap, &nr, kkeys[i], ks[i]);
+			if (i != OFFCPU_STAT_FILTERED || block_filtered(s->o))
+				err = put_counter(&b, &len, &cap, &nr, kkeys[i], ks[i]);
 	}
+	/* -m/-M: the range kept, beside the count of intervals left out */
+	if (!err && block_filtered(s->o))
+		err = put_counter(&b, &len, &cap, &nr, "offcpu.min_ns", s->o->min_ns);
+	if (!err && block_filtered(s->o) && s->o->max_ns != UINT64_MAX)
+		err = put_counter(&b, &len, &cap, &nr, "offcpu.max_ns", s->o->max_ns);
 	if (!err) {
 		memcpy(b, &nr, 4);
 		err = perf_writer__set_feature(s->w, PERF_FEAT_OFFCPU, b, len);
@@ -583,6 +595,12 @@ static int finish_file(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 	return err;
 }
 
+/*
+ * The end of a recording: what was written, what -m/-M left out, what was
+ * lost, in at most three lines; the lost line says every loss. -v adds the
+ * facts of how the recording went (kernel stack cache, cut user stacks,
+ * waits in progress, missed switch-ins).
+ */
 static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
 	uint64_t lost = cpu_events__lost(s->cpu);
@@ -596,7 +614,18 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 		(unsigned long long)s->nr_written_samples);
 	if (offcpu_bpf__stats(s->bpf, ks))
 		memset(ks, 0, sizeof(ks));
-	if (ks[OFFCPU_STAT_KSTACK_CACHED] || ks[OFFCPU_STAT_KSTACK_CHECKED])
+	if (block_filtered(s->o)) {
+		fprintf(stderr, "[ offcpu record: %llu off-CPU waits left out: ",
+			(unsigned long long)ks[OFFCPU_STAT_FILTERED]);
+		if (s->o->min_ns)
+			fprintf(stderr, "shorter than %llu us (-m)%s",
+				(unsigned long long)(s->o->min_ns / 1000),
+				s->o->max_ns != UINT64_MAX ? " or " : "");
+		if (s->o->max_ns != UINT64_MAX)
+			fprintf(stderr, "longer than %llu us (-M)", (unsigned long long)(s->o->max_ns / 1000));
+		fprintf(stderr, " ]\n");
+	}
+	if (s->o->verbose && (ks[OFFCPU_STAT_KSTACK_CACHED] || ks[OFFCPU_STAT_KSTACK_CHECKED]))
 		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
 			"blocking points; of %llu checked by a walk, %llu differed (%llu keys no longer "
 			"cached) ]\n",
@@ -605,19 +634,19 @@ static void print_summary(struct session *s, const uint64_t drops[OFFCPU_DROP__N
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
 			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
-	if (s->nr_ustack_cut)
+	if (s->o->verbose && s->nr_ustack_cut)
 		fprintf(stderr, "[ offcpu record: %llu user stacks cut at a frame outside the process's "
 			"executable mappings (a frame-pointer walk through code built without frame "
 			"pointers) ]\n", (unsigned long long)s->nr_ustack_cut);
-	if (offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START) ||
-	    offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP))
+	if (s->o->verbose && (offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START) ||
+			      offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP)))
 		fprintf(stderr, "[ offcpu record: waits in progress, counted from the start or up to the "
 			"stop only: %llu at the start, %llu at the stop ]\n",
 			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_START),
 			(unsigned long long)offcpu_bpf__in_progress(s->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP));
 	if (s->unwind)
-		unwind_loader__summary(s->unwind, s->bpf, stderr);
-	if (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO])
+		unwind_loader__summary(s->unwind, s->bpf, s->o->verbose, stderr);
+	if (s->o->verbose && (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]))
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
 			"the scheduler's run-delay accounting, their wakeup unseen too ]\n",
@@ -731,6 +760,13 @@ int record__run(struct record_opts *o)
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
 		return 1;
+	}
+	/* before a byte is written: even an interrupted recording is the user's */
+	if (o->give_output) {
+		err = perf_writer__chown(s->w, o->owner_uid, o->owner_gid);
+		if (err)
+			fprintf(stderr, "offcpu record: cannot give %s to uid %u (SUDO_UID): %s; it stays "
+				"root's\n", o->output, (unsigned int)o->owner_uid, strerror(-err));
 	}
 	s->m = merge__new();
 	s->hits = dso_hits__new();

@@ -750,7 +750,8 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
 	return err;
 }
 
-void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b, FILE *f)
+void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
+			    bool verbose, FILE *f)
 {
 	uint64_t s[OFFCPU_UNW_STAT__NR];
 	struct unw_tables_stats ts;
@@ -759,16 +760,17 @@ void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_b
 	if (offcpu_bpf__unwind_stats(b, s))
 		return;
 	unw_tables__stats(l->t, &ts);
-	fprintf(f, "[ offcpu record: user stacks from DWARF tables: %llu unwound, %llu from the cache of "
-		   "blocking points (%llu checked by a walk, %llu differed), %.1f frames a stack; "
-		   "tables of %llu files, %llu rows at most (of %llu), built in %.0f ms ]\n",
-		(unsigned long long)s[OFFCPU_UNW_WALKED], (unsigned long long)s[OFFCPU_UNW_CACHED],
-		(unsigned long long)s[OFFCPU_UNW_CHECKED], (unsigned long long)s[OFFCPU_UNW_STALE],
-		s[OFFCPU_UNW_WALKED] ? (double)s[OFFCPU_UNW_FRAMES] / s[OFFCPU_UNW_WALKED] : 0.0,
-		(unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
-		(unsigned long long)ts.row_cap, ts.build_ns / 1e6);
+	if (verbose)
+		fprintf(f, "[ offcpu record: user stacks from DWARF tables: %llu unwound, %llu from the cache of "
+			   "blocking points (%llu checked by a walk, %llu differed), %.1f frames a stack; "
+			   "tables of %llu files, %llu rows at most (of %llu), built in %.0f ms ]\n",
+			(unsigned long long)s[OFFCPU_UNW_WALKED], (unsigned long long)s[OFFCPU_UNW_CACHED],
+			(unsigned long long)s[OFFCPU_UNW_CHECKED], (unsigned long long)s[OFFCPU_UNW_STALE],
+			s[OFFCPU_UNW_WALKED] ? (double)s[OFFCPU_UNW_FRAMES] / s[OFFCPU_UNW_WALKED] : 0.0,
+			(unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
+			(unsigned long long)ts.row_cap, ts.build_ns / 1e6);
 	for (int i = OFFCPU_UNW_NO_TABLE; i < OFFCPU_UNW_STAT__NR; i++) {
-		if (!s[i])
+		if (!s[i] || (!verbose && i < OFFCPU_UNW_UNSUPPORTED))
 			continue;
 		fprintf(f, "%s %s %llu", any ? ";" : "[ offcpu record: user stacks:", unw_counter[i].name,
 			(unsigned long long)s[i]);

@@ -435,6 +435,9 @@ def cmd_select(path, *conds):
       no-event=E / has-event=E
       no-func=F,G / has-func=F,G   innermost workload function (offcpu-time)
       no-kernel-frames / no-user-frames   (offcpu-time callchains)
+      callchains              some offcpu-time sample has user and kernel frames
+      not-tids=FILE           no sample (of any event) of a tid listed in FILE
+      off-period-min=NS / off-period-max=NS   every offcpu-time period in range
     """
     samples, _ = script_samples(path)
     off = [s for s in samples if s.event == "offcpu-time"]
@@ -464,6 +467,21 @@ def cmd_select(path, *conds):
         elif k == "pids":
             other = sorted({s.pid for s in samples} - ids(v))
             check(not other, "samples of pids %s, only %s wanted" % (other[:10], v))
+        elif k == "callchains":
+            both = [s for s in off if any(is_kernel(ip) for ip in s.ips) and
+                    any(not is_kernel(ip) for ip in s.ips)]
+            check(both, "no offcpu-time sample with both user and kernel frames")
+        elif k == "not-tids":
+            bad = [s for s in samples if s.tid in file_ids(v)]
+            check(not bad, "%d samples of excluded tids, e.g. %s" % (len(bad), bad[0] if bad else ""))
+        elif k in ("off-period-min", "off-period-max"):
+            periods = [s.period for s in off]
+            measure("offcpu-time periods: %d samples, %.3f to %.3f ms" % (
+                len(periods), min(periods, default=0) / 1e6, max(periods, default=0) / 1e6))
+            bad = [s for s in off if (s.period < int(v) if k == "off-period-min" else s.period > int(v))]
+            check(off, "no offcpu-time sample")
+            check(not bad, "%d offcpu-time samples outside %s=%s, e.g. %s" % (
+                len(bad), k, v, bad[0] if bad else ""))
         elif k == "off-not-tids":
             bad = [s for s in off if s.tid in file_ids(v)]
             check(not bad, "%d offcpu-time samples of excluded tids, e.g. %s" % (len(bad), bad[0] if bad else ""))

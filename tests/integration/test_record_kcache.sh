@@ -18,7 +18,7 @@ for run in "20000" "5000 --off-cpu-thresh 0"; do
 	set -- $run
 	loops=$1; shift
 	measure "--- record $* -- perf bench sched pipe -l $loops"
-	record -o k.data "$@" -- taskset -c 0 perf bench sched pipe -l "$loops" >/dev/null ||
+	record -v -o k.data "$@" -- taskset -c 0 perf bench sched pipe -l "$loops" >/dev/null ||
 		fail "offcpu record -- perf bench sched pipe exited $?"
 	line=$(grep 'kernel stacks:' "$TESTDIR/record.err") || fail "no 'kernel stacks:' line in offcpu record's summary"
 	read -r walked cached checked stale < <(echo "$line" |

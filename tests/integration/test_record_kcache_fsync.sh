@@ -43,7 +43,7 @@ for run in 1 2 3; do
 	perf record -q -e sched:sched_switch -g -o "$TESTDIR/ref.data" -- sqlite3 t.db ".read $TESTDIR/ins.sql" \
 		>/dev/null 2>"$TESTDIR/perf.err" || { cat "$TESTDIR/perf.err"; fail "perf record exited $?"; }
 	rm -f t.db t.db-journal
-	record -o "$TESTDIR/off.data" --off-cpu-thresh 0 -- sqlite3 t.db ".read $TESTDIR/ins.sql" >/dev/null ||
+	record -v -o "$TESTDIR/off.data" --off-cpu-thresh 0 -- sqlite3 t.db ".read $TESTDIR/ins.sql" >/dev/null ||
 		fail "offcpu record -- sqlite3 exited $?"
 	"$PY" "$HERE/fsync_check.py" "$TESTDIR/off.data" "$TESTDIR/ref.data" "$TESTDIR/record.err"
 	case $? in

@@ -35,7 +35,7 @@ for run in 500 10 hide; do
 	esac
 	measure "--- ${hide:+OFFCPU_TEST_HIDE=$hide }record ${opts[*]:-(default threshold)} -- waitmix --child"
 	stat0=$(head -1 /proc/stat)
-	OFFCPU_TEST_HIDE=$hide record -o "$TESTDIR/wm$run.data" "${opts[@]}" -- \
+	OFFCPU_TEST_HIDE=$hide record -v -o "$TESTDIR/wm$run.data" "${opts[@]}" -- \
 		"$WORKLOADS/waitmix" -q -c -d "$DISK" -j "$TESTDIR/wm$run.json" ||
 		fail "offcpu record -- waitmix exited $?"
 	if [ -n "$hide" ]; then

@@ -16,7 +16,7 @@ require_workload unwindmix-nocfi
 cd "$TESTDIR"
 readelf -S "$WORKLOADS/unwindmix-nocfi" | grep -qE '\.(eh|debug)_frame' &&
 	fail "unwindmix-nocfi still has call-frame information"
-record -o nocfi.data --off-cpu-thresh 10 -- "$WORKLOADS/unwindmix-nocfi" plain 5 40 >ids.txt ||
+record -v -o nocfi.data --off-cpu-thresh 10 -- "$WORKLOADS/unwindmix-nocfi" plain 5 40 >ids.txt ||
 	fail "offcpu record -- unwindmix-nocfi plain exited $?"
 grep -q 'unwind.fp_steps [1-9]' record.err || fail "record's summary does not count unwind.fp_steps"
 measure "record: $(grep -o 'unwind.fp_steps [0-9]*' record.err)"

@@ -23,7 +23,7 @@ disk_dir
 record -o "$TESTDIR/fp.data" --call-graph fp -- \
 	"$WORKLOADS/waitmix-nofp" -q -c -d "$DISK" -j "$TESTDIR/fp.json" ||
 	fail "offcpu record --call-graph fp -- waitmix-nofp exited $?"
-record -o "$TESTDIR/dwarf.data" -- "$WORKLOADS/waitmix-nofp" -q -c -d "$DISK" -j "$TESTDIR/dwarf.json" ||
+record -v -o "$TESTDIR/dwarf.data" -- "$WORKLOADS/waitmix-nofp" -q -c -d "$DISK" -j "$TESTDIR/dwarf.json" ||
 	fail "offcpu record -- waitmix-nofp exited $?"
 measure "$(grep 'DWARF tables' "$TESTDIR/record.err" | sed 's/^\[ offcpu record: //; s/ \]$//')"
 UNW nofp "$OFFCPU" "$TESTDIR/dwarf.data" "$TESTDIR/dwarf.json" "$TESTDIR/fp.data"
