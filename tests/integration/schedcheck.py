@@ -67,10 +67,10 @@ def offcpu(binary, args):
     return p.stdout
 
 
-def folded_offwake(binary, path):
+def folded_offwake(binary, path, extra=()):
     """`report --wakeups --folded` lines as (sleeper frames, waker frames, value)."""
     res = []
-    for line in offcpu(binary, ["report", "-i", path, "--wakeups", "--folded"]).splitlines():
+    for line in offcpu(binary, ["report", "-i", path, "--wakeups", "--folded"] + list(extra)).splitlines():
         stack, _, value = line.rpartition(" ")
         frames = stack.split(";")
         if "--" not in frames:
@@ -167,9 +167,18 @@ def cmd_pipe(binary, path, json_path, svg=None):
         check(sl[0] == "sm-reader" and wk[-1] == "sm-writer",
               "off-wake line does not start with the sleeper's comm and end with the waker's: %s ... %s"
               % (sl[0], wk[-1]))
-        check(sl[-1].startswith("__schedule") and wk[0].startswith("try_to_wake_up"),
-              "the frames around -- are %s and %s, not __schedule and try_to_wake_up"
+        # the sleeper's side ends where it blocked: the scheduler's frames are left out
+        check("pipe_read" in sl[-1] and wk[0].startswith("try_to_wake_up"),
+              "the frames around -- are %s and %s, not *pipe_read_[k] and try_to_wake_up"
               % (sl[-1], wk[0]))
+    kept = [(sl, wk, v) for sl, wk, v in folded_offwake(binary, path, ["--keep-sched-frames"])
+            if "sm_pipe_reader" in sl and "sm_pipe_writer" in wk]
+    check(len(kept) == 1 and sum(v for _, _, v in kept) == total,
+          "--keep-sched-frames: %d line(s), not the same one" % len(kept))
+    for sl, wk, _ in kept:
+        check(sl[-1].startswith("__schedule") and wk[0].startswith("try_to_wake_up"),
+              "--keep-sched-frames: the frames around -- are %s and %s, not __schedule and "
+              "try_to_wake_up" % (sl[-1], wk[0]))
     if svg:
         offwake_svg(svg, total)
 
