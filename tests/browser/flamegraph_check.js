@@ -17,18 +17,30 @@
 //   4. Ctrl-F opens the search prompt: the frames whose names match are
 //      highlighted, and "Matched:" shows their share; a second search
 //      button click clears it;
-//   5. the icicle variant (--inverted) has its root at the top.
+//   5. the icicle variant (--inverted) has its root at the top;
+//   6. the first screen of a graph taller than the window (a deepstack
+//      recording: a 127-frame stack of ~1 % and a wide 6-frame tower),
+//      opened in a 1400x900 window as a user's browser would, as a flame
+//      graph, an icicle and --per-thread: the root and the tower's six
+//      frames are inside the viewport and on top there (elementFromPoint
+//      hits them, not the pinned title band), the title, Search and the
+//      details line are in view, hover, zoom, Reset Zoom and search work
+//      from there, and scrolling to the top reaches the deep stack.
 // Screenshots are kept in ARTIFACTS. Prints '# ' figure lines and 'FAIL: '
 // lines; exit status 1 on any failure.
 //
-//   node flamegraph_check.js SVG INVERTED_SVG WAITMIX.json PERF_TOTAL_NS ARTIFACTS
+//   node flamegraph_check.js SVG INVERTED_SVG WAITMIX.json PERF_TOTAL_NS ARTIFACTS \
+//        DEEP_SVG DEEP_INVERTED_SVG DEEP_PER_THREAD_SVG
 "use strict";
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
 
-const [svgPath, icePath, jsonPath, perfTotalArg, artifacts] = process.argv.slice(2);
+const [svgPath, icePath, jsonPath, perfTotalArg, artifacts, deepPath, deepIcePath, deepThreadPath] =
+	process.argv.slice(2);
+const WIN = { width: 1400, height: 900 }; // the window of check 6
+const TOWER = ["wl_tower_1", "wl_tower_2", "wl_tower_3", "wl_tower_4", "wl_tower_5", "wl_tower_6"];
 const OFF_FUNCS = ["wl_nanosleep_loop", "wl_pipe_read", "wl_pipe_write", "wl_mutex_hold",
 	"wl_mutex_wait", "wl_fsync", "wl_vfork_wait", "wl_child_sleep"];
 const OFF_TOL = 0.05, SPIN_TOL = 0.10;
@@ -81,6 +93,131 @@ async function open(page, file) {
 		height: Math.ceil(+document.documentElement.getAttribute("height")),
 	}));
 	await page.setViewportSize({ width: size.width, height: Math.min(size.height, 4000) });
+}
+
+// Where the frame g's rect is on screen, and whether it is the topmost
+// element at its centre (a frame under the pinned head band is in the
+// viewport but not seen).
+async function on_screen(page, i) {
+	return page.evaluate((i) => {
+		const g = document.getElementById("frames").children[i], b = g.children[1].getBoundingClientRect();
+		const hit = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+		return { x: b.x, y: b.y, w: b.width, h: b.height, top: !!hit && hit.closest("#frames > g") === g };
+	}, i);
+}
+
+function inside(b) {
+	return b.x >= 0 && b.y >= 0 && b.x + b.w <= WIN.width + 0.5 && b.y + b.h <= WIN.height + 0.5;
+}
+
+async function box_of(page, sel) {
+	return page.evaluate((sel) => {
+		const b = document.querySelector(sel).getBoundingClientRect();
+		return { x: b.x, y: b.y, w: b.width, h: b.height };
+	}, sel);
+}
+
+// Scroll the window to y, as a user would, and wait for the scroll event
+// that pins the head there (scroll events come with the next frame).
+async function scroll_to(page, y) {
+	await page.evaluate((y) => window.scrollTo(0, y), y);
+	try {
+		await page.waitForFunction((y) => window.scrollY === y &&
+			document.getElementById("head").getAttribute("transform") === `translate(0,${y})`, y,
+		{ timeout: 5000 });
+	} catch (e) {
+		check(false, `scrolled to ${y}: the head was not pinned there (${e.message.split("\n")[0]})`);
+	}
+}
+
+// 6. A deepstack graph opened in a WIN-sized window: what the first screen
+// shows, and that the controls work from there. kind: "flame", "icicle" or
+// "thread" (--per-thread).
+async function first_screen(page, file, kind) {
+	await page.setViewportSize(WIN);
+	await page.goto("file://" + path.resolve(file));
+	const height = await page.evaluate(() => +document.documentElement.getAttribute("height"));
+	const scrollY = await page.evaluate(() => window.scrollY);
+	const fr = await frames(page);
+	const svgw = await page.evaluate(() => +document.documentElement.getAttribute("width") -
+		2 * +document.documentElement.getAttribute("data-xpad"));
+	const shot = path.join(artifacts, `flamegraph-deep-${kind}.png`);
+	await page.screenshot({ path: shot });
+
+	// the case is real: a stack as deep as a sample holds, narrow, and a
+	// graph taller than the window
+	const deep = fr.filter((f) => f.name === "wl_deep");
+	const deepest = deep.reduce((a, f) => (a && a.depth >= f.depth ? a : f), null);
+	const deepShare = deep.filter((f) => f.path.indexOf("wl_deep") === f.depth)
+		.reduce((a, f) => a + f.w, 0) / svgw;
+	measure(`${kind}: ${WIN.width}x${WIN.height} window on a ${height} px graph, opened at scrollY ` +
+		`${scrollY}; ${deep.length} wl_deep frames (deepest at depth ${deepest ? deepest.depth : "-"}), ` +
+		`${(100 * deepShare).toFixed(2)} % of the width; screenshot ${shot}`);
+	check(deep.length >= 100, `${kind}: ${deep.length} wl_deep frames drawn, not a deep stack`);
+	check(deepShare > 0 && deepShare < 0.05, `${kind}: the deep stack is ${(100 * deepShare).toFixed(2)} % wide, not narrow`);
+	check(height > 2 * WIN.height, `${kind}: the graph is ${height} px high, not taller than the window`);
+
+	// the root and the tower: in the viewport, and seen
+	const root = await on_screen(page, 0);
+	check(inside(root) && root.top, `${kind}: the root 'all' is not on the first screen ` +
+		`(${JSON.stringify(root)})`);
+	const tower = [];
+	for (const name of TOWER) {
+		const f = fr.filter((x) => x.name === name).sort((a, b) => b.w - a.w)[0];
+		if (!check(f, `${kind}: no ${name} frame`))
+			continue;
+		const b = await on_screen(page, f.i);
+		tower.push({ f, b });
+		check(inside(b), `${kind}: ${name} (${b.w.toFixed(0)} px wide) at y ${b.y.toFixed(0)}, ` +
+			`outside the ${WIN.width}x${WIN.height} window`);
+		check(b.top, `${kind}: ${name} is in the window but covered (elementFromPoint misses it)`);
+	}
+	if (tower.length === TOWER.length)
+		measure(`${kind}: tower wl_tower_1..6 ${(100 * tower[0].f.w / svgw).toFixed(1)} % wide, on screen ` +
+			`at y ${tower.map((t) => t.b.y.toFixed(0)).join(", ")} (window ${WIN.height} px)`);
+	if (kind === "flame")
+		check(deepest && !inside(await on_screen(page, deepest.i)),
+			`${kind}: the deepest wl_deep frame is on the first screen too: the case shows nothing`);
+	// the controls: title, Search and the details line (its band: the line
+	// is empty until hover, and an empty text has no box) in view
+	for (const sel of ["#title", "#search", "#foot > rect"]) {
+		const b = await box_of(page, sel);
+		check(b.y >= 0 && b.y + b.h <= WIN.height, `${kind}: ${sel} at y ${b.y.toFixed(0)}, not in the window`);
+	}
+	if (kind !== "flame" || tower.length !== TOWER.length)
+		return;
+
+	// hover, zoom, Reset Zoom and search from the first screen
+	const t3 = tower[2].f, t1 = tower[0].f;
+	await page.locator("#frames > g").nth(t3.i).hover();
+	const det = await page.locator("#details").textContent();
+	check(/^wl_tower_3 +\| +off-CPU /.test(det), `${kind}: hover over wl_tower_3 shows "${det}"`);
+	await page.locator("#frames > g").nth(t1.i).click();
+	const z = await on_screen(page, t1.i);
+	check(Math.abs(z.w - svgw) < 0.5 && inside(z), `${kind}: zoom into wl_tower_1 gave ${JSON.stringify(z)}`);
+	const ub = await box_of(page, "#unzoom");
+	check(ub.w > 0 && ub.y >= 0 && ub.y + ub.h <= WIN.height, `${kind}: Reset Zoom not in the window`);
+	await page.screenshot({ path: path.join(artifacts, "flamegraph-deep-zoom.png") });
+	await page.locator("#unzoom").click();
+	const u = await frames(page);
+	check(u.every((f, k) => !f.hidden && Math.abs(f.w - fr[k].w) < 0.01), `${kind}: Reset Zoom did not restore the graph`);
+	page.once("dialog", (d) => d.accept("^wl_deep$"));
+	await page.keyboard.press("Control+F");
+	const mt = await page.locator("#matched").textContent();
+	const m = /Matched: ([\d.]+)%/.exec(mt);
+	check(m && Math.abs(Number(m[1]) - 100 * deepShare) < 0.02, `${kind}: search ^wl_deep$ shows "${mt}", ` +
+		`the stack is ${(100 * deepShare).toFixed(2)} %`);
+	const mb = await box_of(page, "#matched");
+	check(mb.y >= 0 && mb.y + mb.h <= WIN.height, `${kind}: "Matched:" not in the window`);
+	await page.locator("#search").click();
+	// the deep stack is reached by scrolling up; the head stays on top
+	await scroll_to(page, 0);
+	const top = await on_screen(page, deepest.i);
+	check(inside(top) && top.top, `${kind}: the deepest wl_deep frame not reached at the top (${JSON.stringify(top)})`);
+	await scroll_to(page, Math.round(height / 2));
+	const tb = await box_of(page, "#title"), db = await box_of(page, "#foot > rect");
+	check(tb.y >= 0 && tb.y < 40 && Math.abs(db.y + db.h - WIN.height) < 0.5,
+		`${kind}: halfway down, the title (y ${tb.y.toFixed(0)}) or details line (y ${db.y.toFixed(0)}) left the window's edge`);
 }
 
 async function main() {
@@ -248,6 +385,11 @@ async function main() {
 			check(Math.abs(iz[d1.i].w - fullw) < 0.5, "--inverted: click did not zoom");
 		}
 		await page.screenshot({ path: path.join(artifacts, "flamegraph-waitmix-icicle.png") });
+
+		// 6. the first screen of a deep graph
+		await first_screen(page, deepPath, "flame");
+		await first_screen(page, deepIcePath, "icicle");
+		await first_screen(page, deepThreadPath, "thread");
 		check(errors.length === 0, "script errors in the page: " + errors.join("; "));
 		check(requests.length === 0, "the SVG fetched: " + requests.join(", "));
 	} finally {

@@ -9,7 +9,11 @@
 #     build/browser): widths of the workload's functions at the graph's
 #     scale (root width / the total Linux perf reads from the file) against
 #     the times waitmix measured (5 % off-CPU, 10 % wl_spin's sampled CPU
-#     time), colours, click zoom through the DOM, Ctrl-F search, icicle.
+#     time), colours, click zoom through the DOM, Ctrl-F search, icicle;
+#   * the same browser check, on a recording of tests/workloads/deepstack.c
+#     (a 127-frame stack of ~1 % of the time beside a wide 6-frame tower):
+#     opened in a 1400x900 window, the tower is on the first screen (flame
+#     graph, icicle, --per-thread), the controls work from there.
 #     Screenshots stay in build/artifacts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
@@ -19,6 +23,7 @@ require_bpf
 require_perf
 require_offcpu
 require_workload waitmix
+require_workload deepstack
 command -v xmllint >/dev/null || skip "xmllint not installed (libxml2-utils; scripts/deps.sh installs it)"
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium not installed (scripts/deps.sh installs it)"
 command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed (scripts/deps.sh installs them)"
@@ -62,6 +67,19 @@ fg pid --pid "$CHILD"
 fg tid --tid "$NANOSLEEP"
 fg time-all --time "$START,$END"
 fg time-none --time "$(awk -v e="$END" 'BEGIN { printf "%.3f", e + 100 }'),"
+# The deep graph of the browser's first-screen check.
+record -o "$TESTDIR/d.data" -- "$WORKLOADS/deepstack" -d 1.5 >"$TESTDIR/deepstack.out" ||
+	fail "offcpu record -- deepstack exited $?"
+measure "$(cat "$TESTDIR/deepstack.out")"
+dfg() { # name, options...
+	local name=$1; shift
+	"$OFFCPU" flamegraph -i "$TESTDIR/d.data" -o "$TESTDIR/$name.svg" "$@" 2>"$TESTDIR/fg.err" ||
+		{ cat "$TESTDIR/fg.err"; fail "offcpu flamegraph $* (deepstack) exited $?"; }
+	xmllint --noout "$TESTDIR/$name.svg" || fail "xmllint: $name.svg ($*) is not well-formed"
+}
+dfg deep
+dfg deep-inverted --inverted
+dfg deep-thread --per-thread
 # The sanitized build on the same file: no report, and the same bytes.
 if [ -x "${OFFCPU_SAN:-}" ]; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 "$OFFCPU_SAN" flamegraph \
@@ -70,7 +88,7 @@ if [ -x "${OFFCPU_SAN:-}" ]; then
 	cmp -s "$TESTDIR/san.svg" "$TESTDIR/thread.svg" || fail "the sanitized build drew another graph"
 	measure "ASan+UBSan build: the same --per-thread graph, byte for byte"
 fi
-measure "xmllint: 10 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
+measure "xmllint: 13 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
 "$PY" "$HERE/flamegraph_svg.py" "$TESTDIR" "$TESTDIR/w.json" || fail "flamegraph_svg.py"
 
 # Linux perf's total of the two events, the scale the browser check uses.
@@ -84,7 +102,10 @@ print(sum(s.period for s in samples if s.event in ("cpu-clock", "offcpu-time")))
 	fail "perf script of the recording"
 mkdir -p "$ARTIFACTS"
 NODE_PATH=$NODE_DIR/node_modules timeout 120 node "$ROOT/tests/browser/flamegraph_check.js" \
-	"$TESTDIR/all.svg" "$TESTDIR/inverted.svg" "$TESTDIR/w.json" "$PERF_TOTAL" "$ARTIFACTS" ||
+	"$TESTDIR/all.svg" "$TESTDIR/inverted.svg" "$TESTDIR/w.json" "$PERF_TOTAL" "$ARTIFACTS" \
+	"$TESTDIR/deep.svg" "$TESTDIR/deep-inverted.svg" "$TESTDIR/deep-thread.svg" ||
 	fail "browser check (flamegraph_check.js)"
 cp "$TESTDIR/all.svg" "$ARTIFACTS/flamegraph-waitmix.svg"
-measure "artifacts: $ARTIFACTS/flamegraph-waitmix.{svg,png} (and -zoom, -search, -icicle .png)"
+cp "$TESTDIR/deep.svg" "$ARTIFACTS/flamegraph-deep.svg"
+measure "artifacts: $ARTIFACTS/flamegraph-waitmix.{svg,png} (and -zoom, -search, -icicle .png)," \
+	"flamegraph-deep.svg, flamegraph-deep-{flame,icicle,thread,zoom}.png"

@@ -2,7 +2,8 @@
 /*
  * The flame graph tree and its SVG: merging of equal frames and per-class
  * totals, the off-wake path shape (sleeper, "--", waker) with its palettes, layout (order by name, children from the parent's left edge,
- * widths in proportion to ns, min-width pruning, icicle orientation),
+ * widths in proportion to ns, min-width pruning, icicle orientation, the
+ * head and foot drawn after the frames),
  * escaping of any byte string into well-formed XML, and the size of the
  * file: linear in the frames drawn, with a bound on bytes per frame,
  * measured on 5 000 and 50 000 distinct stacks.
@@ -107,6 +108,12 @@ static void test_tree(void **state)
 	assert_true(fabs(xd - (xc + wc)) < 0.01);
 	assert_true(fabs(wd - 1180.0 * 50 / 200) < 0.01);
 	assert_true(y < yr); /* flame: children above the root */
+	/* the head and the foot after the frames: flamegraph.js pins them over
+	 * the frames of a graph taller than the window */
+	assert_true(strstr(svg, "<g id=\"frames\">") < strstr(svg, "<g id=\"head\">"));
+	assert_true(strstr(svg, "<g id=\"head\">") < strstr(svg, "<text id=\"title\""));
+	assert_true(strstr(svg, "<g id=\"foot\">") < strstr(svg, "<text id=\"details\""));
+	assert_non_null(strstr(svg, "<g id=\"foot\">"));
 	free(svg);
 
 	/* min-width: d (295 px) goes, c (595.9 px) stays */
@@ -230,10 +237,10 @@ static void test_size_linear(void **state)
 	well_formed(s50, len50);
 	assert_int_equal(d5, 5052);
 	assert_int_equal(d50, 50502);
-	/* everything but the frames: CSS, script, title, legend */
+	/* everything but the frames: CSS, script, title, legend (head), details (foot) */
 	frames = strstr(s5, "<g id=\"frames\">");
 	assert_non_null(frames);
-	fixed = (size_t)(frames - s5) + strlen(strstr(s5, "</g>\n<script"));
+	fixed = (size_t)(frames - s5) + strlen(strstr(s5, "</g>\n<g id=\"head\">"));
 	per5 = (double)(len5 - fixed) / d5;
 	per50 = (double)(len50 - fixed) / d50;
 	print_message("svg: %zu frames %zu bytes (%.1f B/frame), %zu frames %zu bytes (%.1f B/frame), fixed %zu\n",

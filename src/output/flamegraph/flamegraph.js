@@ -1,11 +1,12 @@
-// offcpu flame graph: hover details, click zoom, search, reset.
+// offcpu flame graph: hover details, click zoom, search, reset, and where
+// a graph taller than the window opens (show_root).
 // Frames are the <g> children of #frames in pre-order (a frame's
 // descendants follow it, deeper), so subtrees are found from the document
 // order and the depth, never from rounded pixel geometry.
 "use strict";
 var svg = document.documentElement;
-var frames, details, matched, unzoombtn, searchbtn;
-var xpad, fontw, fullw, total, rooty, frameh, inverted;
+var frames, details, matched, unzoombtn, searchbtn, head, foot;
+var xpad, fontw, fullw, total, rooty, frameh, inverted, height;
 var all = [];      // frames in document order
 var zoomed = null; // the frame zoomed into, or null
 var term = null;   // the active search, or null
@@ -18,6 +19,9 @@ function init() {
 	matched = el("matched").firstChild;
 	unzoombtn = el("unzoom");
 	searchbtn = el("search");
+	head = el("head");
+	foot = el("foot");
+	height = +svg.getAttribute("height");
 	xpad = +svg.getAttribute("data-xpad");
 	fontw = +svg.getAttribute("data-fontw");
 	frameh = +svg.getAttribute("data-frameh");
@@ -63,6 +67,33 @@ function init() {
 	var m = /[?&]s=([^&]*)/.exec(window.location.search);
 	if (m)
 		search(decodeURIComponent(m[1]));
+	window.addEventListener("scroll", pin);
+	window.addEventListener("resize", pin);
+	window.addEventListener("load", show_root);
+	show_root();
+}
+
+// A flame graph stands on its root at the bottom, and its widest frames
+// are the lowest. A graph taller than the window (one deep stack is
+// enough, however narrow) would open at its top, where only that stack
+// reaches, and show the title and an empty area: so it opens scrolled down
+// to the root. The layout stays the one flame graph readers know (no frame
+// is left out or cut for the sake of the first screen); an icicle graph
+// (--inverted) has its root at the top and opens there.
+function show_root() {
+	if (!inverted)
+		window.scrollTo(window.scrollX, height);
+	pin();
+}
+
+// Keep the head (title, buttons, legend) at the top of the window and the
+// foot (details line) at its bottom while a graph taller than the window
+// scrolls: they are drawn after the frames, over them. At the top and the
+// bottom of the graph they are where the SVG puts them.
+function pin() {
+	var y = window.scrollY, vh = document.documentElement.clientHeight || window.innerHeight;
+	head.setAttribute("transform", "translate(0," + Math.max(0, y) + ")");
+	foot.setAttribute("transform", "translate(0," + Math.min(0, y + vh - height) + ")");
 }
 
 function frame_of(node) {

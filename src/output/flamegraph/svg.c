@@ -358,16 +358,6 @@ int fg_tree__write_svg(const struct fg_tree *t, FILE *f, const struct fg_svg_opt
 		width, height, width, height, r.total, XPAD, FONT_W, FRAME_H, o->inverted);
 	fprintf(f, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", fg_css);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f4\"/>\n");
-	fputs("<text id=\"title\" x=\"50%\" y=\"24\">", f);
-	put_xml(f, o->title ? o->title : "Flame Graph", SIZE_MAX);
-	fputs("</text>\n<text id=\"subtitle\" x=\"50%\" y=\"44\">", f);
-	put_xml(f, o->subtitle ? o->subtitle : "", SIZE_MAX);
-	fprintf(f, "</text>\n<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
-		   "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\">Search</text>\n"
-		   "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
-		   "<text id=\"matched\" x=\"%d\" y=\"%.0f\"> </text>\n",
-		XPAD, width - XPAD, XPAD, height - 10, width - XPAD, height - 10);
-	put_legend(&r);
 	fputs("<g id=\"frames\">\n", f);
 	for (size_t i = 0; i < r.nr_d; i++)
 		put_frame(&r, &r.d[i], height);
@@ -375,6 +365,25 @@ int fg_tree__write_svg(const struct fg_tree *t, FILE *f, const struct fg_svg_opt
 	if (!r.nr_d)
 		fprintf(f, "<text x=\"50%%\" y=\"%d\" text-anchor=\"middle\">No samples</text>\n",
 			TOP + FRAME_H - 4);
+	/*
+	 * The head (title, buttons, legend) and the foot (details line) come
+	 * after the frames, each on a band of the background, so that they are
+	 * drawn over the frames when flamegraph.js pins them to the window's
+	 * top and bottom edges in a graph taller than the window.
+	 */
+	fprintf(f, "<g id=\"head\">\n<rect class=\"band\" x=\"0\" y=\"0\" width=\"%u\" height=\"%d\"/>\n"
+		   "<text id=\"title\" x=\"50%%\" y=\"24\">", width, TOP);
+	put_xml(f, o->title ? o->title : "Flame Graph", SIZE_MAX);
+	fputs("</text>\n<text id=\"subtitle\" x=\"50%\" y=\"44\">", f);
+	put_xml(f, o->subtitle ? o->subtitle : "", SIZE_MAX);
+	fprintf(f, "</text>\n<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
+		   "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\">Search</text>\n",
+		XPAD, width - XPAD);
+	put_legend(&r);
+	fprintf(f, "</g>\n<g id=\"foot\">\n<rect class=\"band\" x=\"0\" y=\"%.0f\" width=\"%u\" height=\"%d\"/>\n"
+		   "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
+		   "<text id=\"matched\" x=\"%d\" y=\"%.0f\"> </text>\n</g>\n",
+		height - BOTTOM, width, BOTTOM, XPAD, height - 10, width - XPAD, height - 10);
 	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", fg_js);
 	if (nr_drawn)
 		*nr_drawn = r.nr_d;
