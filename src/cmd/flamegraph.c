@@ -30,6 +30,8 @@ static const struct option long_opts[] = {
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+	{ "keep-sched-frames", no_argument, NULL, OPT_KEEP_SCHED },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -51,7 +53,11 @@ static void usage(FILE *f)
 		"      --per-thread        one tower per thread (comm-pid/tid) instead of per comm\n"
 		"      --width PX          image width (default 1200)\n"
 		"      --title TEXT        title (default by what is drawn)\n"
-		"      --min-width PX      leave out frames narrower than PX (default 0.1)\n");
+		"      --min-width PX      leave out frames narrower than PX (default 0.1)\n"
+		"      --keep-sched-frames keep the scheduler's frames (__schedule, schedule, ...)\n"
+		"                          on top of off-CPU stacks; by default each tower ends\n"
+		"                          at the function that blocked\n"
+		"      --max-stack N       the N innermost frames of each stack\n");
 	read_opts__filter_usage(f);
 }
 
@@ -78,8 +84,6 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 	struct fg_args *a = ctx;
 	double d;
 
-	(void)argc;
-	(void)argv;
 	switch (c) {
 	case 'i':
 		a->o->input = arg;
@@ -112,6 +116,9 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return 1;
 	case OPT_MIN_WIDTH:
 		return parse_num("--min-width", arg, 0, 1000, &a->fd->svg.min_width) ? -EINVAL : 1;
+	case OPT_KEEP_SCHED:
+	case OPT_MAX_STACK:
+		return read_opts__report(c, arg, argc, argv, a->o, NULL);
 	}
 	return 0;
 }
@@ -140,7 +147,7 @@ int cmd_flamegraph(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	}
 	o.wakeups = fd.wakeups;
-	o.waker_ids = fd.per_thread;
+	o.waker_by = fd.per_thread ? BY_TID : BY_COMM;
 	ret = profile__read(&o, fd.per_thread ? PROFILE_KEEP_PID | PROFILE_KEEP_TID : 0, &ms, &s, &p,
 			    err, sizeof(err));
 	if (!ret)

@@ -107,6 +107,20 @@ static int percent_limit(const char *arg, struct report_opts *o)
 	return 0;
 }
 
+/* --max-stack N: perf's name; N >= 1 (perf's 0 would show no frame). */
+static int max_stack(const char *arg, struct report_opts *o)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v < 1 || v > 65535) {
+		fprintf(stderr, "offcpu: bad --max-stack '%s' (want 1..65535)\n", arg);
+		return -EINVAL;
+	}
+	o->max_stack = (int)v;
+	return 0;
+}
+
 int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o,
 		      bool *folded)
 {
@@ -148,6 +162,12 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 		break;
 	case OPT_STDIO:
 		break; /* the only output */
+	case OPT_KEEP_SCHED:
+		o->keep_sched_frames = true;
+		break;
+	case OPT_MAX_STACK:
+		err = max_stack(arg, o);
+		break;
 	default:
 		return 0;
 	}

@@ -20,7 +20,7 @@
  */
 enum {
 	OPT_CHILDREN = 0x1000, OPT_NO_CHILDREN, OPT_PERCENT, OPT_FOLDED, OPT_SRCLINE, OPT_INLINE,
-	OPT_NO_SYMBOLS, OPT_STDIO,
+	OPT_NO_SYMBOLS, OPT_STDIO, OPT_KEEP_SCHED, OPT_MAX_STACK,
 	OPT_READ_LAST, /* a command's own codes from here */
 	OPT_FILTER = 0x2000,
 };
@@ -40,6 +40,8 @@ enum {
 	{ "inline", no_argument, NULL, OPT_INLINE },                      \
 	{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },              \
 	{ "stdio", no_argument, NULL, OPT_STDIO },                        \
+	{ "keep-sched-frames", no_argument, NULL, OPT_KEEP_SCHED },       \
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },          \
 	{ "help", no_argument, NULL, 'h' }
 
 /*

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/commands.h"
@@ -21,13 +22,21 @@ struct report_output {
 	const char *pprof;      /* --pprof FILE */
 };
 
-enum { OPT_PPROF = OPT_READ_LAST, OPT_WAKEUPS, OPT_THREADS };
+enum { OPT_PPROF = OPT_READ_LAST, OPT_WAKEUPS, OPT_THREADS, OPT_HEADER, OPT_HEADER_ONLY, OPT_BY,
+       OPT_LIMIT };
 
 static const struct option long_opts[] = {
 	REPORT_OPTIONS,
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "show-nr-samples", no_argument, NULL, 'n' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ 0 },
 };
 
@@ -35,6 +44,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: offcpu report [-i FILE] [options] [filters]\n"
+		"  off-CPU time first (offcpu-time, then sched-delay and offcpu-wakeup), then\n"
+		"  the CPU samples; off-CPU stacks start at the function that blocked.\n"
 		"  -i, --input FILE        perf.data file (default ./perf.data)\n"
 		"      --children          Children and Self columns (default)\n"
 		"      --no-children       Self column only\n"
@@ -42,13 +53,27 @@ static void usage(FILE *f)
 		"                          (default comm,dso,sym)\n"
 		"      --percent-limit N   hide entries below N%%\n"
 		"  -g, --call-graph MODE   caller, callee or none (optionally ,MIN%%)\n"
-		"      --folded            one `comm;frame;...;frame VALUE` line per stack\n"
+		"      --folded            one `comm;frame;...;frame VALUE` line per stack of one\n"
+		"                          event (off-CPU time unless --event says another)\n"
 		"      --pprof FILE        write a gzipped pprof profile (go tool pprof) instead\n"
 		"      --wakeups           who woke the sleepers (record --wakeups): top\n"
 		"                          (sleeper stack, waker stack) pairs by time; with\n"
 		"                          --folded, off-wake stacks `sleeper;--;waker VALUE`\n"
-		"      --threads           per thread: wall, on-CPU, off-CPU S and D,\n"
-		"                          run-queue delay (record --sched-delay)\n"
+		"      --by comm|pid|tid   --wakeups' sleepers and wakers (default comm),\n"
+		"                          --threads' rows (default tid)\n"
+		"  -T, --threads           per thread: wall, on-CPU, off-CPU S and D,\n"
+		"                          run-queue delay (record --sched-delay), most\n"
+		"                          off-CPU time first\n"
+		"      --limit N           --threads: the first N rows (default 30, 0: all)\n"
+		"      --keep-sched-frames keep the scheduler's frames (__schedule, schedule,\n"
+		"                          schedule_timeout, ...) innermost in off-CPU stacks\n"
+		"      --max-stack N       the N innermost frames of each stack\n"
+		"  -n, --show-nr-samples   a Samples column\n"
+		"      --header            every counter of the file's header (by default one\n"
+		"                          line: nothing lost, or what was)\n"
+		"      --header-only       the header and nothing else\n"
+		"  -q, --quiet             no # lines, no warnings\n"
+		"  -v, --verbose           the whole header, shared objects by path\n"
 		"  -e, --event NAME        only this event\n"
 		"      --srcline           file:line of each frame\n"
 		"      --inline            show inlined frames\n"
@@ -61,6 +86,10 @@ static int check(const struct report_opts *o, const struct report_output *out)
 {
 	if (out->pprof && out->folded) {
 		fprintf(stderr, "offcpu report: --pprof and --folded exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->by >= 0 && !o->wakeups && !out->threads) {
+		fprintf(stderr, "offcpu report: --by goes with --wakeups or --threads\n");
 		return -EINVAL;
 	}
 	if ((o->wakeups || out->threads) &&
@@ -76,6 +105,34 @@ struct report_args {
 	struct report_output *out;
 };
 
+static int by(const char *arg, struct report_opts *o)
+{
+	if (!strcmp(arg, "comm"))
+		o->by = BY_COMM;
+	else if (!strcmp(arg, "pid"))
+		o->by = BY_PID;
+	else if (!strcmp(arg, "tid"))
+		o->by = BY_TID;
+	else {
+		fprintf(stderr, "offcpu report: bad --by '%s' (comm, pid or tid)\n", arg);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int limit(const char *arg, struct report_opts *o)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v < 0 || v > 1000000000) {
+		fprintf(stderr, "offcpu report: bad --limit '%s' (rows, 0 for all)\n", arg);
+		return -EINVAL;
+	}
+	o->limit = (int)v;
+	return 1;
+}
+
 static int option(void *ctx, int c, char *arg, int argc, char **argv)
 {
 	struct report_args *a = ctx;
@@ -88,8 +145,29 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		a->o->wakeups = true;
 		return 1;
 	case OPT_THREADS:
+	case 'T':
 		a->out->threads = true;
 		return 1;
+	case 'n':
+		a->o->show_nr = true;
+		return 1;
+	case 'q':
+		a->o->quiet = true;
+		return 1;
+	case 'v':
+		a->o->verbose = true;
+		return 1;
+	case OPT_HEADER:
+		if (a->o->header != HEADER_ONLY)
+			a->o->header = HEADER_FULL;
+		return 1;
+	case OPT_HEADER_ONLY:
+		a->o->header = HEADER_ONLY;
+		return 1;
+	case OPT_BY:
+		return by(arg, a->o);
+	case OPT_LIMIT:
+		return limit(arg, a->o);
 	}
 	return read_opts__report(c, arg, argc, argv, a->o, &a->out->folded);
 }
@@ -101,9 +179,16 @@ static unsigned int keep_flags(struct report_opts *o, const struct report_output
 
 	if (out->pprof) /* its samples carry pid and tid labels */
 		keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
-	if (o->wakeups && !out->folded) { /* pairs by thread, wakers named by thread */
-		keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
-		o->waker_ids = true;
+	if (o->wakeups && !out->folded) { /* pairs by comm, or finer with --by */
+		if (o->by < 0)
+			o->by = BY_COMM;
+		if (o->by == BY_PID)
+			keep |= PROFILE_KEEP_PID;
+		if (o->by == BY_TID)
+			keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
+		o->waker_by = o->by;
+	} else if (o->wakeups && o->by >= 0) { /* folded: the wakers' names only */
+		o->waker_by = o->by;
 	}
 	for (int i = 0; i < o->nr_sort; i++) {
 		if (o->sort[i] == SK_PID)
@@ -167,7 +252,7 @@ int cmd_report(int argc, char **argv)
 	struct report_output out = { 0 };
 	struct report_opts o;
 	struct report_args args = { &o, &out };
-	struct read_cmd cmd = { "report", REPORT_SHORT_OPTIONS, long_opts, false, usage, option, &args };
+	struct read_cmd cmd = { "report", REPORT_SHORT_OPTIONS "nqvT", long_opts, false, usage, option, &args };
 	char err[4400];
 	int ret;
 
@@ -179,6 +264,8 @@ int cmd_report(int argc, char **argv)
 		report_opts__free(&o);
 		return ret > 0 ? 0 : 2;
 	}
+	if (o.quiet)
+		ms.fn = NULL; /* -q: no warnings, no notes; errors still said */
 	err[0] = 0;
 	ret = out.threads ? report_threads(&o, &ms, err, sizeof(err)) :
 			    report_profile(&o, &out, &ms, err, sizeof(err));

@@ -21,7 +21,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: offcpu script [-i FILE] [filters]\n"
 		"  print every sample like `perf script`: comm tid [cpu] time: period event:\n"
-		"  then one `address symbol+offset (dso)` line per frame.\n");
+		"  then one `address symbol+offset (dso)` line per frame: the callchain as\n"
+		"  recorded, the scheduler's frames of off-CPU samples included (as perf\n"
+		"  script prints them; report and flamegraph leave them out).\n"
+		"      --max-stack N       the N innermost frames of each callchain\n");
 	read_opts__filter_usage(f);
 }
 

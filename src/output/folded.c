@@ -4,8 +4,8 @@
  * `comm;outermost;...;innermost VALUE`, the input of flamegraph.pl and
  * friends. VALUE is nanoseconds for time events (cpu-clock, task-clock,
  * offcpu-time), samples otherwise. Kernel frames end in _[k], inlined
- * ones in _[i]. One event per output: --event picks it, else the first
- * event that has samples.
+ * ones in _[i]. One event per output: --event picks it, else off-CPU
+ * time (offcpu-time) when it has samples, else the first event that has.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,16 +19,14 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 	const struct perf_reader *r = session__reader(s);
 	int ev = -1;
 
-	for (int i = 0; i < profile__nr_events(p); i++) {
-		if (!profile__event(p, i)->samples ||
-		    !report__event_match(o, perf_reader__attr(r, i)))
-			continue;
-		if (ev < 0)
+	for (int i = 0; i < profile__nr_events(p); i++)
+		if (profile__event(p, i)->samples && report__event_match(o, perf_reader__attr(r, i)) &&
+		    (ev < 0 || (perf_reader__attr(r, i)->is_offcpu && !perf_reader__attr(r, ev)->is_offcpu)))
 			ev = i;
-		else if (!o->event)
+	for (int i = 0; i < profile__nr_events(p) && !o->event && ev >= 0; i++)
+		if (i != ev && profile__event(p, i)->samples)
 			fprintf(stderr, "offcpu: several events have samples; folding '%s' (pick one with --event; '%s' skipped)\n",
 				perf_reader__attr(r, ev)->name, perf_reader__attr(r, i)->name);
-	}
 	if (ev < 0)
 		return 0;
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {

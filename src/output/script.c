@@ -62,7 +62,7 @@ static int script_sample(void *ctx, const struct rsample *rs)
 		return ferror(f) ? -EIO : 0;
 	}
 	fputc('\n', f);
-	for (int i = 0; i < rs->nr && !rs->no_chain; i++) {
+	for (int i = 0; i < rs->nr && !rs->no_chain && (!c->o->max_stack || i < c->o->max_stack); i++) {
 		const struct frame *fr = session__frame(c->s, rs->frames[i]);
 
 		if (fr->sym)

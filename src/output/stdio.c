@@ -203,6 +203,8 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 	case SK_DSO:
 		if (!e->dso)
 			return "[unknown]";
+		if (r->o->verbose)
+			return e->dso;
 		{
 			const char *sl = strrchr(e->dso, '/');
 			return sl && sl[1] ? sl + 1 : e->dso;
@@ -398,6 +400,11 @@ static void print_titles(struct rep *r, const struct perf_evattr *a,
 	const struct report_opts *o = r->o;
 	char tbuf[32];
 
+	for (int k = 0; k < o->nr_sort; k++)
+		if (strlen(col_titles[o->sort[k]]) > width[k])
+			width[k] = strlen(col_titles[o->sort[k]]);
+	if (o->quiet)
+		return;
 	fprintf(r->f, "# Samples: %" PRIu64 " of event '%s'\n", pe->samples, a->name);
 	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
 	if (offcpu) {
@@ -411,16 +418,16 @@ static void print_titles(struct rep *r, const struct perf_evattr *a,
 		fprintf(r->f, " Children      Self");
 	else
 		fprintf(r->f, " Overhead");
+	if (o->show_nr)
+		fprintf(r->f, "     Samples");
 	if (offcpu)
 		fprintf(r->f, "        Time");
-	for (int k = 0; k < o->nr_sort; k++) {
-		const char *t = col_titles[o->sort[k]];
-		if (strlen(t) > width[k])
-			width[k] = strlen(t);
-		fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0, t);
-	}
+	for (int k = 0; k < o->nr_sort; k++)
+		fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0, col_titles[o->sort[k]]);
 	fprintf(r->f, "\n#");
 	fprintf(r->f, r->children ? " ........  ........" : " ........");
+	if (o->show_nr)
+		fprintf(r->f, "  ..........");
 	if (offcpu)
 		fprintf(r->f, "  ..........");
 	for (int k = 0; k < o->nr_sort; k++) {
@@ -446,6 +453,8 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 			fprintf(r->f, "  %7.2f%%  %7.2f%%", pct(e->children, r->total), pct(e->self, r->total));
 		else
 			fprintf(r->f, "  %7.2f%%", pct(e->self, r->total));
+		if (o->show_nr) /* as perf's: the entry's own samples */
+			fprintf(r->f, "  %10" PRIu64, e->self_samples);
 		if (offcpu) {
 			report__fmt_ns(tbuf, sizeof(tbuf), r->children ? e->children : e->self);
 			fprintf(r->f, "  %10s", tbuf);
@@ -487,28 +496,44 @@ static int print_event(struct rep *r, int ev)
 	if (!err) {
 		print_titles(r, a, pe, offcpu, width);
 		err = print_rows(r, shown, offcpu, graphs, width);
-		fprintf(r->f, "\n\n");
+		fprintf(r->f, o->quiet ? "\n" : "\n\n");
 	}
 	free_graphs(r);
 	return err;
 }
 
-int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
-			const struct report_opts *o)
+/*
+ * What the file says was lost, on one line: "nothing lost", or each
+ * non-zero drop.* counter and perf's lost samples. Its counters in full
+ * with --header.
+ */
+static void print_lost(FILE *f, const struct perf_reader *rd)
 {
-	const struct perf_reader *rd = session__reader(s);
-	struct rep r = { .s = s, .p = p, .o = o, .f = f };
-	uint64_t first, last;
-	const char *name;
-	uint64_t val;
-	int err = 0;
+	uint64_t lost = perf_reader__lost(rd), val;
+	const char *name, *sep = "";
 
-	htab__init(&r.ents, sizeof(struct entry));
-	for (int k = 0; k < o->nr_sort; k++)
-		r.mask |= 1u << o->sort[k];
-	r.children = o->children != 0;
+	fprintf(f, "# ");
+	if (lost) {
+		fprintf(f, "lost: %" PRIu64 " samples (perf's LOST records)", lost);
+		sep = ", ";
+	}
+	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val); i++)
+		if (!strncmp(name, "drop.", 5) && val) {
+			fprintf(f, "%s%s %" PRIu64, *sep ? sep : "lost: ", name, val);
+			sep = ", ";
+		}
+	fprintf(f, "%s\n", *sep ? " (--header: every counter)" : "nothing lost");
+}
+
+static void print_header(FILE *f, const struct perf_reader *rd, const struct report_opts *o)
+{
+	bool full = o->header != HEADER_SHORT || o->verbose;
+	uint64_t first, last, val;
+	const char *name;
+
 	fprintf(f, "# offcpu report of %s\n#\n", o->input);
-	fprintf(f, "# Total Lost Samples: %" PRIu64 "\n", perf_reader__lost(rd));
+	if (full)
+		fprintf(f, "# Total Lost Samples: %" PRIu64 "\n", perf_reader__lost(rd));
 	if (perf_reader__sample_time(rd, &first, &last) && last >= first) {
 		char tbuf[32];
 		report__fmt_ns(tbuf, sizeof(tbuf), last - first);
@@ -516,16 +541,42 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 	}
 	if (perf_reader__truncated(rd))
 		fprintf(f, "# WARNING: the recording is cut off; this report covers the whole records only\n");
-	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val); i++)
+	if (!full)
+		print_lost(f, rd);
+	for (int i = 0; full && perf_reader__offcpu_counter(rd, i, &name, &val); i++)
 		fprintf(f, "# offcpu %s: %" PRIu64 "%s\n", name, val,
 			!strncmp(name, "drop.", 5) && val ? "  (samples lost)" : "");
 	fprintf(f, "#\n");
-	for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
-		if (!profile__event(p, ev)->samples ||
-		    !report__event_match(o, perf_reader__attr(rd, ev)))
-			continue;
-		err = print_event(&r, ev);
-	}
+}
+
+/* The order of the sections: off-CPU time first, then run-queue delay, wakers, the rest. */
+static int section_rank(const struct perf_evattr *a)
+{
+	return a->is_offcpu ? 0 : a->is_sched_delay ? 1 : a->is_wakeup ? 2 : 3;
+}
+
+int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
+			const struct report_opts *o)
+{
+	const struct perf_reader *rd = session__reader(s);
+	struct rep r = { .s = s, .p = p, .o = o, .f = f };
+	int err = 0;
+
+	htab__init(&r.ents, sizeof(struct entry));
+	for (int k = 0; k < o->nr_sort; k++)
+		r.mask |= 1u << o->sort[k];
+	r.children = o->children != 0;
+	if (!o->quiet)
+		print_header(f, rd, o);
+	for (int rank = 0; rank < 4 && o->header != HEADER_ONLY; rank++)
+		for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
+			const struct perf_evattr *a = perf_reader__attr(rd, ev);
+
+			if (section_rank(a) != rank || !profile__event(p, ev)->samples ||
+			    !report__event_match(o, a))
+				continue;
+			err = print_event(&r, ev);
+		}
 	htab__free(&r.ents);
 	if (!err && ferror(f))
 		err = -EIO;

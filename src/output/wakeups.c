@@ -65,8 +65,9 @@ int offwake__print(FILE *f, struct session *s, const struct profile *p,
 		t1, t2, offcpu_total ? 100.0 * (pe ? pe->period : 0) / offcpu_total : 0.0, intervals,
 		n);
 	fprintf(f, "# Each pair: off-CPU time, its share of all off-CPU time, intervals,\n"
-		   "# sleeper <- waker (comm pid/tid; [irq]: an interrupt), then both stacks,\n"
-		   "# innermost frame first ([k]: kernel).\n#\n");
+		   "# sleeper <- waker (%s; [irq]: an interrupt), then both stacks,\n"
+		   "# innermost frame first ([k]: kernel).\n#\n",
+		o->by == BY_TID ? "comm pid/tid" : o->by == BY_PID ? "comm pid" : "by comm: --by pid|tid for finer");
 	for (size_t j = 0; j < n; j++) {
 		const struct pstack *st = profile__stack(p, order[j]);
 		const uint32_t *fr = profile__frames(p, st);
@@ -81,9 +82,13 @@ int offwake__print(FILE *f, struct session *s, const struct profile *p,
 		if (sep < 0)
 			continue; /* not an off-wake stack */
 		report__fmt_ns(t1, sizeof(t1), st->period);
-		fprintf(f, "%12s  %6.2f%%  %8" PRIu64 "  %s %u/%u (%c)  <-  %s\n", t1, share, st->count,
-			session__comm(s, st->comm), st->pid, st->tid, st->state ? st->state : '?',
-			session__frame(s, fr[0])->sym);
+		fprintf(f, "%12s  %6.2f%%  %8" PRIu64 "  %s", t1, share, st->count,
+			session__comm(s, st->comm));
+		if (o->by == BY_TID)
+			fprintf(f, " %u/%u", st->pid, st->tid);
+		else if (o->by == BY_PID)
+			fprintf(f, " %u", st->pid);
+		fprintf(f, " (%c)  <-  %s\n", st->state ? st->state : '?', session__frame(s, fr[0])->sym);
 		print_side(f, s, "sleeper", fr, sep + 1, st->nr, 1);
 		print_side(f, s, "waker", fr, sep - 1, 0, -1);
 		fputc('\n', f);

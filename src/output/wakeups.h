@@ -10,9 +10,9 @@
 #include "session/session.h"
 
 /*
- * The off-wake stacks of p (profile__read() with o->wakeups, waker_ids and
- * PROFILE_KEEP_TID), pair by pair, most time first, their share taken of
- * all the off-CPU time in p.
+ * The off-wake stacks of p (profile__read() with o->wakeups, o->waker_by
+ * and the PROFILE_KEEP_* flags of o->by), pair by pair, most time first,
+ * their share taken of all the off-CPU time in p; sleepers named as o->by.
  */
 int offwake__print(FILE *f, struct session *s, const struct profile *p,
 		   const struct report_opts *o);

@@ -12,7 +12,7 @@
 
 struct offwake {
 	struct session *s;
-	bool waker_ids;
+	enum by_key waker_by;
 	uint32_t sep; /* the "--" frame */
 	/* the last offcpu-time sample, waiting for its offcpu-wakeup */
 	bool have_prev;
@@ -31,14 +31,14 @@ int offwake__separator(struct session *s, uint32_t *id)
 	return session__label_frame(s, "--", id);
 }
 
-struct offwake *offwake__new(struct session *s, bool waker_ids)
+struct offwake *offwake__new(struct session *s, enum by_key waker_by)
 {
 	struct offwake *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
 	w->s = s;
-	w->waker_ids = waker_ids;
+	w->waker_by = waker_by;
 	if (offwake__separator(s, &w->sep)) {
 		free(w);
 		return NULL;
@@ -56,7 +56,7 @@ uint64_t offwake__unjoined(const struct offwake *w)
 	return w->unjoined;
 }
 
-/* The frame that names the waker: its comm, "comm pid/tid", or "[irq]". */
+/* The frame that names the waker: its comm, "comm pid", "comm pid/tid", or "[irq]". */
 static int waker_frame(struct offwake *w, const struct rsample *rs, uint32_t *id)
 {
 	const char *comm = rs->waker_comm ? session__comm(w->s, rs->waker_comm) : "[unknown]";
@@ -64,9 +64,11 @@ static int waker_frame(struct offwake *w, const struct rsample *rs, uint32_t *id
 
 	if (rs->flags & OFFCPU_RAW_WAKER_IRQ)
 		snprintf(name, sizeof(name), "[irq]");
-	else if (w->waker_ids)
+	else if (w->waker_by == BY_TID)
 		snprintf(name, sizeof(name), "%s %d/%d", comm, (int32_t)rs->waker_pid,
 			 (int32_t)rs->waker_tid);
+	else if (w->waker_by == BY_PID)
+		snprintf(name, sizeof(name), "%s %d", comm, (int32_t)rs->waker_pid);
 	else
 		snprintf(name, sizeof(name), "%s", comm);
 	return session__label_frame(w->s, name, id);

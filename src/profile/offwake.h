@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "profile/report_opts.h"
 #include "session/session.h"
 
 struct offwake;
@@ -29,8 +30,8 @@ struct offwake;
  */
 int offwake__separator(struct session *s, uint32_t *id);
 
-/* waker_ids: name wakers "comm pid/tid" (per thread), else by comm. */
-struct offwake *offwake__new(struct session *s, bool waker_ids);
+/* Wakers named by their comm (BY_COMM), "comm pid" (BY_PID) or "comm pid/tid" (BY_TID). */
+struct offwake *offwake__new(struct session *s, enum by_key waker_by);
 void offwake__free(struct offwake *w);
 
 /*

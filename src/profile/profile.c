@@ -142,33 +142,49 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	return 0;
 }
 
-int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
+/*
+ * Every stack again through stack_get() after its frames changed in place
+ * (fn, when set, may shorten a stack or move its start), so that stacks
+ * that now read the same are one.
+ */
+static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
 {
 	struct htab old = p->stacks;
 	int err = 0;
 
+	htab__init(&p->stacks, sizeof(struct pstack));
+	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
+		struct pstack k = *(const struct pstack *)htab__at(&old, i);
+		struct pstack *e;
+
+		if (fn)
+			fn(ctx, &k, p->frames ? p->frames + k.frames_off : NULL);
+		e = stack_get(p, &k, stack_hash(&k, profile__frames(p, &k)), profile__frames(p, &k), true);
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		e->samples += k.samples;
+		e->period += k.period;
+		e->count += k.count;
+	}
+	htab__free(&old);
+	return err;
+}
+
+int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
+{
 	if (!map)
 		return 0;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		if (p->frames[i] < n)
 			p->frames[i] = map[p->frames[i]];
-	/* stacks that now read the same are one */
-	htab__init(&p->stacks, sizeof(struct pstack));
-	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
-		const struct pstack *k = htab__at(&old, i);
-		const uint32_t *fr = p->frames + k->frames_off;
-		struct pstack *e = stack_get(p, k, stack_hash(k, fr), fr, true);
+	return rehash(p, NULL, NULL);
+}
 
-		if (!e) {
-			err = -ENOMEM;
-			break;
-		}
-		e->samples += k->samples;
-		e->period += k->period;
-		e->count += k->count;
-	}
-	htab__free(&old);
-	return err;
+int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx)
+{
+	return rehash(p, fn, ctx);
 }
 
 size_t profile__nr_stacks(const struct profile *p)

@@ -55,6 +55,15 @@ int profile__add(struct profile *p, const struct rsample *rs);
  */
 int profile__remap(struct profile *p, const uint32_t *map, uint32_t n);
 
+/*
+ * Change stacks' frames in place: fn gets each stack (a copy: it may lower
+ * nr, or raise frames_off with nr lowered as much) and its frames (NULL
+ * when no stack has any), which it may rewrite within the first nr; the
+ * stacks that become equal are merged. 0 or -ENOMEM.
+ */
+typedef void (*profile_rewrite_fn)(void *ctx, struct pstack *st, uint32_t *frames);
+int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx);
+
 size_t profile__nr_stacks(const struct profile *p);
 const struct pstack *profile__stack(const struct profile *p, size_t i);
 const uint32_t *profile__frames(const struct profile *p, const struct pstack *st);

@@ -8,6 +8,7 @@
 #include "profile/filter.h"
 #include "profile/offwake.h"
 #include "profile/read.h"
+#include "profile/trim.h"
 
 struct session *report__open(const struct report_opts *o, bool defer_kernel,
 			     const struct msg_sink *ms, char *err, size_t errlen)
@@ -65,7 +66,7 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 
 	a->p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
 	if (a->o->wakeups)
-		a->ow = offwake__new(s, a->o->waker_ids);
+		a->ow = offwake__new(s, a->o->waker_by);
 	if (!a->p || (a->o->wakeups && !a->ow))
 		return ret;
 	ret = session__run(s, agg_sample, a);
@@ -73,6 +74,8 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 		return run_failed(a->o, s, ret, err, errlen);
 	remap = session__remap(s, &nremap);
 	ret = profile__remap(a->p, remap, nremap);
+	if (!ret)
+		ret = profile__trim(a->p, s, a->o);
 	if (ret)
 		return ret;
 	if (a->ow && offwake__unjoined(a->ow))

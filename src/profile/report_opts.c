@@ -14,6 +14,8 @@ void report_opts__init(struct report_opts *o)
 	o->sort[2] = SK_SYM;
 	o->nr_sort = 3;
 	o->graph_min = 0.5;
+	o->by = -1;
+	o->limit = 30;
 }
 
 void report_opts__free(struct report_opts *o)

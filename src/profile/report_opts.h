@@ -17,6 +17,9 @@
 
 enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_CGROUP, SK_MAX };
 
+/* What rows are per (--by): a comm, a process, a thread. */
+enum by_key { BY_COMM, BY_PID, BY_TID };
+
 enum graph_mode { GRAPH_DEFAULT, GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
 
 struct report_opts {
@@ -32,8 +35,16 @@ struct report_opts {
 	uint64_t time_start, time_end; /* ns; end 0 = open */
 	/* the aggregation */
 	bool wakeups;            /* off-wake stacks (profile/offwake.h) join the profile */
-	bool waker_ids;          /* wakers named "comm pid/tid", not comm */
+	enum by_key waker_by;    /* wakers named "comm", "comm pid" or "comm pid/tid" */
+	bool keep_sched_frames;  /* the scheduler's frames stay in off-CPU stacks (profile/trim.h) */
+	int max_stack;           /* the innermost frames kept per stack; 0: all */
 	/* the outputs */
+	enum { HEADER_SHORT, HEADER_FULL, HEADER_ONLY } header; /* the report's header: counters */
+	bool quiet;              /* -q: no "#" lines, no warnings */
+	bool verbose;            /* -v: the full header, DSOs by path */
+	bool show_nr;            /* -n: a Samples column */
+	int by;                  /* --by: an enum by_key, -1 the output's default */
+	int limit;               /* --threads rows shown; 0 all */
 	int children;            /* -1 default (on), 0 off, 1 on */
 	enum sort_key sort[SK_MAX];
 	int nr_sort;

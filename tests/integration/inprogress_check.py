@@ -45,7 +45,7 @@ def offcpu(binary, args):
 def window(binary, path):
     """The recording's window (ns) from the offcpu section in the report's header."""
     vals = {}
-    for line in offcpu(binary, ["report", "-i", path, "--stdio"]).splitlines():
+    for line in offcpu(binary, ["report", "-i", path, "--stdio", "--header"]).splitlines():
         m = re.match(r"^# offcpu (record\.st\w+_ns): (\d+)", line)
         if m:
             vals[m.group(1)] = int(m.group(2))

@@ -185,13 +185,14 @@ def threads_rows(binary, path):
     """`offcpu report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in
     ns; a column the file has nothing for ('-') is None."""
     rows = {}
-    for line in run([binary, "report", "-i", path, "--threads"]).splitlines():
+    for line in run([binary, "report", "-i", path, "--threads", "--limit", "0"]).splitlines():
         if line.startswith("#"):
             continue
         m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
         if not m:
             continue
-        vals = re.findall(r"(?:(-?[\d.]+) (s|ms|us|ns)|(-))\s+(?:-?[\d.]+%|-)", m.group(6))
+        # "*": on-CPU cut to what wall leaves (sampling error)
+        vals = re.findall(r"(?:\*?(-?[\d.]+) (s|ms|us|ns)|(-))\s+(?:-?[\d.]+%|-)", m.group(6))
         if len(vals) != 5:
             continue
         cols = [float(v) * UNITS[u] if not dash else None for v, u, dash in vals]

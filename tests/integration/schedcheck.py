@@ -67,10 +67,10 @@ def offcpu(binary, args):
     return p.stdout
 
 
-def folded_offwake(binary, path):
+def folded_offwake(binary, path, extra=()):
     """`report --wakeups --folded` lines as (sleeper frames, waker frames, value)."""
     res = []
-    for line in offcpu(binary, ["report", "-i", path, "--wakeups", "--folded"]).splitlines():
+    for line in offcpu(binary, ["report", "-i", path, "--wakeups", "--folded"] + list(extra)).splitlines():
         stack, _, value = line.rpartition(" ")
         frames = stack.split(";")
         if "--" not in frames:
@@ -81,15 +81,24 @@ def folded_offwake(binary, path):
 
 
 PAIR = re.compile(r"^\s*\S+ \S+\s+[\d.]+%\s+(\d+)\s+(.*) (\d+)/(\d+) \((.)\)\s+<-\s+(.*?)\s*$")
+COMM_PAIR = re.compile(r"^\s*\S+ \S+\s+[\d.]+%\s+(\d+)\s+(.*) \((.)\)\s+<-\s+(.*?)\s*$")
 
 
-def report_pairs(binary, path):
-    """`report --wakeups` pairs: dicts with sleeper/waker names and frames."""
+def report_pairs(binary, path, by="tid"):
+    """`report --wakeups --by BY` pairs: dicts with sleeper/waker names and frames
+    (by comm: no pid, tid)."""
     pairs, cur, side = [], None, None
-    for line in offcpu(binary, ["report", "-i", path, "--wakeups"]).splitlines():
+    args = ["report", "-i", path, "--wakeups"] + (["--by", by] if by != "comm" else [])
+    for line in offcpu(binary, args).splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        m = PAIR.match(line)
+        m = PAIR.match(line) if by == "tid" else None
+        c = COMM_PAIR.match(line) if by == "comm" else None
+        if c:
+            cur = {"count": int(c.group(1)), "comm": c.group(2), "state": c.group(3),
+                   "waker": c.group(4), "sleeper_frames": [], "waker_frames": []}
+            pairs.append(cur)
+            continue
         if m:
             cur = {"count": int(m.group(1)), "comm": m.group(2), "pid": int(m.group(3)),
                    "tid": int(m.group(4)), "state": m.group(5), "waker": m.group(6),
@@ -167,9 +176,18 @@ def cmd_pipe(binary, path, json_path, svg=None):
         check(sl[0] == "sm-reader" and wk[-1] == "sm-writer",
               "off-wake line does not start with the sleeper's comm and end with the waker's: %s ... %s"
               % (sl[0], wk[-1]))
-        check(sl[-1].startswith("__schedule") and wk[0].startswith("try_to_wake_up"),
-              "the frames around -- are %s and %s, not __schedule and try_to_wake_up"
+        # the sleeper's side ends where it blocked: the scheduler's frames are left out
+        check("pipe_read" in sl[-1] and wk[0].startswith("try_to_wake_up"),
+              "the frames around -- are %s and %s, not *pipe_read_[k] and try_to_wake_up"
               % (sl[-1], wk[0]))
+    kept = [(sl, wk, v) for sl, wk, v in folded_offwake(binary, path, ["--keep-sched-frames"])
+            if "sm_pipe_reader" in sl and "sm_pipe_writer" in wk]
+    check(len(kept) == 1 and sum(v for _, _, v in kept) == total,
+          "--keep-sched-frames: %d line(s), not the same one" % len(kept))
+    for sl, wk, _ in kept:
+        check(sl[-1].startswith("__schedule") and wk[0].startswith("try_to_wake_up"),
+              "--keep-sched-frames: the frames around -- are %s and %s, not __schedule and "
+              "try_to_wake_up" % (sl[-1], wk[0]))
     if svg:
         offwake_svg(svg, total)
 
@@ -229,6 +247,23 @@ def cmd_chain(binary, path, json_path):
                   % (tid, p["waker"], want))
             check(any(f.startswith("sm_chain_release") for f in p["waker_frames"]),
                   "offcpu report: no sm_chain_release in the waker's stack of tid %d" % tid)
+    # by default pairs are by comm: the same hand-offs, named by comm, in one
+    # pair each, and as many intervals as per thread
+    by_comm = report_pairs(binary, path, "comm")
+    for tid, rel in sorted(expect.items()):
+        comm = [c for c, t in ((r, th[r]["tid"]) for r in th) if t == tid][0]
+        rows = [p for p in by_comm if p["comm"] == comm and
+                any(f.startswith("sm_chain_wait") for f in p["sleeper_frames"])]
+        tid_rows = [p for p in report if p["tid"] == tid and
+                    any(f.startswith("sm_chain_wait") for f in p["sleeper_frames"])]
+        per_tid = sum(p["count"] for p in tid_rows)
+        measure("offcpu report --wakeups (by comm): %s in sm_chain_wait <- %s"
+                % (comm, ", ".join("%s (%d)" % (p["waker"], p["count"]) for p in rows)))
+        check(len(rows) == len(tid_rows) and all(p["waker"] == rel["role"] for p in rows)
+              and sum(p["count"] for p in rows) == per_tid,
+              "offcpu report --wakeups by comm: %s in sm_chain_wait: %s, expected %d pair(s) <- %s "
+              "of %d intervals" % (comm, [(p["waker"], p["count"]) for p in rows], len(tid_rows),
+                                   rel["role"], per_tid))
     finish()
 
 

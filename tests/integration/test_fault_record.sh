@@ -21,7 +21,7 @@ bad() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
 
 # complete FILE WHAT: finished file, read without warning by offcpu, read by perf.
 complete() {
-	"$OFFCPU" report -i "$1" --no-children -g none >"$1.rep" 2>"$1.err"
+	"$OFFCPU" report -i "$1" --header --no-children -g none >"$1.rep" 2>"$1.err"
 	local rc=$?
 	[ "$rc" = 0 ] || { bad "$2: offcpu report exit $rc: $(head -2 "$1.err")"; return; }
 	! grep -qi warning "$1.err" || bad "$2: offcpu report warns: $(head -1 "$1.err")"

@@ -21,5 +21,5 @@ record -o sl.data -- "$WORKLOADS/spawner" spawn "$N" "$TESTDIR/list.txt" ||
 	fail "record -- spawner spawn $N exited $?"
 measure "$N children recorded in $(( ($(mono_ns) - t0) / 1000000 )) ms; $(grep -h 'lost' "$TESTDIR/record.err" | tr -d '\r' | tail -1)"
 [ "$(wc -l <list.txt)" = "$N" ] || fail "spawner listed $(wc -l <list.txt) children, not $N"
-"$OFFCPU" report -i sl.data -g none 2>/dev/null | grep -E '^# offcpu drop\.' | grep -v ': 0$' | sed 's/^# /# counter /'
+"$OFFCPU" report -i sl.data --header -g none 2>/dev/null | grep -E '^# offcpu drop\.' | grep -v ': 0$' | sed 's/^# /# counter /'
 "$PY" "$HERE/fault_check.py" shortlived "$OFFCPU" sl.data list.txt "$WORKLOADS/spawner"

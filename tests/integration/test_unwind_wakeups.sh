@@ -28,7 +28,7 @@ for run in 500 100 late; do
 		fail "offcpu record --wakeups -- schedmix-nofp pipe exited $?"
 	"$PY" "$HERE/schedcheck.py" pipe "$OFFCPU" "$f" "$TESTDIR/pipe$run.json" || rc=1
 	if [ -n "$late" ]; then
-		hdr=$("$OFFCPU" report -i "$f" --stdio 2>/dev/null | grep -E '^# offcpu unwind\.(early|no_table|no_mapping):')
+		hdr=$("$OFFCPU" report -i "$f" --stdio --header 2>/dev/null | grep -E '^# offcpu unwind\.(early|no_table|no_mapping):')
 		measure "table 300 ms late: $(echo "$hdr" | sed 's/^# offcpu //' | tr '\n' ' ')"
 		echo "$hdr" | grep -q 'unwind.early: [1-9]' ||
 			{ echo "FAIL: with the table 300 ms late, no stack counted as unwind.early"; rc=1; }

@@ -55,7 +55,7 @@ def folded(offcpu, path, event, tid=None):
 def counters(offcpu, path):
     """The `offcpu` section's counters, as offcpu report's header shows them."""
     res = {}
-    for line in run([offcpu, "report", "-i", path, "--stdio"]).splitlines():
+    for line in run([offcpu, "report", "-i", path, "--stdio", "--header"]).splitlines():
         m = re.match(r"# offcpu (\S+): (\d+)", line)
         if m:
             res[m.group(1)] = int(m.group(2))

@@ -218,7 +218,7 @@ static void run(struct seen *v, bool waker_ids)
 	memset(v, 0, sizeof(*v));
 	v->s = session__new(path, &so, err, sizeof(err));
 	assert_non_null(v->s);
-	v->ow = offwake__new(v->s, waker_ids);
+	v->ow = offwake__new(v->s, waker_ids ? BY_TID : BY_COMM);
 	assert_non_null(v->ow);
 	v->p = profile__new(perf_reader__nr_attrs(session__reader(v->s)), PROFILE_KEEP_TID);
 	v->th = threads__new();
@@ -330,12 +330,14 @@ static void test_offwake_unjoined(void **state)
 /* wall 7000 = 2000 on-CPU + 3000 S + 1500 run-queue + 500 rest. */
 static void test_threads(void **state)
 {
-	struct report_opts o = { .input = path };
+	struct report_opts o;
 	char *out = NULL, *row;
 	size_t len = 0;
 	struct seen v;
 	FILE *f;
 
+	report_opts__init(&o);
+	o.input = path;
 	build(false);
 	run(&v, false);
 	f = open_memstream(&out, &len);
