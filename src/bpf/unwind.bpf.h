@@ -123,13 +123,39 @@ struct {
 } unw_files SEC(".maps");
 
 /* Per CPU and program: an early table (unw_early_table). */
-#define UNW_EARLY_MAPS 4
+#define UNW_EARLY_MAPS 8
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNW_SCRATCH__NR);
 	__type(key, __u32);
 	__type(value, struct offcpu_unw_proc);
 } unw_vprocs SEC(".maps");
+
+/*
+ * Per process (tgid), the early table's mappings found so far, for the
+ * image of exec_id: a lookup that succeeded serves the process's later
+ * stacks too (the lookup fails while the mmap lock is busy, as it is
+ * while a starting process maps its threads' stacks).
+ */
+struct unw_early {
+	__u64 exec_id;
+	__u32 nr, pad;
+	struct offcpu_unw_map maps[UNW_EARLY_MAPS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct unw_early);
+} unw_early SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unw_early);
+} unw_scratch_early SEC(".maps");
 
 /* Per CPU: a process's mappings being copied to its child at fork. */
 struct {
@@ -801,7 +827,9 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
 	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
+	__u32 early_nr = 0, zero = 0;
 	struct offcpu_unw_cached *e, *rec;
+	struct unw_early *early;
 	struct offcpu_unw_key k = {};
 	struct unw_exec *ne;
 	struct unw_state *st;
@@ -866,7 +894,13 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 			unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
 			return false;
 		}
-		unw_early_table(c.proc);
+		early = bpf_map_lookup_elem(&unw_early, &tgid);
+		if (early && early->exec_id == exec_id && early->nr <= UNW_EARLY_MAPS &&
+		    !bpf_probe_read_kernel(c.proc->maps, sizeof(early->maps), early->maps))
+			c.proc->nr = early->nr;
+		else
+			unw_early_table(c.proc);
+		early_nr = c.proc->nr;
 		st->by_vma = 1;
 	}
 	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
@@ -922,6 +956,15 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	if (st->by_vma) {
 		/* a stack the process's table may give otherwise: not cached */
 		unw_stat_add(OFFCPU_UNW_EARLY, 1);
+		if (c.proc->nr != early_nr && c.proc->nr <= UNW_EARLY_MAPS) {
+			struct unw_early *ep = bpf_map_lookup_elem(&unw_scratch_early, &zero);
+
+			if (ep && !bpf_probe_read_kernel(ep->maps, sizeof(ep->maps), c.proc->maps)) {
+				ep->exec_id = exec_id;
+				ep->nr = c.proc->nr;
+				bpf_map_update_elem(&unw_early, &tgid, ep, BPF_ANY);
+			}
+		}
 		return true;
 	}
 	if (checking) {
@@ -996,6 +1039,7 @@ static __always_inline void unwind_exit(__u32 tgid)
 	unwind_bump(tgid);
 	bpf_map_delete_elem(&unw_execs, &tgid);
 	bpf_map_delete_elem(&unw_procs, &tgid);
+	bpf_map_delete_elem(&unw_early, &tgid);
 }
 
 #endif
