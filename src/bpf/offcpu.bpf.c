@@ -1632,6 +1632,8 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	bool user = (cs & 3) == 3; /* the sample interrupted user mode */
 	long n;
 
+	if (filter_kind_cpu && !thread_kind_wanted(task->flags))
+		return 0;
 	if (!wanted(id >> 32, (__u32)id))
 		return 0;
 	s = bpf_ringbuf_reserve(&cpu_samples, sizeof(*s), 0);

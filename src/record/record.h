@@ -316,10 +316,10 @@ void unwind_loader__free(struct unwind_loader *l);
 int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,
 			    int (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 /*
- * The end-of-recording summary lines: the unwinder's figures and every
- * counter with -v (verbose); otherwise only the stacks that ended short
- * (a rule BPF does not follow, an unreadable slot, a bad frame, the frame
- * limit) and the files without tables, which lose callers.
+ * The end-of-recording summary lines: the unwinder's figures and its
+ * counters with -v (verbose), as the kernel stacks' (offcpu report
+ * --header shows them too); side-band records lost and files whose tables
+ * could not be made or kept always.
  */
 void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
 			    bool verbose, FILE *f);

@@ -770,7 +770,7 @@ void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_b
 			(unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
 			(unsigned long long)ts.row_cap, ts.build_ns / 1e6);
 	for (int i = OFFCPU_UNW_NO_TABLE; i < OFFCPU_UNW_STAT__NR; i++) {
-		if (!s[i] || (!verbose && i < OFFCPU_UNW_UNSUPPORTED))
+		if (!s[i] || !verbose)
 			continue;
 		fprintf(f, "%s %s %llu", any ? ";" : "[ offcpu record: user stacks:", unw_counter[i].name,
 			(unsigned long long)s[i]);
