@@ -688,8 +688,17 @@ static int run_loop(struct session *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t start = now_ns(), last_drain = start, last_status = 0;
-	uint64_t end = s->o->duration > 0 ? start + (uint64_t)(s->o->duration * 1e9) : 0;
+	uint64_t wstart, wstop, end = 0;
 	int epfd, err = 0;
+
+	/*
+	 * -d counts from the recording's start (the start iterator's time, on
+	 * the same clock), not from here: what came between (/proc, the
+	 * targets' unwind tables: 80-100 ms under ASan) is inside the window.
+	 */
+	offcpu_bpf__window(s->bpf, &wstart, &wstop);
+	if (s->o->duration > 0)
+		end = (wstart && wstart <= start ? wstart : start) + (uint64_t)(s->o->duration * 1e9);
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
