@@ -157,6 +157,36 @@ struct {
 	__type(value, struct unw_early);
 } unw_scratch_early SEC(".maps");
 
+/*
+ * The early mappings kept for process tgid's image exec_id into p: their
+ * number, or -1 if none. A function of its own (verified once, not at
+ * every unwind_user call site).
+ */
+__noinline int unw_early_load(struct offcpu_unw_proc *p, __u32 tgid, __u64 exec_id)
+{
+	struct unw_early *e = bpf_map_lookup_elem(&unw_early, &tgid);
+
+	if (!p || !e || e->exec_id != exec_id || e->nr > UNW_EARLY_MAPS ||
+	    bpf_probe_read_kernel(p->maps, sizeof(e->maps), e->maps))
+		return -1;
+	p->nr = e->nr;
+	return e->nr;
+}
+
+/* Keep p's early mappings for process tgid's image exec_id. */
+__noinline int unw_early_keep(struct offcpu_unw_proc *p, __u32 tgid, __u64 exec_id)
+{
+	__u32 zero = 0;
+	struct unw_early *e = bpf_map_lookup_elem(&unw_scratch_early, &zero);
+
+	if (!p || !e || p->nr > UNW_EARLY_MAPS ||
+	    bpf_probe_read_kernel(e->maps, sizeof(e->maps), p->maps))
+		return -1;
+	e->exec_id = exec_id;
+	e->nr = p->nr;
+	return bpf_map_update_elem(&unw_early, &tgid, e, BPF_ANY);
+}
+
 /* Per CPU: a process's mappings being copied to its child at fork. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -827,9 +857,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
 	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
-	__u32 early_nr = 0, zero = 0;
+	__u32 early_nr = 0;
 	struct offcpu_unw_cached *e, *rec;
-	struct unw_early *early;
 	struct offcpu_unw_key k = {};
 	struct unw_exec *ne;
 	struct unw_state *st;
@@ -894,11 +923,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 			unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
 			return false;
 		}
-		early = bpf_map_lookup_elem(&unw_early, &tgid);
-		if (early && early->exec_id == exec_id && early->nr <= UNW_EARLY_MAPS &&
-		    !bpf_probe_read_kernel(c.proc->maps, sizeof(early->maps), early->maps))
-			c.proc->nr = early->nr;
-		else
+		if (unw_early_load(c.proc, tgid, exec_id) < 0)
 			unw_early_table(c.proc);
 		early_nr = c.proc->nr;
 		st->by_vma = 1;
@@ -956,15 +981,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	if (st->by_vma) {
 		/* a stack the process's table may give otherwise: not cached */
 		unw_stat_add(OFFCPU_UNW_EARLY, 1);
-		if (c.proc->nr != early_nr && c.proc->nr <= UNW_EARLY_MAPS) {
-			struct unw_early *ep = bpf_map_lookup_elem(&unw_scratch_early, &zero);
-
-			if (ep && !bpf_probe_read_kernel(ep->maps, sizeof(ep->maps), c.proc->maps)) {
-				ep->exec_id = exec_id;
-				ep->nr = c.proc->nr;
-				bpf_map_update_elem(&unw_early, &tgid, ep, BPF_ANY);
-			}
-		}
+		if (c.proc->nr != early_nr)
+			unw_early_keep(c.proc, tgid, exec_id);
 		return true;
 	}
 	if (checking) {
