@@ -28,30 +28,37 @@ char *buildid_cache__default_dir(void)
 	return dir;
 }
 
-static char *regular(char *path)
+/* path when it names a regular file: 0 (*out owns it), -ENOENT (freed) or -ENOMEM. */
+static int regular(char *path, char **out)
 {
 	struct stat st;
 
-	if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return path;
+	if (!path)
+		return -ENOMEM;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		*out = path;
+		return 0;
+	}
 	free(path);
-	return NULL;
+	return -ENOENT;
 }
 
-char *buildid_cache__find(const char *dir, const char *name, const uint8_t *bid, size_t bsz,
-			  const char *file)
+int buildid_cache__find(const char *dir, const char *name, const uint8_t *bid, size_t bsz,
+			const char *file, char **out)
 {
-	char hex[2 * SYM_BUILD_ID_MAX + 1], *path = NULL;
+	char hex[2 * SYM_BUILD_ID_MAX + 1], *path;
+	int err;
 
+	*out = NULL;
 	if (!dir || !*dir || !bsz || bsz > SYM_BUILD_ID_MAX)
-		return NULL;
+		return -ENOENT;
 	build_id__hex(bid, bsz, hex);
 	if (asprintf(&path, "%s/.build-id/%.2s/%s/%s", dir, hex, hex + 2, file) < 0)
 		path = NULL;
-	path = regular(path);
-	if (path || !name)
-		return path;
+	err = regular(path, out);
+	if (err != -ENOENT || !name)
+		return err;
 	if (asprintf(&path, "%s/%s%s/%s/%s", dir, name[0] == '/' ? "" : "/", name, hex, file) < 0)
 		path = NULL;
-	return regular(path);
+	return regular(path, out);
 }

@@ -5,6 +5,7 @@
  * $..$ escapes decoded. Rust v0 ("_R...") names are left mangled.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,23 +78,24 @@ static void rust_unescape(char *s)
 	*w = '\0';
 }
 
-char *sym_demangle(const char *name)
+int sym_demangle(const char *name, char **out)
 {
 	int status = 0;
-	char *out;
 	size_t len;
 
+	*out = NULL;
 	if (!name || name[0] != '_' || name[1] != 'Z')
-		return NULL; /* not Itanium-mangled; Rust v0 (_R) stays as it is */
-	out = __cxa_demangle(name, NULL, NULL, &status);
-	if (!out || status != 0) {
-		free(out);
-		return NULL;
+		return -ENOENT; /* not Itanium-mangled; Rust v0 (_R) stays as it is */
+	*out = __cxa_demangle(name, NULL, NULL, &status);
+	if (!*out || status != 0) {
+		free(*out);
+		*out = NULL;
+		return status == -1 ? -ENOMEM : -ENOENT; /* -1: its allocation failed */
 	}
-	len = strlen(out);
-	if (strncmp(name, "_ZN", 3) == 0 && rust_hash_suffix(out, len)) {
-		out[len - 19] = '\0';
-		rust_unescape(out);
+	len = strlen(*out);
+	if (strncmp(name, "_ZN", 3) == 0 && rust_hash_suffix(*out, len)) {
+		(*out)[len - 19] = '\0';
+		rust_unescape(*out);
 	}
-	return out;
+	return 0;
 }

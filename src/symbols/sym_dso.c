@@ -321,7 +321,9 @@ static int plt__load(struct sym_dso *d, Elf *elf)
 			name = elf_strptr(elf, dsh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			dm = d->demangle ? sym_demangle(name) : NULL;
+			dm = NULL;
+			if (d->demangle && sym_demangle(name, &dm) == -ENOMEM)
+				return -ENOMEM;
 			len = strlen(dm ? dm : name) + sizeof("@plt");
 			if (pass == 0) {
 				names += len;

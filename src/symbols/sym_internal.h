@@ -73,12 +73,19 @@ int sym_read_file(const char *path, size_t max, char **buf, size_t *len);
 
 /* perf's build-id cache directory: $PERF_BUILDID_DIR, else $HOME/.debug; malloc'd, NULL if none. */
 char *buildid_cache__default_dir(void);
-/* The cached copy of a file (name as recorded, file "elf", "vdso" or "kallsyms"), malloc'd path or NULL. */
-char *buildid_cache__find(const char *dir, const char *name, const uint8_t *bid, size_t bsz,
-			  const char *file);
+/*
+ * The cached copy of a file (name as recorded, file "elf", "vdso" or
+ * "kallsyms"): 0 with its malloc'd path in *path, -ENOENT when the cache
+ * has none (*path NULL), -ENOMEM.
+ */
+int buildid_cache__find(const char *dir, const char *name, const uint8_t *bid, size_t bsz,
+			const char *file, char **path);
 
-/* Demangled C++ or Rust (legacy) name, malloc'd, or NULL when name is not
- * mangled or not understood (Rust v0 "_R" names are left as they are). */
-char *sym_demangle(const char *name);
+/*
+ * The demangled C++ or Rust (legacy) name: 0 with it malloc'd in *out,
+ * -ENOENT when name is not mangled or not understood (Rust v0 "_R" names
+ * are left as they are; *out NULL), -ENOMEM.
+ */
+int sym_demangle(const char *name, char **out);
 
 #endif

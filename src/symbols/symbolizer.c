@@ -182,7 +182,8 @@ static const char *symbolizer__name(struct symbolizer *s, const char *name)
 	}
 	if (added) {
 		e->mangled = name;
-		e->name = sym_demangle(name);
+		if (sym_demangle(name, &e->name) == -ENOMEM)
+			s->nomem = true;
 	}
 	return e->name ? e->name : name;
 }
@@ -290,6 +291,7 @@ static int vdso__load(struct symbolizer *s, struct sym_dso *d)
 	void *image = NULL;
 	size_t len = 0;
 	char *cached;
+	int ret;
 
 	for (size_t i = 0; i < s->nr_images; i++) {
 		const struct image *im = &s->images[i];
@@ -304,7 +306,10 @@ static int vdso__load(struct symbolizer *s, struct sym_dso *d)
 		memcpy(image, im->data, im->len);
 		return sym_dso__load_image(d, image, im->len);
 	}
-	cached = buildid_cache__find(s->buildid_dir, d->path, d->build_id, d->build_id_size, "vdso");
+	ret = buildid_cache__find(s->buildid_dir, d->path, d->build_id, d->build_id_size, "vdso",
+				  &cached);
+	if (ret == -ENOMEM)
+		return ret;
 	if (cached) {
 		d->file = cached;
 		return sym_dso__load(d, s->debug_dir, false);
@@ -333,9 +338,10 @@ static int dso__load(struct symbolizer *s, struct sym_dso *d)
 		return vdso__load(s, d);
 	if (d->build_id_size && s->buildid_dir[0]) {
 		n = sym_read_build_id(d->path, fbid, sizeof(fbid));
-		if (n <= 0 || !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n))
-			d->file = buildid_cache__find(s->buildid_dir, d->path, d->build_id,
-						      d->build_id_size, "elf");
+		if ((n <= 0 || !build_id__equal(d->build_id, d->build_id_size, fbid, (size_t)n)) &&
+		    buildid_cache__find(s->buildid_dir, d->path, d->build_id, d->build_id_size, "elf",
+					&d->file) == -ENOMEM)
+			return -ENOMEM;
 		/* said once: the file there is not the one recorded */
 		if (d->file && asprintf(&d->warning, "%s: %s; symbols from the build-id cache's copy %s",
 					d->path, n == -ENOENT ? "gone since the recording" :
@@ -641,8 +647,11 @@ static const char *kallsyms__for_recording(struct symbolizer *s, char **cached)
 	n = sym_kernel_build_id(s->notes_path, run, sizeof(run));
 	if (n <= 0 || build_id__equal(run, (size_t)n, s->kbid, s->kbid_size))
 		return s->kallsyms_path;
-	*cached = buildid_cache__find(s->buildid_dir, "[kernel.kallsyms]", s->kbid, s->kbid_size,
-				      "kallsyms");
+	if (buildid_cache__find(s->buildid_dir, "[kernel.kallsyms]", s->kbid, s->kbid_size,
+				"kallsyms", cached) == -ENOMEM) {
+		s->knomem = true;
+		return NULL;
+	}
 	if (*cached)
 		return *cached;
 	if (asprintf(&s->kwarning, "the recording's kernel (build id %s) is not the running one (%s) and %s has no copy of its kallsyms: kernel functions are not named",

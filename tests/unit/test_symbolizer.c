@@ -648,7 +648,10 @@ static void test_cxx_demangle(void **state)
 
 static void expect_demangle(const char *in, const char *want)
 {
-	char *out = sym_demangle(in);
+	char *out;
+	int err = sym_demangle(in, &out);
+
+	assert_int_equal(err, want ? 0 : -ENOENT);
 
 	if (!want) {
 		assert_null(out);
