@@ -118,14 +118,14 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return parse_num("--min-width", arg, 0, 1000, &a->fd->svg.min_width) ? -EINVAL : 1;
 	case OPT_KEEP_SCHED:
 	case OPT_MAX_STACK:
-		return read_opts__report(c, arg, argc, argv, a->o, NULL);
+		return read_opts__report(c, arg, argc, argv, a->o);
 	}
 	return 0;
 }
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	struct msg_sink ms = read_opts__msg("flamegraph");
+	struct msg_sink ms = read_opts__msg("flamegraph", false);
 	struct fg_draw fd = { .output = "flamegraph.svg", .svg = { .width = 1200, .min_width = 0.1 } };
 	struct report_opts o;
 	struct fg_args args = { &fd, &o };

@@ -121,8 +121,7 @@ static int max_stack(const char *arg, struct report_opts *o)
 	return 0;
 }
 
-int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o,
-		      bool *folded)
+int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o)
 {
 	int err = 0;
 
@@ -144,9 +143,6 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 		break;
 	case 'g':
 		err = call_graph(arg, argc, argv, o);
-		break;
-	case OPT_FOLDED:
-		*folded = true;
 		break;
 	case 'e':
 		o->event = arg;
@@ -291,13 +287,21 @@ static void print_msg(void *ctx, enum msg_kind kind, const char *text)
 {
 	if (kind == MSG_WARNING)
 		fprintf(stderr, "offcpu: warning: %s\n", text);
+	else if (kind == MSG_HINT)
+		fprintf(stderr, "offcpu: %s\n", text);
 	else
 		fprintf(stderr, "offcpu %s: %s\n", (const char *)ctx, text);
 }
 
-struct msg_sink read_opts__msg(const char *cmd)
+static void print_hint(void *ctx, enum msg_kind kind, const char *text)
 {
-	return (struct msg_sink){ print_msg, (void *)cmd };
+	if (kind == MSG_HINT)
+		print_msg(ctx, kind, text);
+}
+
+struct msg_sink read_opts__msg(const char *cmd, bool quiet)
+{
+	return (struct msg_sink){ quiet ? print_hint : print_msg, (void *)cmd };
 }
 
 void read_opts__fail(const char *cmd, int ret, const char *err)

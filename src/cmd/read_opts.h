@@ -19,13 +19,17 @@
  * filters' codes are OPT_FILTER + their row in report__filter_options.
  */
 enum {
-	OPT_CHILDREN = 0x1000, OPT_NO_CHILDREN, OPT_PERCENT, OPT_FOLDED, OPT_SRCLINE, OPT_INLINE,
+	OPT_CHILDREN = 0x1000, OPT_NO_CHILDREN, OPT_PERCENT, OPT_SRCLINE, OPT_INLINE,
 	OPT_NO_SYMBOLS, OPT_STDIO, OPT_KEEP_SCHED, OPT_MAX_STACK,
 	OPT_READ_LAST, /* a command's own codes from here */
 	OPT_FILTER = 0x2000,
+	OPT_OUTPUT = 0x3000, /* report's outputs: + their row in report_outputs */
 };
 
-/* The options of `offcpu report` that `offcpu script` takes too (and ignores some of). */
+/*
+ * The options of `offcpu report` that `offcpu script` takes too (and
+ * ignores some of); report's outputs (output/outputs.h) are not among them.
+ */
 #define REPORT_SHORT_OPTIONS "i:s:g::e:h"
 #define REPORT_OPTIONS                                                    \
 	{ "input", required_argument, NULL, 'i' },                        \
@@ -34,7 +38,6 @@ enum {
 	{ "sort", required_argument, NULL, 's' },                         \
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT },        \
 	{ "call-graph", optional_argument, NULL, 'g' },                   \
-	{ "folded", no_argument, NULL, OPT_FOLDED },                      \
 	{ "event", required_argument, NULL, 'e' },                        \
 	{ "srcline", no_argument, NULL, OPT_SRCLINE },                    \
 	{ "inline", no_argument, NULL, OPT_INLINE },                      \
@@ -46,11 +49,10 @@ enum {
 
 /*
  * Option c of REPORT_OPTIONS (its value arg; -g may take argv[optind] as
- * its value, as perf's does): 1 when it was one of them (its value in o,
- * --folded in *folded), 0 when not, negative errno after a message.
+ * its value, as perf's does): 1 when it was one of them (its value in o),
+ * 0 when not, negative errno after a message.
  */
-int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o,
-		      bool *folded);
+int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o);
 
 /* The "filters:" part of a reading command's help. */
 void read_opts__filter_usage(FILE *f);
@@ -77,8 +79,12 @@ struct read_cmd {
  */
 int read_opts__parse(const struct read_cmd *cmd, struct report_opts *o, int argc, char **argv);
 
-/* The sink of the library's messages: "offcpu: warning: TEXT" and "offcpu CMD: TEXT" on stderr. */
-struct msg_sink read_opts__msg(const char *cmd);
+/*
+ * The sink of the library's messages on stderr: "offcpu: warning: TEXT",
+ * "offcpu CMD: TEXT" (notes) and "offcpu: TEXT" (hints); quiet (-q): the
+ * hints only.
+ */
+struct msg_sink read_opts__msg(const char *cmd, bool quiet);
 
 /* A failure of the library: "offcpu CMD: err", or "offcpu: out of memory" without a message. */
 void read_opts__fail(const char *cmd, int ret, const char *err);

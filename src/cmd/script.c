@@ -13,6 +13,7 @@
 /* report's options are taken (and those that shape a report ignored), as report's were. */
 static const struct option long_opts[] = {
 	REPORT_OPTIONS,
+	{ "folded", no_argument, NULL, OPT_READ_LAST },
 	{ 0 },
 };
 
@@ -30,14 +31,14 @@ static void usage(FILE *f)
 
 static int option(void *ctx, int c, char *arg, int argc, char **argv)
 {
-	bool folded;
-
-	return read_opts__report(c, arg, argc, argv, ctx, &folded);
+	if (c == OPT_READ_LAST) /* --folded: report's, taken and ignored */
+		return 1;
+	return read_opts__report(c, arg, argc, argv, ctx);
 }
 
 int cmd_script(int argc, char **argv)
 {
-	struct msg_sink ms = read_opts__msg("script");
+	struct msg_sink ms = read_opts__msg("script", false);
 	struct report_opts o;
 	struct read_cmd cmd = { "script", REPORT_SHORT_OPTIONS, long_opts, false, usage, option, &o };
 	struct session *s;

@@ -11,10 +11,11 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "output/outputs.h"
 #include "output/report.h"
 
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
-		  const struct report_opts *o)
+		  const struct report_opts *o, const struct msg_sink *ms)
 {
 	const struct perf_reader *r = session__reader(s);
 	int ev = -1;
@@ -25,8 +26,8 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 			ev = i;
 	for (int i = 0; i < profile__nr_events(p) && !o->event && ev >= 0; i++)
 		if (i != ev && profile__event(p, i)->samples)
-			fprintf(stderr, "offcpu: several events have samples; folding '%s' (pick one with --event; '%s' skipped)\n",
-				perf_reader__attr(r, ev)->name, perf_reader__attr(r, i)->name);
+			msg__say(ms, MSG_HINT, "several events have samples; folding '%s' (pick one with --event; '%s' skipped)",
+				 perf_reader__attr(r, ev)->name, perf_reader__attr(r, i)->name);
 	if (ev < 0)
 		return 0;
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
@@ -45,3 +46,17 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 	}
 	return ferror(f) ? -EIO : 0;
 }
+
+static int folded_write(const struct output_run *r)
+{
+	return folded__print(r->f, r->s, r->p, r->o, r->ms);
+}
+
+const struct report_output folded_output = {
+	.name = "folded",
+	.help = "      --folded            one `comm;frame;...;frame VALUE` line per stack of one\n"
+		"                          event (off-CPU time unless --event says another)\n",
+	.excludes = "pprof",
+	.conflict = "--pprof and --folded exclude each other",
+	.write = folded_write,
+};

@@ -15,14 +15,18 @@
 #include "profile/profile.h"
 #include "profile/report_opts.h"
 #include "session/session.h"
+#include "util/msg.h"
 
 /* perf report --stdio's layout: one section per event, entries by the sort keys, call graphs. */
 int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
 			const struct report_opts *o);
 
-/* --folded: one `comm;outermost;...;leaf VALUE` line per stack of one event. */
+/*
+ * --folded: one `comm;outermost;...;leaf VALUE` line per stack of one
+ * event; when others had samples, which one was folded is a hint to ms.
+ */
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
-		  const struct report_opts *o);
+		  const struct report_opts *o, const struct msg_sink *ms);
 
 /* `offcpu script`: every sample that passes the filters, as it is read (runs the session). */
 int script__run(FILE *f, struct session *s, const struct report_opts *o);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/outputs.h"
 #include "output/report.h"
 #include "profile/callgraph.h"
 #include "util/hash.h"
@@ -582,3 +583,11 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 		err = -EIO;
 	return err;
 }
+
+static int stdio_write(const struct output_run *r)
+{
+	return report_stdio__print(r->f, r->s, r->p, r->o);
+}
+
+/* The report without an output option. */
+const struct report_output stdio_output = { .write = stdio_write };

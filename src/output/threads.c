@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/outputs.h"
 #include "output/report.h"
 #include "output/threads.h"
 
@@ -246,3 +247,23 @@ int threads__print(FILE *f, const struct threads *t, const struct session *s,
 	free(rows);
 	return ferror(f) ? -EIO : 0;
 }
+
+static int threads_write(const struct output_run *r)
+{
+	return threads__print(r->f, r->t, r->s, r->o);
+}
+
+const struct report_output threads_output = {
+	.name = "threads",
+	.short_name = 'T',
+	.help = "  -T, --threads           per thread: wall, on-CPU, off-CPU S and D,\n"
+		"                          run-queue delay (record --sched-delay), most\n"
+		"                          off-CPU time first\n"
+		"      --limit N           --threads: the first N rows (default 30, 0: all)\n",
+	.excludes = "pprof wakeups folded",
+	.no_event = true,
+	.conflict = "--wakeups (with or without --folded), --threads, --pprof and -e exclude each other",
+	.by = true,
+	.reads = OUTPUT_READS_THREADS,
+	.write = threads_write,
+};

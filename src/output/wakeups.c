@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "output/outputs.h"
 #include "output/report.h"
 #include "output/wakeups.h"
 #include "perfdata/perf_format.h"
@@ -103,5 +104,47 @@ int offwake__print_folded(FILE *f, const struct session *s, const struct profile
 	struct report_opts fo = *o;
 
 	fo.event = OFFCPU_WAKEUP_EVENT_NAME; /* the off-wake stacks, not the off-CPU ones */
-	return folded__print(f, s, p, &fo);
+	return folded__print(f, s, p, &fo, NULL); /* one event asked: no hint */
 }
+
+/* The off-wake join in the profile, with the keys of the sleepers' rows (--by). */
+static unsigned int wakeups_prepare(struct report_opts *o, const struct output_choice *c)
+{
+	unsigned int keep = 0;
+
+	o->wakeups = true;
+	if (!output_choice__has(c, "folded")) { /* pairs by comm, or finer with --by */
+		if (o->by < 0)
+			o->by = BY_COMM;
+		if (o->by == BY_PID)
+			keep |= PROFILE_KEEP_PID;
+		if (o->by == BY_TID)
+			keep |= PROFILE_KEEP_PID | PROFILE_KEEP_TID;
+		o->waker_by = o->by;
+	} else if (o->by >= 0) { /* folded: the wakers' names only */
+		o->waker_by = o->by;
+	}
+	return keep;
+}
+
+static int wakeups_write(const struct output_run *r)
+{
+	if (output_choice__has(r->c, "folded"))
+		return offwake__print_folded(r->f, r->s, r->p, r->o);
+	return offwake__print(r->f, r->s, r->p, r->o);
+}
+
+const struct report_output wakeups_output = {
+	.name = "wakeups",
+	.help = "      --wakeups           who woke the sleepers (record --wakeups): top\n"
+		"                          (sleeper stack, waker stack) pairs by time; with\n"
+		"                          --folded, off-wake stacks `sleeper;--;waker VALUE`\n"
+		"      --by comm|pid|tid   --wakeups' sleepers and wakers (default comm),\n"
+		"                          --threads' rows (default tid)\n",
+	.excludes = "pprof threads",
+	.no_event = true,
+	.conflict = "--wakeups (with or without --folded), --threads, --pprof and -e exclude each other",
+	.by = true,
+	.prepare = wakeups_prepare,
+	.write = wakeups_write,
+};

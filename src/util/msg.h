@@ -11,6 +11,8 @@
 enum msg_kind {
 	MSG_WARNING, /* something is missing or wrong in what was read */
 	MSG_NOTE,    /* what was done, for the record (events skipped, samples left out) */
+	MSG_HINT,    /* a choice made where the options left one, and how to make it
+			otherwise: what the output holds, so said even when notes are not */
 };
 
 struct msg_sink {

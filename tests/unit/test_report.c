@@ -122,7 +122,7 @@ static char *render(bool folded, const struct report_opts *o)
 
 	p = load(&s, o);
 	if (folded)
-		assert_int_equal(folded__print(f, s, p, o), 0);
+		assert_int_equal(folded__print(f, s, p, o, NULL), 0);
 	else
 		assert_int_equal(report_stdio__print(f, s, p, o), 0);
 	fclose(f);

@@ -290,7 +290,7 @@ static void test_offwake_join(void **state)
 
 	/* folded, root first: sleeper;root..leaf;--;leaf..root;waker VALUE */
 	f = open_memstream(&out, &len);
-	assert_int_equal(folded__print(f, v.s, v.p, &o), 0);
+	assert_int_equal(folded__print(f, v.s, v.p, &o, NULL), 0);
 	fclose(f);
 	line = out;
 	tok = strrchr(line, ' '); /* the value follows the last space */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "output/outputs.h"
 #include "output/pprof/pprof.h"
 #include "util/hash.h"
 #include "util/htab.h"
@@ -467,3 +468,24 @@ cleanup:
 	pb__free(b);
 	return err;
 }
+
+/* Its samples carry pid and tid labels. */
+static unsigned int pprof_prepare(struct report_opts *o, const struct output_choice *c)
+{
+	(void)o;
+	(void)c;
+	return PROFILE_KEEP_PID | PROFILE_KEEP_TID;
+}
+
+static int pprof_write(const struct output_run *r)
+{
+	return pprof__write(r->arg, r->s, r->p, r->o, r->ms, r->err, r->errlen);
+}
+
+const struct report_output pprof_output = {
+	.name = "pprof",
+	.has_arg = true,
+	.help = "      --pprof FILE        write a gzipped pprof profile (go tool pprof) instead\n",
+	.prepare = pprof_prepare,
+	.write = pprof_write,
+};
