@@ -107,17 +107,24 @@ static int percent_limit(const char *arg, struct report_opts *o)
 	return 0;
 }
 
+int read_opts__int(const char *arg, long lo, long hi, int *v)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (end == arg || *end || n < lo || n > hi)
+		return -EINVAL;
+	*v = (int)n;
+	return 0;
+}
+
 /* --max-stack N: perf's name; N >= 1 (perf's 0 would show no frame). */
 static int max_stack(const char *arg, struct report_opts *o)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-
-	if (end == arg || *end || v < 1 || v > 65535) {
+	if (read_opts__int(arg, 1, 65535, &o->max_stack)) {
 		fprintf(stderr, "offcpu: bad --max-stack '%s' (want 1..65535)\n", arg);
 		return -EINVAL;
 	}
-	o->max_stack = (int)v;
 	return 0;
 }
 

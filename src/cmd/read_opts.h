@@ -54,6 +54,9 @@ enum {
  */
 int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o);
 
+/* arg, a whole decimal number in [lo, hi], into *v: 0, or -EINVAL (the caller says why). */
+int read_opts__int(const char *arg, long lo, long hi, int *v);
+
 /* The "filters:" part of a reading command's help. */
 void read_opts__filter_usage(FILE *f);
 

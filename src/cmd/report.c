@@ -80,14 +80,10 @@ static int by(const char *arg, struct report_opts *o)
 
 static int limit(const char *arg, struct report_opts *o)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-
-	if (end == arg || *end || v < 0 || v > 1000000000) {
+	if (read_opts__int(arg, 0, 1000000000, &o->limit)) {
 		fprintf(stderr, "offcpu report: bad --limit '%s' (rows, 0 for all)\n", arg);
 		return -EINVAL;
 	}
-	o->limit = (int)v;
 	return 1;
 }
 

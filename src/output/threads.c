@@ -8,6 +8,7 @@
 #include "output/outputs.h"
 #include "output/report.h"
 #include "output/threads.h"
+#include "output/wakeups.h"
 
 /* A row: a thread, or the threads of a process or comm (--by), their times summed. */
 struct row {
@@ -262,7 +263,7 @@ const struct report_output threads_output = {
 		"      --limit N           --threads: the first N rows (default 30, 0: all)\n",
 	.excludes = "pprof wakeups folded",
 	.no_event = true,
-	.conflict = "--wakeups (with or without --folded), --threads, --pprof and -e exclude each other",
+	.conflict = offwake__conflict, /* one message for the views that go alone */
 	.by = true,
 	.reads = OUTPUT_READS_THREADS,
 	.write = threads_write,

@@ -107,6 +107,8 @@ int offwake__print_folded(FILE *f, const struct session *s, const struct profile
 	return folded__print(f, s, p, &fo, NULL); /* one event asked: no hint */
 }
 
+const char offwake__conflict[] = "--wakeups (with or without --folded), --threads, --pprof and -e exclude each other";
+
 /* The off-wake join in the profile, with the keys of the sleepers' rows (--by). */
 static unsigned int wakeups_prepare(struct report_opts *o, const struct output_choice *c)
 {
@@ -143,7 +145,7 @@ const struct report_output wakeups_output = {
 		"                          --threads' rows (default tid)\n",
 	.excludes = "pprof threads",
 	.no_event = true,
-	.conflict = "--wakeups (with or without --folded), --threads, --pprof and -e exclude each other",
+	.conflict = offwake__conflict,
 	.by = true,
 	.prepare = wakeups_prepare,
 	.write = wakeups_write,

@@ -21,4 +21,7 @@ int offwake__print(FILE *f, struct session *s, const struct profile *p,
 int offwake__print_folded(FILE *f, const struct session *s, const struct profile *p,
 			  const struct report_opts *o);
 
+/* The message when --wakeups or --threads meets an output or -e it does not go with. */
+extern const char offwake__conflict[];
+
 #endif
