@@ -62,25 +62,40 @@ static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
 static struct kernel_range irq_entry[64];
 static unsigned int nr_irq_entry;
 
-static const char *const drop_names[OFFCPU_DROP__NR] = {
-	[OFFCPU_DROP_RINGBUF] = "ring buffer full",
-	[OFFCPU_DROP_SUM_FULL] = "sum map full",
-	[OFFCPU_DROP_USTACK] = "user stack unreadable",
-	[OFFCPU_DROP_KSTACK] = "kernel stack unreadable",
-	[OFFCPU_DROP_TASK_STORAGE] = "task storage unavailable",
-	[OFFCPU_DROP_EXITS_FULL] = "exit map full",
-	[OFFCPU_DROP_UNCLOSED] = "interval end not seen",
-	[OFFCPU_DROP_WAKER_STORAGE] = "waker storage unavailable",
-	[OFFCPU_DROP_WAKER_LOST] = "waker lost (buffer or wakeup sum map full)",
-	[OFFCPU_DROP_WAKER_USTACK] = "waker user stack unreadable",
-	[OFFCPU_DROP_WAKER_KSTACK] = "waker kernel stack unreadable",
-	[OFFCPU_DROP_DELAY_STORAGE] = "sched-delay storage unavailable",
-	[OFFCPU_DROP_CPU_RINGBUF] = "cpu samples (BPF ring buffer full)",
+/* The drop counters (bpf/offcpu.h) as user space names them. */
+static const struct {
+	const char *key, *what;
+	enum offcpu_loss loss;
+} drop_info[OFFCPU_DROP__NR] = {
+#define DROP_ROW(id, key, what, loss) [OFFCPU_DROP_##id] = { key, what, loss },
+	OFFCPU_DROPS(DROP_ROW)
+#undef DROP_ROW
+};
+
+static const char *const stat_keys[OFFCPU_STAT__NR] = {
+#define STAT_ROW(id, key) [OFFCPU_STAT_##id] = key,
+	OFFCPU_STATS(STAT_ROW)
+#undef STAT_ROW
 };
 
 const char *offcpu_drop_name(int i)
 {
-	return i >= 0 && i < OFFCPU_DROP__NR ? drop_names[i] : "?";
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].what : "?";
+}
+
+const char *offcpu_drop_key(int i)
+{
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].key : "drop.?";
+}
+
+enum offcpu_loss offcpu_drop_loss(int i)
+{
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].loss : OFFCPU_LOSS_DATA;
+}
+
+const char *offcpu_stat_key(int i)
+{
+	return i >= 0 && i < OFFCPU_STAT__NR ? stat_keys[i] : "offcpu.?";
 }
 
 uint64_t offcpu_sample_type(void)

@@ -266,7 +266,12 @@ int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__wakeup_samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b);
+/* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
+ * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
 const char *offcpu_drop_name(int i);
+const char *offcpu_drop_key(int i);
+enum offcpu_loss offcpu_drop_loss(int i);
+const char *offcpu_stat_key(int i);
 /*
  * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
  * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of

@@ -317,8 +317,7 @@ static uint64_t total_drops(struct session *s, uint64_t drops[OFFCPU_DROP__NR])
 
 	offcpu_bpf__drops(s->bpf, drops);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
-		if (i != OFFCPU_DROP_USTACK && i != OFFCPU_DROP_KSTACK &&
-		    i != OFFCPU_DROP_WAKER_USTACK && i != OFFCPU_DROP_WAKER_KSTACK)
+		if (offcpu_drop_loss(i) != OFFCPU_LOSS_PART)
 			sum += drops[i];
 	return sum + cpu_events__lost(s->cpu);
 }
@@ -441,20 +440,13 @@ static bool block_filtered(const struct record_opts *o)
 /* The offcpu section: drop counters and recording facts, by name. */
 static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
-	static const char *const keys[OFFCPU_DROP__NR] = {
-		"drop.ringbuf_full",	     "drop.sum_full",		"drop.ustack_failed",
-		"drop.kstack_failed",	     "drop.task_storage",	"drop.exits_full",
-		"drop.unclosed",	     "drop.waker_storage",	"drop.waker_lost",
-		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
-		"drop.cpu_ringbuf_full",
-	};
 	uint8_t *b = malloc(4);
 	size_t len = 4, cap = 4;
 	uint32_t nr = 0;
 	int err = b ? 0 : -ENOMEM;
 
 	for (int i = 0; !err && i < OFFCPU_DROP__NR; i++)
-		err = put_counter(&b, &len, &cap, &nr, keys[i], drops[i]);
+		err = put_counter(&b, &len, &cap, &nr, offcpu_drop_key(i), drops[i]);
 	if (!err)
 		err = put_counter(&b, &len, &cap, &nr, "drop.perf_lost", cpu_events__lost(s->cpu));
 	if (!err)
@@ -507,17 +499,12 @@ static int write_offcpu_feature(struct session *s, const uint64_t drops[OFFCPU_D
 						  offcpu_bpf__in_progress(s->bpf, i));
 	}
 	if (!err) {
-		static const char *const kkeys[OFFCPU_STAT__NR] = {
-			"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
-			"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
-			"kstack.unverified", "offcpu.filtered",
-		};
 		uint64_t ks[OFFCPU_STAT__NR];
 
 		err = offcpu_bpf__stats(s->bpf, ks);
 		for (int i = 0; !err && i < OFFCPU_STAT__NR; i++)
 			if (i != OFFCPU_STAT_FILTERED || block_filtered(s->o))
-				err = put_counter(&b, &len, &cap, &nr, kkeys[i], ks[i]);
+				err = put_counter(&b, &len, &cap, &nr, offcpu_stat_key(i), ks[i]);
 	}
 	/* -m/-M: the range kept, beside the count of intervals left out */
 	if (!err && block_filtered(s->o))
@@ -550,18 +537,21 @@ static int write_lost_record(struct session *s, uint64_t id, uint64_t n)
 }
 
 /*
- * Lost data as LOST records too, so that perf report warns about it. The
- * ring buffer and the sum map are shared by offcpu-time and sched-delay
- * samples: their losses are booked to offcpu-time.
+ * Lost data as LOST records too, so that perf report warns about it: each
+ * drop counter's LOSS (bpf/offcpu.h) says which event's.
  */
 static int write_lost(struct session *s, const uint64_t drops[OFFCPU_DROP__NR])
 {
-	uint64_t n = drops[OFFCPU_DROP_RINGBUF] + drops[OFFCPU_DROP_SUM_FULL] +
-		     drops[OFFCPU_DROP_TASK_STORAGE];
-	uint64_t nw = drops[OFFCPU_DROP_WAKER_STORAGE] + drops[OFFCPU_DROP_WAKER_LOST];
-	uint64_t nd = drops[OFFCPU_DROP_DELAY_STORAGE];
+	uint64_t n = 0, nw = 0, nd = 0;
 	int err;
 
+	for (int i = 0; i < OFFCPU_DROP__NR; i++) {
+		enum offcpu_loss loss = offcpu_drop_loss(i);
+
+		n += loss == OFFCPU_LOSS_OFFCPU ? drops[i] : 0;
+		nw += loss == OFFCPU_LOSS_WAKEUP ? drops[i] : 0;
+		nd += loss == OFFCPU_LOSS_DELAY ? drops[i] : 0;
+	}
 	if (!n && !nw && !nd)
 		return 0;
 	err = write_lost_record(s, OFFCPU_ID_OFFCPU, n);

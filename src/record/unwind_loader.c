@@ -687,26 +687,13 @@ void unwind_loader__free(struct unwind_loader *l)
 
 /* ---- counters ---- */
 
-/* The BPF side's counters (enum offcpu_unw_stat): name in the file, and what it counts. */
+/* The BPF side's counters (bpf/unwind.h): name in the file, and what it counts. */
 static const struct {
 	const char *name, *what;
 } unw_counter[OFFCPU_UNW_STAT__NR] = {
-	[OFFCPU_UNW_WALKED] = { "unwind.walked", "unwound" },
-	[OFFCPU_UNW_CACHED] = { "unwind.cached", "from the cache of blocking points" },
-	[OFFCPU_UNW_CHECKED] = { "unwind.checked", "cache hits checked by a walk" },
-	[OFFCPU_UNW_STALE] = { "unwind.stale", "checked hits that differed" },
-	[OFFCPU_UNW_FRAMES] = { "unwind.frames", "frames unwound" },
-	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table",
-				  "process without tables (inside an exec): frame pointers" },
-	[OFFCPU_UNW_EARLY] = { "unwind.early",
-			       "before the process's table: mappings from the kernel" },
-	[OFFCPU_UNW_NO_MAPPING] = { "unwind.no_mapping",
-				    "a frame outside the known mappings (frame pointers from there)" },
-	[OFFCPU_UNW_FP_STEPS] = { "unwind.fp_steps", "a frame in code without CFI (frame pointer)" },
-	[OFFCPU_UNW_UNSUPPORTED] = { "unwind.unsupported", "ended at a rule BPF does not follow" },
-	[OFFCPU_UNW_READ_FAILED] = { "unwind.read_failed", "ended at an unreadable stack slot" },
-	[OFFCPU_UNW_BAD_FRAME] = { "unwind.bad_frame", "ended at a frame not above the last" },
-	[OFFCPU_UNW_TRUNCATED] = { "unwind.truncated", "ended at the frame limit" },
+#define UNW_ROW(id, key, what) [OFFCPU_UNW_##id] = { key, what },
+	OFFCPU_UNW_STATS(UNW_ROW)
+#undef UNW_ROW
 };
 
 int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,
