@@ -23,6 +23,7 @@
 #include "offcpu.skel.h"
 #include "perfdata/perf_format.h"
 #include "record/record.h"
+#include "util/vec.h"
 
 #define SUM_ENTRIES 10240
 #define DRAIN_BATCH 128
@@ -763,15 +764,9 @@ static int collect_exits(struct offcpu_bpf *b)
 		uint64_t t;
 
 		if (!bpf_map_lookup_elem(fd, &next, &t)) {
-			if (b->nr_exits == b->cap_exits) {
-				size_t ncap = b->cap_exits ? b->cap_exits * 2 : 256;
-				struct exit_ent *ne = realloc(b->exits, ncap * sizeof(*ne));
-
-				if (!ne)
-					return -ENOMEM;
-				b->exits = ne;
-				b->cap_exits = ncap;
-			}
+			if (vec__reserve((void **)&b->exits, &b->cap_exits, b->nr_exits + 1,
+					 sizeof(*b->exits), 256))
+				return -ENOMEM;
 			b->exits[b->nr_exits++] = (struct exit_ent){ next, t, 0 };
 		}
 		key = next;

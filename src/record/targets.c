@@ -19,26 +19,19 @@
 #include <unistd.h>
 
 #include "record/record.h"
+#include "util/vec.h"
 
 /* Lists longer than this are refused: a range list like 0-65536,0-65536,...
  * would otherwise grow without bound (fuzz_procfs ran out of memory). */
 #define INT_LIST_MAX (1u << 20)
 
-/* Append v, growing the array geometrically. -E2BIG past INT_LIST_MAX. */
+/* Append v. -E2BIG past INT_LIST_MAX. */
 static int list_push(struct int_list *l, int v)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		int *nv;
-
-		if (l->n >= INT_LIST_MAX)
-			return -E2BIG;
-		nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (l->n >= INT_LIST_MAX)
+		return -E2BIG;
+	if (vec__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 16))
+		return -ENOMEM;
 	l->v[l->n++] = v;
 	return 0;
 }
@@ -47,6 +40,11 @@ static int list_push(struct int_list *l, int v)
  * Parse "1,2,5" (or, with ranges, "0-3,6") into l. Appends, so that an
  * option given twice adds up. -EINVAL on anything that is not a list of
  * non-negative numbers, or on a list of more than INT_LIST_MAX.
+ *
+ * Not util/idlist: that one reads the report's filters, where strtoull
+ * takes " 5", "+5", "-1" (as a huge number) and empty items ("1,,2"); a
+ * PID, TID or CPU list refuses each of them, and numbers past INT_MAX
+ * (pid_t), as it always has (tests/unit/test_record_parts.c).
  */
 int int_list__parse(struct int_list *l, const char *s, bool ranges)
 {

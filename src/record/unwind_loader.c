@@ -46,6 +46,7 @@
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "unwind/tables.h"
+#include "util/vec.h"
 
 #define SB_PAGES 64 /* data pages per CPU: 256 KiB */
 #define UNW_PERIOD_MS 100           /* side-band read at least this often */
@@ -253,24 +254,9 @@ static int ring_take(struct unwind_loader *l, struct sb_ring *r)
 			((uint8_t *)&h)[i] = data[(off + i) % size];
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break;
-		if (l->len + h.size > l->cap) {
-			size_t ncap = (l->cap + h.size) * 2;
-			uint8_t *nb = realloc(l->buf, ncap);
-
-			if (!nb)
-				return -ENOMEM;
-			l->buf = nb;
-			l->cap = ncap;
-		}
-		if (l->nrec == l->caprec) {
-			size_t ncap = l->caprec ? l->caprec * 2 : 256;
-			struct sb_rec *nr = realloc(l->recs, ncap * sizeof(*nr));
-
-			if (!nr)
-				return -ENOMEM;
-			l->recs = nr;
-			l->caprec = ncap;
-		}
+		if (vec__reserve((void **)&l->buf, &l->cap, l->len + h.size, 1, 4096) ||
+		    vec__reserve((void **)&l->recs, &l->caprec, l->nrec + 1, sizeof(*l->recs), 256))
+			return -ENOMEM;
 		dst = l->buf + l->len;
 		if (off + h.size <= size) {
 			memcpy(dst, data + off, h.size);
