@@ -357,6 +357,34 @@ static int habit_option(struct record_opts *o, struct only *only, int c, const c
 	}
 }
 
+/*
+ * Record with options o, in the recorder's steps. Exit status: the
+ * command's (0 without one), 127 when it could not be run (as a shell
+ * says), 1 when the recording failed.
+ */
+static int record(const struct record_opts *o)
+{
+	struct recorder *r = NULL;
+	int err, status;
+
+	err = recorder__new(o, &r);
+	if (err) {
+		fprintf(stderr, "offcpu record: out of memory\n");
+		return 1;
+	}
+	err = recorder__open(r);
+	if (!err)
+		err = recorder__start(r);
+	if (!err)
+		err = recorder__finish(r, recorder__loop(r));
+	if (!err)
+		status = recorder__command_status(r);
+	else
+		status = recorder__command_failed(r) ? 127 : 1;
+	recorder__free(r);
+	return status;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -483,7 +511,7 @@ int cmd_record(int argc, char **argv)
 			o.owner_gid = gid;
 		}
 	}
-	ret = record__run(&o);
+	ret = record(&o);
 out:
 	int_list__free(&o.pids);
 	int_list__free(&o.tids);

@@ -12,7 +12,8 @@
  *   unwind_loader.c  --call-graph dwarf: the unwind tables of the recorded
  *                 processes, kept up to date from their side-band
  *   cpu_samples.c --call-graph dwarf: CPU samples unwound in BPF, encoded
- *   session.c     the loop that ties them together
+ *   recorder.c, loop.c, finish.c, summary.c  the recorder that ties them
+ *                 together, in steps (recorder_int.h: its parts)
  */
 #ifndef OFFCPU_RECORD_H
 #define OFFCPU_RECORD_H
@@ -348,8 +349,44 @@ int cpu_events__cpu_ids(const struct cpu_events *c, int **cpus, uint64_t **ids, 
 uint64_t cpu_events__lost(const struct cpu_events *c);
 uint64_t cpu_sample_type(void);
 
-/* ---- session.c ---- */
-int record__run(struct record_opts *o);
+/*
+ * ---- recorder.c, loop.c, finish.c, summary.c: a recording in steps ----
+ *
+ *   recorder__new(o, &r)       o stays the caller's, unchanged, until __free
+ *   recorder__open(r)          checks (privileges, BTF, targets), the output
+ *                              file, the command forked and held, the BPF
+ *                              programs loaded, the perf events opened, the
+ *                              file's header: nothing is recorded yet
+ *   recorder__start(r)         the recording starts: programs attached,
+ *                              events enabled, waits in progress found,
+ *                              /proc read, the unwinder following, the
+ *                              command released
+ *   recorder__loop(r)          records to the file until Ctrl-C, SIGTERM,
+ *                              -d, the command's exit or the targets'
+ *   recorder__finish(r, err)   the stop; err: recorder__loop's result
+ *   recorder__free(r)          a recorder that never started (an error before
+ *                              the command runs) leaves no file and no
+ *                              command behind
+ *
+ * Each step returns 0 or a negative errno, its message printed on stderr.
+ */
+struct recorder;
+int recorder__new(const struct record_opts *o, struct recorder **out);
+int recorder__open(struct recorder *r);
+int recorder__start(struct recorder *r);
+int recorder__loop(struct recorder *r);
+/*
+ * The command and the events stopped, the waits in progress ended, the
+ * rest written, the file's feature sections and header, the summary
+ * (unless -q). After a failed loop (loop_err), only the stop: nothing more
+ * is written, loop_err is returned. What was written stays readable.
+ */
+int recorder__finish(struct recorder *r, int loop_err);
+void recorder__free(struct recorder *r);
+/* recorder__start failed because the command could not be run (exec, --user). */
+bool recorder__command_failed(const struct recorder *r);
+/* The command's exit status as a shell gives it (128 + N: killed by signal N); 0 without one. */
+int recorder__command_status(const struct recorder *r);
 
 uint64_t now_ns(void);
 
