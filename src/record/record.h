@@ -5,6 +5,7 @@
  *   targets.c     who is recorded: pid/tid/cpu lists, the command
  *   offcpu_bpf.c  the sched_switch BPF program: load, filters, ring buffer,
  *                 drain of the in-kernel sums, drop counters
+ *   offcpu_encode.c  its samples as perf records, its counters' names
  *   cpu_events.c  per-CPU perf events: cpu-clock samples and side-band
  *   synth.c       records synthesized from /proc; host facts for features
  *   merge.c       records from every source, written in time order
@@ -267,23 +268,6 @@ int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__wakeup_samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b);
-/* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
- * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
-const char *offcpu_drop_name(int i);
-const char *offcpu_drop_key(int i);
-enum offcpu_loss offcpu_drop_loss(int i);
-const char *offcpu_stat_key(int i);
-/*
- * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
- * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
- * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
- */
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
-/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
-size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
-			    uint64_t time, void *buf);
-uint64_t offcpu_sample_type(void);
-void offcpu_event_attr(struct perf_event_attr *attr);
 
 /* --call-graph dwarf: the unwinder's maps (src/bpf/unwind.h) and its facts. */
 #define OFFCPU_UNWIND_ROWS (1u << 20) /* rows of all tables: 8 MiB */
@@ -298,6 +282,27 @@ int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_U
 /* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
 int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
+
+/* ---- offcpu_encode.c ---- */
+/* Where kernel stacks start (__schedule, try_to_wake_up, interrupts): set before encoding. */
+void offcpu_encode__set_kernel(const struct kernel_facts *kf);
+/*
+ * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
+ * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
+ * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
+ */
+size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
+/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
+			    uint64_t time, void *buf);
+uint64_t offcpu_sample_type(void);
+void offcpu_event_attr(struct perf_event_attr *attr);
+/* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
+ * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
+const char *offcpu_drop_name(int i);
+const char *offcpu_drop_key(int i);
+enum offcpu_loss offcpu_drop_loss(int i);
+const char *offcpu_stat_key(int i);
 
 /* ---- cpu_samples.c ---- */
 /* A CPU sample unwound in BPF as the perf SAMPLE of event id (buf: 4096+ bytes, aligned). */
