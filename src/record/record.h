@@ -87,6 +87,8 @@ void int_list__free(struct int_list *l);
 int online_cpus(struct int_list *l);
 int possible_cpus(void);
 bool pid_exists(int pid);
+/* The process a thread belongs to (the tid itself when unknown). */
+uint32_t tgid_of(uint32_t tid);
 /* The process is gone or a zombie: it has exited. */
 bool pid_exited(int pid);
 struct target_watch;

@@ -255,20 +255,6 @@ static int open_command(struct recorder *r)
 	return 0;
 }
 
-/* The process a thread belongs to (the tid itself when unknown). */
-static uint32_t tgid_of(int tid)
-{
-	char path[64], buf[4096];
-	uint64_t tgid;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	n = proc_read(path, buf, sizeof(buf));
-	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
-		return tid;
-	return (uint32_t)tgid;
-}
-
 /* The processes whose side-band is kept; the -p/-t targets watched. */
 static int open_targets(struct recorder *r)
 {

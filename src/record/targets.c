@@ -127,6 +127,19 @@ int possible_cpus(void)
 	return n > 0 ? n : (int)sysconf(_SC_NPROCESSORS_CONF);
 }
 
+uint32_t tgid_of(uint32_t tid)
+{
+	char path[64], buf[4096];
+	uint64_t tgid;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
+		return tid;
+	return (uint32_t)tgid;
+}
+
 bool pid_exists(int pid)
 {
 	char path[64];

@@ -584,20 +584,6 @@ static void preload_own(struct unwind_loader *l)
 	unw_tables__preload_vdso(l->t);
 }
 
-/* The process a thread belongs to (the tid itself when unknown). */
-static uint32_t tgid_of(uint32_t tid)
-{
-	char path[64], buf[4096];
-	uint64_t tgid;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	n = proc_read(path, buf, sizeof(buf));
-	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
-		return tid;
-	return (uint32_t)tgid;
-}
-
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child)
 {
 	uint64_t t0 = mono_ns();
