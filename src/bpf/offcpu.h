@@ -28,49 +28,105 @@
 #define OFFCPU_IN_PROGRESS_START 0x200
 #define OFFCPU_IN_PROGRESS_STOP 0x400
 
-/* Every place the BPF side can lose data; counted in the `drops` map. */
-enum offcpu_drop {
-	OFFCPU_DROP_RINGBUF = 0,  /* ring buffer full: a direct sample lost */
-	OFFCPU_DROP_SUM_FULL,     /* sum map full: a short interval lost */
-	OFFCPU_DROP_USTACK,       /* user stack could not be read (kept, empty) */
-	OFFCPU_DROP_KSTACK,       /* kernel stack could not be read (kept, empty) */
-	OFFCPU_DROP_TASK_STORAGE, /* no task storage: interval not measured */
-	OFFCPU_DROP_EXITS_FULL,   /* exit map full: summed sample timed at drain */
-	OFFCPU_DROP_UNCLOSED,     /* neither switch-in nor wakeup seen: interval lost */
-	/* --wakeups: the interval is kept, without (part of) its waker */
-	OFFCPU_DROP_WAKER_STORAGE, /* no task storage for the waker */
-	OFFCPU_DROP_WAKER_LOST,    /* ring buffer or wakeup sum map full */
-	OFFCPU_DROP_WAKER_USTACK,  /* waker's user stack unreadable (kept, empty) */
-	OFFCPU_DROP_WAKER_KSTACK,  /* waker's kernel stack unreadable (kept, empty) */
-	/* --sched-delay (ring buffer and sum map full count as above) */
-	OFFCPU_DROP_DELAY_STORAGE, /* no task storage: a run-queue wait not measured */
-	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */
-	OFFCPU_DROP_CPU_RINGBUF,   /* its ring buffer full: a CPU sample lost */
-	OFFCPU_DROP__NR,
+/*
+ * What a drop loses, for user space: whether the record summary's status
+ * line counts it as lost, and which event's PERF_RECORD_LOST (perf report
+ * warns of those) it is booked to. The ring buffer and the sum map are
+ * shared by offcpu-time and sched-delay samples: booked to offcpu-time.
+ */
+enum offcpu_loss {
+	OFFCPU_LOSS_PART = 0, /* the sample is kept without a part (a stack): not lost */
+	OFFCPU_LOSS_DATA,     /* lost (or timed late), no LOST record */
+	OFFCPU_LOSS_OFFCPU,   /* a sample lost: LOST record of offcpu-time */
+	OFFCPU_LOSS_WAKEUP,   /* a waker lost: LOST record of offcpu-wakeup */
+	OFFCPU_LOSS_DELAY,    /* a run-queue wait lost: LOST record of sched-delay */
 };
 
 /*
- * Facts of the recording that are not losses (the `stats` map). Kernel
- * stacks are walked by the kernel's unwinder or taken from the cache of
- * stacks by blocking point; a sample of the cache hits is walked anyway to
- * check the cache (`checked`), and `stale` counts the checks that found a
- * different stack. `closed_at_wakeup` counts intervals whose switch-in the
- * switch program never saw (the kernel can hide a tracepoint hit from one
- * BPF program while another is attached or detached), ended at their
- * wakeup instead, when the task next switched out or exited.
+ * Every place the BPF side can lose data, counted in the `drops` map, named
+ * once: X(ID, KEY, WHAT, LOSS) gives OFFCPU_DROP_ID (the enum, in this
+ * order), KEY in the file's offcpu section (offcpu report --header reads
+ * every drop.* key), WHAT in the record summary's "lost:" line, LOSS an
+ * enum offcpu_loss. A new counter: a row here, its increment in
+ * offcpu.bpf.c.
  */
+#define OFFCPU_DROPS(X)                                                                         \
+	/* ring buffer full: a direct sample lost */                                            \
+	X(RINGBUF, "drop.ringbuf_full", "ring buffer full", OFFCPU_LOSS_OFFCPU)                 \
+	/* sum map full: a short interval lost */                                               \
+	X(SUM_FULL, "drop.sum_full", "sum map full", OFFCPU_LOSS_OFFCPU)                        \
+	/* user stack could not be read (kept, empty) */                                        \
+	X(USTACK, "drop.ustack_failed", "user stack unreadable", OFFCPU_LOSS_PART)              \
+	/* kernel stack could not be read (kept, empty) */                                      \
+	X(KSTACK, "drop.kstack_failed", "kernel stack unreadable", OFFCPU_LOSS_PART)            \
+	/* no task storage: interval not measured */                                            \
+	X(TASK_STORAGE, "drop.task_storage", "task storage unavailable", OFFCPU_LOSS_OFFCPU)    \
+	/* exit map full: summed sample timed at drain */                                       \
+	X(EXITS_FULL, "drop.exits_full", "exit map full", OFFCPU_LOSS_DATA)                     \
+	/* neither switch-in nor wakeup seen: interval lost */                                  \
+	X(UNCLOSED, "drop.unclosed", "interval end not seen", OFFCPU_LOSS_DATA)                 \
+	/* --wakeups: the interval is kept, without (part of) its waker */                      \
+	/* no task storage for the waker */                                                     \
+	X(WAKER_STORAGE, "drop.waker_storage", "waker storage unavailable", OFFCPU_LOSS_WAKEUP) \
+	/* ring buffer or wakeup sum map full */                                                \
+	X(WAKER_LOST, "drop.waker_lost", "waker lost (buffer or wakeup sum map full)",          \
+	  OFFCPU_LOSS_WAKEUP)                                                                   \
+	/* waker's user stack unreadable (kept, empty) */                                       \
+	X(WAKER_USTACK, "drop.waker_ustack_failed", "waker user stack unreadable",              \
+	  OFFCPU_LOSS_PART)                                                                     \
+	/* waker's kernel stack unreadable (kept, empty) */                                     \
+	X(WAKER_KSTACK, "drop.waker_kstack_failed", "waker kernel stack unreadable",            \
+	  OFFCPU_LOSS_PART)                                                                     \
+	/* --sched-delay (ring buffer and sum map full count as above) */                       \
+	/* no task storage: a run-queue wait not measured */                                    \
+	X(DELAY_STORAGE, "drop.sched_delay_storage", "sched-delay storage unavailable",         \
+	  OFFCPU_LOSS_DELAY)                                                                    \
+	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */                    \
+	/* its ring buffer full: a CPU sample lost */                                           \
+	X(CPU_RINGBUF, "drop.cpu_ringbuf_full", "cpu samples (BPF ring buffer full)",           \
+	  OFFCPU_LOSS_DATA)
+
+#define OFFCPU_DROP_ENUM(id, key, what, loss) OFFCPU_DROP_##id,
+enum offcpu_drop {
+	OFFCPU_DROPS(OFFCPU_DROP_ENUM)
+	OFFCPU_DROP__NR,
+};
+#undef OFFCPU_DROP_ENUM
+
+/*
+ * Facts of the recording that are not losses (the `stats` map), named once
+ * as the drops: X(ID, KEY) gives OFFCPU_STAT_ID and the KEY of the file's
+ * offcpu section. Kernel stacks are walked by the kernel's unwinder or
+ * taken from the cache of stacks by blocking point; a sample of the cache
+ * hits is walked anyway to check the cache (`checked`), and `stale` counts
+ * the checks that found a different stack. `closed_at_wakeup` counts
+ * intervals whose switch-in the switch program never saw (the kernel can
+ * hide a tracepoint hit from one BPF program while another is attached or
+ * detached), ended at their wakeup instead, when the task next switched
+ * out or exited.
+ */
+#define OFFCPU_STATS(X)                                               \
+	X(KSTACK_WALKED, "kstack.walked")                             \
+	X(KSTACK_CACHED, "kstack.cached")                             \
+	X(KSTACK_CHECKED, "kstack.checked")                           \
+	X(KSTACK_STALE, "kstack.stale")                               \
+	/* switch-in missed, wakeup seen */                           \
+	X(CLOSED_AT_WAKEUP, "offcpu.closed_at_wakeup")                \
+	/* both missed, wakeup from sched_info */                     \
+	X(CLOSED_BY_SCHED_INFO, "offcpu.closed_by_sched_info")        \
+	/* cache keys whose check differed: never cached again */     \
+	X(KSTACK_EVICTED, "kstack.evicted")                           \
+	/* hits whose frames were not on the stack: walked */         \
+	X(KSTACK_UNVERIFIED, "kstack.unverified")                     \
+	/* -m/-M: intervals outside the block-time range, left out */ \
+	X(FILTERED, "offcpu.filtered")
+
+#define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {
-	OFFCPU_STAT_KSTACK_WALKED = 0,
-	OFFCPU_STAT_KSTACK_CACHED,
-	OFFCPU_STAT_KSTACK_CHECKED,
-	OFFCPU_STAT_KSTACK_STALE,
-	OFFCPU_STAT_CLOSED_AT_WAKEUP,     /* switch-in missed, wakeup seen */
-	OFFCPU_STAT_CLOSED_BY_SCHED_INFO, /* both missed, wakeup from sched_info */
-	OFFCPU_STAT_KSTACK_EVICTED,       /* cache keys whose check differed: never cached again */
-	OFFCPU_STAT_KSTACK_UNVERIFIED,    /* hits whose frames were not on the stack: walked */
-	OFFCPU_STAT_FILTERED,             /* -m/-M: intervals outside the block-time range, left out */
+	OFFCPU_STATS(OFFCPU_STAT_ENUM)
 	OFFCPU_STAT__NR,
 };
+#undef OFFCPU_STAT_ENUM
 
 /*
  * Key of the kernel stack cache. At switch-out a task's kernel stack is

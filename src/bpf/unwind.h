@@ -160,30 +160,49 @@ struct offcpu_unw_cached {
 };
 
 /*
- * Facts of the unwinder (the per-CPU `unw_stats` array). Stacks, not frames,
- * except FRAMES. A stack ended by a failure keeps the frames found so far.
+ * Facts of the unwinder (the per-CPU `unw_stats` array), named once:
+ * X(ID, KEY, WHAT) gives OFFCPU_UNW_ID (the enum, in this order), KEY in
+ * the file's offcpu section and the record summary, WHAT in
+ * unwind_loader's table of counters. Stacks, not frames, except FRAMES. A
+ * stack ended by a failure keeps the frames found so far.
  */
+#define OFFCPU_UNW_STATS(X)                                                                       \
+	/* unwound from the tables */                                                             \
+	X(WALKED, "unwind.walked", "unwound")                                                     \
+	/* taken from the cache of blocking points (slots re-read, equal) */                      \
+	X(CACHED, "unwind.cached", "from the cache of blocking points")                           \
+	/* cache hits unwound anyway to check the cache */                                        \
+	X(CHECKED, "unwind.checked", "cache hits checked by a walk")                              \
+	/* ... and found different */                                                             \
+	X(STALE, "unwind.stale", "checked hits that differed")                                    \
+	/* frames of the unwound stacks */                                                        \
+	X(FRAMES, "unwind.frames", "frames unwound")                                              \
+	/* process without tables (inside an exec): frame-pointer stack kept */                   \
+	X(NO_TABLE, "unwind.no_table", "process without tables (inside an exec): frame pointers") \
+	/* process without its table yet: walked with the mappings the kernel gives (its          \
+	   executable, the vDSO, one lookup) in the files already built */                        \
+	X(EARLY, "unwind.early", "before the process's table: mappings from the kernel")          \
+	/* a frame outside the process's known mappings, or in a file whose table is not          \
+	   built yet: frame pointers from there */                                                \
+	X(NO_MAPPING, "unwind.no_mapping",                                                        \
+	  "a frame outside the known mappings (frame pointers from there)")                       \
+	/* a frame in code without CFI (a file without it, JIT or anonymous code): stepped        \
+	   by its frame pointer */                                                                \
+	X(FP_STEPS, "unwind.fp_steps", "a frame in code without CFI (frame pointer)")             \
+	/* ended at a rule BPF does not follow */                                                 \
+	X(UNSUPPORTED, "unwind.unsupported", "ended at a rule BPF does not follow")               \
+	/* ended at a stack slot that could not be read */                                        \
+	X(READ_FAILED, "unwind.read_failed", "ended at an unreadable stack slot")                 \
+	/* ended at a frame whose CFA is not above it */                                          \
+	X(BAD_FRAME, "unwind.bad_frame", "ended at a frame not above the last")                   \
+	/* ended at the frame limit */                                                            \
+	X(TRUNCATED, "unwind.truncated", "ended at the frame limit")
+
+#define OFFCPU_UNW_STAT_ENUM(id, key, what) OFFCPU_UNW_##id,
 enum offcpu_unw_stat {
-	OFFCPU_UNW_WALKED = 0,     /* unwound from the tables */
-	OFFCPU_UNW_CACHED,         /* taken from the cache of blocking points (slots re-read, equal) */
-	OFFCPU_UNW_CHECKED,        /* cache hits unwound anyway to check the cache */
-	OFFCPU_UNW_STALE,          /* ... and found different */
-	OFFCPU_UNW_FRAMES,         /* frames of the unwound stacks */
-	OFFCPU_UNW_NO_TABLE,       /* process without tables (inside an exec): frame-pointer
-				      stack kept */
-	OFFCPU_UNW_EARLY,          /* process without its table yet: walked with the mappings
-				      the kernel gives (its executable, the vDSO, one lookup)
-				      in the files already built */
-	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings, or in a
-				      file whose table is not built yet: frame pointers from
-				      there */
-	OFFCPU_UNW_FP_STEPS,       /* a frame in code without CFI (a file without it, JIT or
-				      anonymous code): stepped by its frame pointer */
-	OFFCPU_UNW_UNSUPPORTED,    /* ended at a rule BPF does not follow */
-	OFFCPU_UNW_READ_FAILED,    /* ended at a stack slot that could not be read */
-	OFFCPU_UNW_BAD_FRAME,      /* ended at a frame whose CFA is not above it */
-	OFFCPU_UNW_TRUNCATED,      /* ended at the frame limit */
+	OFFCPU_UNW_STATS(OFFCPU_UNW_STAT_ENUM)
 	OFFCPU_UNW_STAT__NR,
 };
+#undef OFFCPU_UNW_STAT_ENUM
 
 #endif

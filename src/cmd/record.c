@@ -357,6 +357,131 @@ static int habit_option(struct record_opts *o, struct only *only, int c, const c
 	}
 }
 
+/*
+ * Record with options o, in the recorder's steps. Exit status: the
+ * command's (0 without one), 127 when it could not be run (as a shell
+ * says), 1 when the recording failed.
+ */
+static int record(const struct record_opts *o)
+{
+	struct recorder *r = NULL;
+	int err, status;
+
+	err = recorder__new(o, &r);
+	if (err) {
+		fprintf(stderr, "offcpu record: out of memory\n");
+		return 1;
+	}
+	err = recorder__open(r);
+	if (!err)
+		err = recorder__start(r);
+	if (!err)
+		err = recorder__finish(r, recorder__loop(r));
+	if (!err)
+		status = recorder__command_status(r);
+	else
+		status = recorder__command_failed(r) ? 127 : 1;
+	recorder__free(r);
+	return status;
+}
+
+/*
+ * The options taken together, after getopt: argv[optind...] is a trailing
+ * duration or the COMMAND (dashdash: "--" came before it). 0, or 2 after
+ * the message.
+ */
+static int check(struct record_opts *o, const struct only *only, int argc, char **argv,
+		 bool dashdash)
+{
+	/*
+	 * BCC's trailing duration (offcputime -p PID 5): one number after
+	 * -p/-t/-a, with no COMMAND and no "--" before it; anything else
+	 * after the options is a COMMAND, as before.
+	 */
+	if (!dashdash && optind == argc - 1 && (o->pids.n || o->tids.n || o->all_cpus) &&
+	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
+		double secs;
+
+		if (parse_double(argv[optind], &secs) || secs <= 0)
+			return bad("the duration", argv[optind], "expected seconds > 0");
+		if (o->duration > 0)
+			return conflict("two durations: -d and a trailing number");
+		o->duration = secs;
+		optind++;
+	}
+	if (o->min_ns > o->max_ns)
+		return conflict("-m is above -M: no wait would be kept");
+	if (only->threads == ONLY_USER && o->kernel_threads)
+		return conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
+	if (only->threads) {
+		o->user_threads = only->threads == ONLY_USER;
+		o->kernel_threads = only->threads == ONLY_KERNEL;
+		o->thread_kind_cpu = true;
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (o->argv && (o->pids.n || o->tids.n || o->all_cpus)) {
+		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
+			usage_text);
+		return 2;
+	}
+	if (o->user && !o->argv) {
+		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
+		return 2;
+	}
+	if (!o->argv && !o->pids.n && !o->tids.n)
+		o->all_cpus = true; /* as perf: no target means the whole machine */
+	return 0;
+}
+
+/* The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE): 0, or 2 after the message. */
+static int test_knobs(struct record_opts *o)
+{
+	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
+	unsigned long long n;
+
+	if (hide && *hide) {
+		if (parse_uint(hide, 1000000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
+				hide);
+			return 2;
+		}
+		o->test_hide = n;
+	}
+	if (late && *late) {
+		if (parse_uint(late, 10000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_UNWIND_LATE: expected milliseconds, got '%s'\n",
+				late);
+			return 2;
+		}
+		o->test_unwind_late_ms = n;
+	}
+	return 0;
+}
+
+/*
+ * Run by sudo, root writes on behalf of the user who ran it (SUDO_UID,
+ * SUDO_GID): the file is theirs, so that `offcpu report` needs no sudo.
+ * perf record does not do this. --user (who runs the COMMAND) does not
+ * change who reads the file.
+ */
+static void sudo_owner(struct record_opts *o)
+{
+	unsigned long long uid, gid;
+
+	if (geteuid() != 0 || !getenv("SUDO_UID") || !getenv("SUDO_GID"))
+		return;
+	if (parse_uint(getenv("SUDO_UID"), UINT32_MAX - 1, &uid) ||
+	    parse_uint(getenv("SUDO_GID"), UINT32_MAX - 1, &gid)) {
+		fprintf(stderr, "offcpu record: SUDO_UID '%s' or SUDO_GID '%s' is not a number: "
+			"the output stays root's\n", getenv("SUDO_UID"), getenv("SUDO_GID"));
+	} else if (uid) {
+		o->give_output = true;
+		o->owner_uid = uid;
+		o->owner_gid = gid;
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -376,114 +501,27 @@ int cmd_record(int argc, char **argv)
 		.orig_argv = argv,
 	};
 	struct only only = { ONLY_NONE, ONLY_NONE };
-	int c, ret, before = 1;
-	bool dashdash;
+	int c, ret = 0, before = 1;
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
-	while ((c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts, NULL)) !=
-	       -1) {
+	while (!ret && (c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts,
+					NULL)) != -1) {
 		before = optind;
 		if (c == 'h') {
 			fputs(usage_text, stdout);
-			ret = 0;
 			goto out;
 		}
 		ret = habit_option(&o, &only, c, optarg, argv);
-		if (ret)
-			goto out;
 	}
-	/*
-	 * BCC's trailing duration (offcputime -p PID 5): one number after
-	 * -p/-t/-a, with no COMMAND and no "--" before it; anything else
-	 * after the options is a COMMAND, as before.
-	 */
-	dashdash = optind > before;
-	if (!dashdash && optind == argc - 1 && (o.pids.n || o.tids.n || o.all_cpus) &&
-	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
-		double secs;
-
-		if (parse_double(argv[optind], &secs) || secs <= 0) {
-			ret = bad("the duration", argv[optind], "expected seconds > 0");
-			goto out;
-		}
-		if (o.duration > 0) {
-			ret = conflict("two durations: -d and a trailing number");
-			goto out;
-		}
-		o.duration = secs;
-		optind++;
+	if (!ret)
+		ret = check(&o, &only, argc, argv, optind > before);
+	if (!ret)
+		ret = test_knobs(&o);
+	if (!ret) {
+		sudo_owner(&o);
+		ret = record(&o);
 	}
-	if (o.min_ns > o.max_ns) {
-		ret = conflict("-m is above -M: no wait would be kept");
-		goto out;
-	}
-	if (only.threads == ONLY_USER && o.kernel_threads) {
-		ret = conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
-		goto out;
-	}
-	if (only.threads) {
-		o.user_threads = only.threads == ONLY_USER;
-		o.kernel_threads = only.threads == ONLY_KERNEL;
-		o.thread_kind_cpu = true;
-	}
-	if (optind < argc)
-		o.argv = argv + optind;
-	if (o.argv && (o.pids.n || o.tids.n || o.all_cpus)) {
-		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
-			usage_text);
-		ret = 2;
-		goto out;
-	}
-	if (o.user && !o.argv) {
-		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
-		ret = 2;
-		goto out;
-	}
-	if (!o.argv && !o.pids.n && !o.tids.n)
-		o.all_cpus = true; /* as perf: no target means the whole machine */
-	if (getenv("OFFCPU_TEST_HIDE") && *getenv("OFFCPU_TEST_HIDE")) {
-		unsigned long long n;
-
-		if (parse_uint(getenv("OFFCPU_TEST_HIDE"), 1000000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
-				getenv("OFFCPU_TEST_HIDE"));
-			ret = 2;
-			goto out;
-		}
-		o.test_hide = n;
-	}
-	if (getenv("OFFCPU_TEST_UNWIND_LATE") && *getenv("OFFCPU_TEST_UNWIND_LATE")) {
-		unsigned long long n;
-
-		if (parse_uint(getenv("OFFCPU_TEST_UNWIND_LATE"), 10000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_UNWIND_LATE: expected milliseconds, got '%s'\n",
-				getenv("OFFCPU_TEST_UNWIND_LATE"));
-			ret = 2;
-			goto out;
-		}
-		o.test_unwind_late_ms = n;
-	}
-	/*
-	 * Run by sudo, root writes on behalf of the user who ran it (SUDO_UID,
-	 * SUDO_GID): the file is theirs, so that `offcpu report` needs no sudo.
-	 * perf record does not do this. --user (who runs the COMMAND) does not
-	 * change who reads the file.
-	 */
-	if (geteuid() == 0 && getenv("SUDO_UID") && getenv("SUDO_GID")) {
-		unsigned long long uid, gid;
-
-		if (parse_uint(getenv("SUDO_UID"), UINT32_MAX - 1, &uid) ||
-		    parse_uint(getenv("SUDO_GID"), UINT32_MAX - 1, &gid)) {
-			fprintf(stderr, "offcpu record: SUDO_UID '%s' or SUDO_GID '%s' is not a number: "
-				"the output stays root's\n", getenv("SUDO_UID"), getenv("SUDO_GID"));
-		} else if (uid) {
-			o.give_output = true;
-			o.owner_uid = uid;
-			o.owner_gid = gid;
-		}
-	}
-	ret = record__run(&o);
 out:
 	int_list__free(&o.pids);
 	int_list__free(&o.tids);

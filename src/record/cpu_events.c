@@ -90,6 +90,49 @@ static int event_attr(const struct record_opts *o, struct perf_event_attr *a, co
 	return 0;
 }
 
+/*
+ * The event on one CPU, its ring mapped, its id read, the sample filter
+ * attached: c's next ring. Failures are said.
+ */
+static int open_ring(struct cpu_events *c, struct perf_event_attr *attr, int cpu, int filter_prog_fd)
+{
+	struct cpu_ring *r = &c->rings[c->nr];
+	int fd, err;
+
+	fd = syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (c->attr.type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
+			fprintf(stderr,
+				"offcpu record: event '%s' is not supported here (no hardware PMU); use -e cpu-clock\n",
+				c->name);
+		else
+			fprintf(stderr, "offcpu record: cannot open event '%s' on CPU %d: %s\n",
+				c->name, cpu, strerror(-err));
+		return err;
+	}
+	r->fd = fd;
+	r->cpu = cpu;
+	c->nr++;
+	r->base = mmap(NULL, (RING_PAGES + 1) * c->page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		err = -errno;
+		fprintf(stderr, "offcpu record: cannot map the ring of CPU %d: %s\n", r->cpu,
+			strerror(-err));
+		return err;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &r->id))
+		return -errno;
+	c->ids[c->nr - 1] = r->id;
+	if (filter_prog_fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, filter_prog_fd)) {
+		err = -errno;
+		fprintf(stderr, "offcpu record: cannot attach the sample filter: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out)
 {
 	struct int_list cpus = { 0 };
@@ -137,46 +180,10 @@ int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (size_t i = 0; i < cpus.n; i++) {
-		struct cpu_ring *r = &c->rings[c->nr];
-		int fd;
-
-		fd = syscall(SYS_perf_event_open, &open_attr, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			if (c->attr.type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
-				fprintf(stderr,
-					"offcpu record: event '%s' is not supported here (no hardware PMU); use -e cpu-clock\n",
-					c->name);
-			else
-				fprintf(stderr, "offcpu record: cannot open event '%s' on CPU %d: %s\n",
-					c->name, cpus.v[i], strerror(errno));
-			goto cleanup;
-		}
-		r->fd = fd;
-		r->cpu = cpus.v[i];
-		c->nr++;
-		r->base = mmap(NULL, (RING_PAGES + 1) * c->page, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
-		if (r->base == MAP_FAILED) {
-			r->base = NULL;
-			err = -errno;
-			fprintf(stderr, "offcpu record: cannot map the ring of CPU %d: %s\n", r->cpu,
-				strerror(errno));
-			goto cleanup;
-		}
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &r->id)) {
-			err = -errno;
-			goto cleanup;
-		}
-		c->ids[i] = r->id;
-		if (filter_prog_fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, filter_prog_fd)) {
-			err = -errno;
-			fprintf(stderr, "offcpu record: cannot attach the sample filter: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
-	}
+	for (size_t i = 0; !err && i < cpus.n; i++)
+		err = open_ring(c, &open_attr, cpus.v[i], filter_prog_fd);
+	if (err)
+		goto cleanup;
 	int_list__free(&cpus);
 	*out = c;
 	return 0;

@@ -374,18 +374,8 @@ static int put_entry(uint8_t **buf, size_t *len, size_t *cap, uint16_t misc, con
 	int32_t pid = -1;
 	uint8_t *p;
 
-	if (*len + sz > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		uint8_t *nb;
-
-		while (ncap < *len + sz)
-			ncap *= 2;
-		nb = realloc(*buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
+	if (vec__reserve((void **)buf, cap, *len + sz, 1, 4096))
+		return -ENOMEM;
 	p = *buf + *len;
 	memset(p, 0, sz);
 	memcpy(p, &h, 8);

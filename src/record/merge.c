@@ -11,6 +11,7 @@
 
 #include "perfdata/perf_writer.h"
 #include "record/record.h"
+#include "util/vec.h"
 
 struct merge_ent {
 	uint64_t time;
@@ -45,27 +46,9 @@ void merge__free(struct merge *m)
 
 int merge__add(struct merge *m, uint64_t time, const void *rec, size_t len)
 {
-	if (m->nr == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 4096;
-		struct merge_ent *ne = realloc(m->ents, ncap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		m->ents = ne;
-		m->cap = ncap;
-	}
-	if (m->used + len > m->size) {
-		size_t nsize = m->size ? m->size * 2 : 1 << 20;
-		uint8_t *nd;
-
-		while (nsize < m->used + len)
-			nsize *= 2;
-		nd = realloc(m->data, nsize);
-		if (!nd)
-			return -ENOMEM;
-		m->data = nd;
-		m->size = nsize;
-	}
+	if (vec__reserve((void **)&m->ents, &m->cap, m->nr + 1, sizeof(*m->ents), 4096) ||
+	    vec__reserve((void **)&m->data, &m->size, m->used + len, 1, 1 << 20))
+		return -ENOMEM;
 	memcpy(m->data + m->used, rec, len);
 	m->ents[m->nr++] = (struct merge_ent){ time, m->seq++, m->used, len };
 	m->used += len;

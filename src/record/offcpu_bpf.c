@@ -4,7 +4,13 @@
  * attach, the ring buffer of direct samples, the periodic drain of the
  * in-kernel sums, and the drop counters. With --wakeups and --sched-delay
  * the same ring buffer and drains also carry offcpu-wakeup and sched-delay
- * samples.
+ * samples. (Their encoding as perf records and the counters' names are in
+ * offcpu_encode.c.)
+ *
+ * Its size (about 750 lines): every part here reads or writes the one
+ * struct offcpu_bpf and its skeleton (the batch buffers, the exit table,
+ * the merge queue of the ring buffer's callbacks), which stays private to
+ * this file.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -23,6 +29,7 @@
 #include "offcpu.skel.h"
 #include "perfdata/perf_format.h"
 #include "record/record.h"
+#include "util/vec.h"
 
 #define SUM_ENTRIES 10240
 #define DRAIN_BATCH 128
@@ -55,187 +62,6 @@ struct offcpu_bpf {
 	int ncpus;
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
 };
-
-/* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
-static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
-/* Where interrupts start (kernel_facts.irq). */
-static struct kernel_range irq_entry[64];
-static unsigned int nr_irq_entry;
-
-static const char *const drop_names[OFFCPU_DROP__NR] = {
-	[OFFCPU_DROP_RINGBUF] = "ring buffer full",
-	[OFFCPU_DROP_SUM_FULL] = "sum map full",
-	[OFFCPU_DROP_USTACK] = "user stack unreadable",
-	[OFFCPU_DROP_KSTACK] = "kernel stack unreadable",
-	[OFFCPU_DROP_TASK_STORAGE] = "task storage unavailable",
-	[OFFCPU_DROP_EXITS_FULL] = "exit map full",
-	[OFFCPU_DROP_UNCLOSED] = "interval end not seen",
-	[OFFCPU_DROP_WAKER_STORAGE] = "waker storage unavailable",
-	[OFFCPU_DROP_WAKER_LOST] = "waker lost (buffer or wakeup sum map full)",
-	[OFFCPU_DROP_WAKER_USTACK] = "waker user stack unreadable",
-	[OFFCPU_DROP_WAKER_KSTACK] = "waker kernel stack unreadable",
-	[OFFCPU_DROP_DELAY_STORAGE] = "sched-delay storage unavailable",
-	[OFFCPU_DROP_CPU_RINGBUF] = "cpu samples (BPF ring buffer full)",
-};
-
-const char *offcpu_drop_name(int i)
-{
-	return i >= 0 && i < OFFCPU_DROP__NR ? drop_names[i] : "?";
-}
-
-uint64_t offcpu_sample_type(void)
-{
-	return OFFCPU_PAYLOAD_SAMPLE_TYPE;
-}
-
-/* The attr perf sees for offcpu-time, as perf's own --off-cpu writes it. */
-void offcpu_event_attr(struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_BPF_OUTPUT;
-	attr->size = sizeof(*attr);
-	attr->sample_period = 1;
-	attr->sample_type = offcpu_sample_type();
-	attr->sample_id_all = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
-}
-
-/* Frames before the function [lo, hi) are BPF and tracing glue: how many. */
-static int glue_frames(const __u64 *k, uint32_t n, uint64_t lo, uint64_t hi)
-{
-	if (!lo)
-		return 0;
-	for (uint32_t i = 0; i < n && i < 16; i++)
-		if (k[i] >= lo && k[i] < hi)
-			return i;
-	return 0;
-}
-
-static int sched_frame_index(const __u64 *k, uint32_t n)
-{
-	return glue_frames(k, n, sched_lo, sched_hi);
-}
-
-/* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
-static uint32_t raw_flags(const struct offcpu_sample *s)
-{
-	uint32_t f = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
-
-	if (s->state & OFFCPU_IN_PROGRESS_START)
-		f |= OFFCPU_RAW_IN_PROGRESS_START;
-	if (s->state & OFFCPU_IN_PROGRESS_STOP)
-		f |= OFFCPU_RAW_IN_PROGRESS_STOP;
-	return f;
-}
-
-/*
- * The payload of a sample of s: its stack holds ulen user frames, then from
- * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them glue.
- */
-static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, uint64_t id,
-		       const struct offcpu_sample *s, uint64_t time, const __u64 *stack,
-		       uint32_t ulen, uint32_t klen, int skip)
-{
-	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
-	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
-	if (skip > (int)klen)
-		skip = klen;
-	/* A frame-pointer walk through code built without them ends in junk. */
-	for (uint32_t i = 0; i < ulen; i++)
-		if (stack[i] < 4096) {
-			ulen = i;
-			break;
-		}
-	memset(p, 0, sizeof(*p));
-	p->event = ev;
-	p->id = id;
-	p->time = time;
-	p->pid = s->pid;
-	p->tid = s->tid;
-	p->cpu = s->cpu;
-	p->period = s->period;
-	p->count = s->count;
-	p->cgroup = s->cgroup;
-	p->flags = raw_flags(s);
-	p->kstack = (const uint64_t *)&stack[OFFCPU_MAX_STACK + skip]; /* same width */
-	p->klen = klen - skip;
-	p->ustack = (const uint64_t *)stack;
-	p->ulen = ulen;
-}
-
-/* The state letter of offcpu_raw (see offcpu_payload.h). */
-static uint32_t raw_state(uint32_t state)
-{
-	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP); /* flags: raw_flags */
-	if (!(state & OFFCPU_SCHED_DELAY))
-		return state == OFFCPU_STATE_D ? 'D' : 'S';
-	if (state & OFFCPU_STATE_NEW)
-		return 'N';
-	if (state & OFFCPU_STATE_OTHER)
-		return 'T';
-	if (state & OFFCPU_STATE_D)
-		return 'D';
-	return state & OFFCPU_STATE_S ? 'S' : 'R';
-}
-
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
-{
-	bool delay = s->state & OFFCPU_SCHED_DELAY;
-	struct offcpu_payload p;
-
-	payload_of(&p, delay ? OFFCPU_PAYLOAD_DELAY : OFFCPU_PAYLOAD_TIME,
-		   delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack, s->ulen,
-		   s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen));
-	p.state = raw_state(s->state);
-	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
-}
-
-/*
- * Index of the first kernel frame (innermost first) in an interrupt entry
- * function, or -1: the wakeup then came from that interrupt, and the
- * frames beyond it, user ones included, are the interrupted task's.
- */
-static int irq_frame_index(const __u64 *k, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		for (unsigned int j = 0; j < nr_irq_entry; j++)
-			if (k[i] >= irq_entry[j].lo && k[i] < irq_entry[j].hi)
-				return i;
-	return -1;
-}
-
-/*
- * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
- * kernel frames only): the task it interrupted had no part in it.
- */
-size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
-			    uint64_t time, void *buf)
-{
-	const __u64 *k = &w->stack[OFFCPU_MAX_STACK];
-	uint32_t klen = w->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : w->klen;
-	uint32_t ulen = w->ulen;
-	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
-	int irq = irq_frame_index(k + skip, klen - skip);
-	struct offcpu_payload p;
-
-	if (irq >= 0) {
-		klen = skip + irq + 1;
-		ulen = 0;
-	}
-	payload_of(&p, OFFCPU_PAYLOAD_WAKEUP, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip);
-	p.state = raw_state(s->state);
-	if (irq >= 0) {
-		p.flags |= OFFCPU_RAW_WAKER_IRQ;
-		strcpy(p.waker_comm, "[irq]");
-	} else {
-		p.waker_pid = w->pid;
-		p.waker_tid = w->tid;
-		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
-	}
-	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
-}
 
 /* Queue the records of one sample from the kernel (and of its waker). */
 static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sample *s,
@@ -356,44 +182,27 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 	return 0;
 }
 
-int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
-		    struct offcpu_bpf **out)
+/* The batch buffers of the drains. */
+static int alloc_batches(struct offcpu_bpf *b, const struct record_opts *o)
 {
-	struct offcpu_bpf *b;
-	struct offcpu_skel *sk;
-	int err;
-
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
 	b->ncpus = libbpf_num_possible_cpus();
 	b->keys = calloc(DRAIN_BATCH, sizeof(*b->keys));
 	b->vals = calloc(DRAIN_BATCH, sizeof(*b->vals));
-	b->wakeups = o->wakeups;
-	b->dwarf = o->dwarf;
-	b->cpu_sampling = o->dwarf && !o->no_cpu;
 	if (o->wakeups) {
 		b->wkeys = calloc(DRAIN_BATCH, sizeof(*b->wkeys));
 		b->wvals = calloc(DRAIN_BATCH, sizeof(*b->wvals));
 	}
-	if (!b->keys || !b->vals || b->ncpus <= 0 || (o->wakeups && (!b->wkeys || !b->wvals))) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	sched_lo = kf->sched_lo;
-	sched_hi = kf->sched_hi;
-	ttwu_lo = kf->ttwu_lo;
-	ttwu_hi = kf->ttwu_hi;
-	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
-	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
-	sk = offcpu_skel__open();
-	if (!sk) {
-		err = -errno;
-		goto cleanup;
-	}
-	b->skel = sk;
-	sk->rodata->sched_lo = sched_lo;
-	sk->rodata->sched_hi = sched_hi;
+	if (!b->keys || !b->vals || b->ncpus <= 0 || (o->wakeups && (!b->wkeys || !b->wvals)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The knobs (const volatile in offcpu.bpf.c), set between open and load. */
+static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
+		      const struct kernel_facts *kf)
+{
+	sk->rodata->sched_lo = kf->sched_lo;
+	sk->rodata->sched_hi = kf->sched_hi;
 	sk->rodata->sys_lo = kf->sys_lo;
 	sk->rodata->sys_hi = kf->sys_hi;
 	sk->rodata->use_kcache = o->kstack_cache;
@@ -415,7 +224,13 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->test_hide = o->test_hide;
 	sk->rodata->unwind_dwarf = o->dwarf;
-	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
+}
+
+/* Map sizes, and the programs loaded: only those the options need. */
+static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o)
+{
+	struct offcpu_skel *sk = b->skel;
+
 	if (o->dwarf) {
 		bpf_map__set_max_entries(sk->maps.unw_rows, OFFCPU_UNWIND_ROWS);
 		bpf_map__set_max_entries(sk->maps.unw_procs, OFFCPU_UNWIND_PROCS);
@@ -442,22 +257,52 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
 				  b->filter_perf && !o->no_cpu && !b->cpu_sampling);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_sample, b->cpu_sampling);
-	err = offcpu_skel__load(sk);
-	if (err)
-		goto cleanup;
-	err = set_filters(b, o);
-	if (err)
-		goto cleanup;
+}
+
+/* The ring buffers of direct samples and (dwarf) of CPU samples, read as one. */
+static int open_rings(struct offcpu_bpf *b)
+{
+	struct offcpu_skel *sk = b->skel;
+
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_direct, b, NULL);
-	if (!b->rb) {
+	if (!b->rb)
+		return -errno;
+	if (b->cpu_sampling)
+		return ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
+	return 0;
+}
+
+int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
+		    struct offcpu_bpf **out)
+{
+	struct offcpu_bpf *b;
+	int err;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->wakeups = o->wakeups;
+	b->dwarf = o->dwarf;
+	b->cpu_sampling = o->dwarf && !o->no_cpu;
+	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
+	err = alloc_batches(b, o);
+	if (err)
+		goto cleanup;
+	offcpu_encode__set_kernel(kf);
+	b->skel = offcpu_skel__open();
+	if (!b->skel) {
 		err = -errno;
 		goto cleanup;
 	}
-	if (b->cpu_sampling) {
-		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
-		if (err)
-			goto cleanup;
-	}
+	set_knobs(b->skel, o, kf);
+	set_maps_and_progs(b, o);
+	err = offcpu_skel__load(b->skel);
+	if (!err)
+		err = set_filters(b, o);
+	if (!err)
+		err = open_rings(b);
+	if (err)
+		goto cleanup;
 	*out = b;
 	return 0;
 cleanup:
@@ -748,15 +593,9 @@ static int collect_exits(struct offcpu_bpf *b)
 		uint64_t t;
 
 		if (!bpf_map_lookup_elem(fd, &next, &t)) {
-			if (b->nr_exits == b->cap_exits) {
-				size_t ncap = b->cap_exits ? b->cap_exits * 2 : 256;
-				struct exit_ent *ne = realloc(b->exits, ncap * sizeof(*ne));
-
-				if (!ne)
-					return -ENOMEM;
-				b->exits = ne;
-				b->cap_exits = ncap;
-			}
+			if (vec__reserve((void **)&b->exits, &b->cap_exits, b->nr_exits + 1,
+					 sizeof(*b->exits), 256))
+				return -ENOMEM;
 			b->exits[b->nr_exits++] = (struct exit_ent){ next, t, 0 };
 		}
 		key = next;

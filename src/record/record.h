@@ -5,6 +5,7 @@
  *   targets.c     who is recorded: pid/tid/cpu lists, the command
  *   offcpu_bpf.c  the sched_switch BPF program: load, filters, ring buffer,
  *                 drain of the in-kernel sums, drop counters
+ *   offcpu_encode.c  its samples as perf records, its counters' names
  *   cpu_events.c  per-CPU perf events: cpu-clock samples and side-band
  *   synth.c       records synthesized from /proc; host facts for features
  *   merge.c       records from every source, written in time order
@@ -12,7 +13,8 @@
  *   unwind_loader.c  --call-graph dwarf: the unwind tables of the recorded
  *                 processes, kept up to date from their side-band
  *   cpu_samples.c --call-graph dwarf: CPU samples unwound in BPF, encoded
- *   session.c     the loop that ties them together
+ *   recorder.c, loop.c, finish.c, summary.c  the recorder that ties them
+ *                 together, in steps (recorder_int.h: its parts)
  */
 #ifndef OFFCPU_RECORD_H
 #define OFFCPU_RECORD_H
@@ -85,6 +87,8 @@ void int_list__free(struct int_list *l);
 int online_cpus(struct int_list *l);
 int possible_cpus(void);
 bool pid_exists(int pid);
+/* The process a thread belongs to (the tid itself when unknown). */
+uint32_t tgid_of(uint32_t tid);
 /* The process is gone or a zombie: it has exited. */
 bool pid_exited(int pid);
 struct target_watch;
@@ -266,18 +270,6 @@ int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__wakeup_samples(const struct offcpu_bpf *b);
 uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b);
-const char *offcpu_drop_name(int i);
-/*
- * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
- * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
- * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
- */
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
-/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
-size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
-			    uint64_t time, void *buf);
-uint64_t offcpu_sample_type(void);
-void offcpu_event_attr(struct perf_event_attr *attr);
 
 /* --call-graph dwarf: the unwinder's maps (src/bpf/unwind.h) and its facts. */
 #define OFFCPU_UNWIND_ROWS (1u << 20) /* rows of all tables: 8 MiB */
@@ -292,6 +284,27 @@ int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_U
 /* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
 int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
+
+/* ---- offcpu_encode.c ---- */
+/* Where kernel stacks start (__schedule, try_to_wake_up, interrupts): set before encoding. */
+void offcpu_encode__set_kernel(const struct kernel_facts *kf);
+/*
+ * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
+ * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
+ * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
+ */
+size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
+/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
+			    uint64_t time, void *buf);
+uint64_t offcpu_sample_type(void);
+void offcpu_event_attr(struct perf_event_attr *attr);
+/* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
+ * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
+const char *offcpu_drop_name(int i);
+const char *offcpu_drop_key(int i);
+enum offcpu_loss offcpu_drop_loss(int i);
+const char *offcpu_stat_key(int i);
 
 /* ---- cpu_samples.c ---- */
 /* A CPU sample unwound in BPF as the perf SAMPLE of event id (buf: 4096+ bytes, aligned). */
@@ -343,8 +356,44 @@ int cpu_events__cpu_ids(const struct cpu_events *c, int **cpus, uint64_t **ids, 
 uint64_t cpu_events__lost(const struct cpu_events *c);
 uint64_t cpu_sample_type(void);
 
-/* ---- session.c ---- */
-int record__run(struct record_opts *o);
+/*
+ * ---- recorder.c, loop.c, finish.c, summary.c: a recording in steps ----
+ *
+ *   recorder__new(o, &r)       o stays the caller's, unchanged, until __free
+ *   recorder__open(r)          checks (privileges, BTF, targets), the output
+ *                              file, the command forked and held, the BPF
+ *                              programs loaded, the perf events opened, the
+ *                              file's header: nothing is recorded yet
+ *   recorder__start(r)         the recording starts: programs attached,
+ *                              events enabled, waits in progress found,
+ *                              /proc read, the unwinder following, the
+ *                              command released
+ *   recorder__loop(r)          records to the file until Ctrl-C, SIGTERM,
+ *                              -d, the command's exit or the targets'
+ *   recorder__finish(r, err)   the stop; err: recorder__loop's result
+ *   recorder__free(r)          a recorder that never started (an error before
+ *                              the command runs) leaves no file and no
+ *                              command behind
+ *
+ * Each step returns 0 or a negative errno, its message printed on stderr.
+ */
+struct recorder;
+int recorder__new(const struct record_opts *o, struct recorder **out);
+int recorder__open(struct recorder *r);
+int recorder__start(struct recorder *r);
+int recorder__loop(struct recorder *r);
+/*
+ * The command and the events stopped, the waits in progress ended, the
+ * rest written, the file's feature sections and header, the summary
+ * (unless -q). After a failed loop (loop_err), only the stop: nothing more
+ * is written, loop_err is returned. What was written stays readable.
+ */
+int recorder__finish(struct recorder *r, int loop_err);
+void recorder__free(struct recorder *r);
+/* recorder__start failed because the command could not be run (exec, --user). */
+bool recorder__command_failed(const struct recorder *r);
+/* The command's exit status as a shell gives it (128 + N: killed by signal N); 0 without one. */
+int recorder__command_status(const struct recorder *r);
 
 uint64_t now_ns(void);
 

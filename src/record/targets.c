@@ -19,26 +19,19 @@
 #include <unistd.h>
 
 #include "record/record.h"
+#include "util/vec.h"
 
 /* Lists longer than this are refused: a range list like 0-65536,0-65536,...
  * would otherwise grow without bound (fuzz_procfs ran out of memory). */
 #define INT_LIST_MAX (1u << 20)
 
-/* Append v, growing the array geometrically. -E2BIG past INT_LIST_MAX. */
+/* Append v. -E2BIG past INT_LIST_MAX. */
 static int list_push(struct int_list *l, int v)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		int *nv;
-
-		if (l->n >= INT_LIST_MAX)
-			return -E2BIG;
-		nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (l->n >= INT_LIST_MAX)
+		return -E2BIG;
+	if (vec__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 16))
+		return -ENOMEM;
 	l->v[l->n++] = v;
 	return 0;
 }
@@ -47,6 +40,11 @@ static int list_push(struct int_list *l, int v)
  * Parse "1,2,5" (or, with ranges, "0-3,6") into l. Appends, so that an
  * option given twice adds up. -EINVAL on anything that is not a list of
  * non-negative numbers, or on a list of more than INT_LIST_MAX.
+ *
+ * Not util/idlist: that one reads the report's filters, where strtoull
+ * takes " 5", "+5", "-1" (as a huge number) and empty items ("1,,2"); a
+ * PID, TID or CPU list refuses each of them, and numbers past INT_MAX
+ * (pid_t), as it always has (tests/unit/test_record_parts.c).
  */
 int int_list__parse(struct int_list *l, const char *s, bool ranges)
 {
@@ -127,6 +125,19 @@ int possible_cpus(void)
 		n = l.v[l.n - 1] + 1;
 	int_list__free(&l);
 	return n > 0 ? n : (int)sysconf(_SC_NPROCESSORS_CONF);
+}
+
+uint32_t tgid_of(uint32_t tid)
+{
+	char path[64], buf[4096];
+	uint64_t tgid;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	n = proc_read(path, buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
+		return tid;
+	return (uint32_t)tgid;
 }
 
 bool pid_exists(int pid)

@@ -23,6 +23,10 @@
  * by identity (unw_files), and counted (unwind.early); a frame in a file
  * it cannot place is counted (unwind.no_mapping) and stepped by its frame
  * pointer.
+ *
+ * Its size (about 760 lines): the side-band reading, the thread and the
+ * counters all share the loader's private state (its rings, its table
+ * backend, what it has read and lost), which stays in this file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +50,7 @@
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "unwind/tables.h"
+#include "util/vec.h"
 
 #define SB_PAGES 64 /* data pages per CPU: 256 KiB */
 #define UNW_PERIOD_MS 100           /* side-band read at least this often */
@@ -253,24 +258,9 @@ static int ring_take(struct unwind_loader *l, struct sb_ring *r)
 			((uint8_t *)&h)[i] = data[(off + i) % size];
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break;
-		if (l->len + h.size > l->cap) {
-			size_t ncap = (l->cap + h.size) * 2;
-			uint8_t *nb = realloc(l->buf, ncap);
-
-			if (!nb)
-				return -ENOMEM;
-			l->buf = nb;
-			l->cap = ncap;
-		}
-		if (l->nrec == l->caprec) {
-			size_t ncap = l->caprec ? l->caprec * 2 : 256;
-			struct sb_rec *nr = realloc(l->recs, ncap * sizeof(*nr));
-
-			if (!nr)
-				return -ENOMEM;
-			l->recs = nr;
-			l->caprec = ncap;
-		}
+		if (vec__reserve((void **)&l->buf, &l->cap, l->len + h.size, 1, 4096) ||
+		    vec__reserve((void **)&l->recs, &l->caprec, l->nrec + 1, sizeof(*l->recs), 256))
+			return -ENOMEM;
 		dst = l->buf + l->len;
 		if (off + h.size <= size) {
 			memcpy(dst, data + off, h.size);
@@ -594,20 +584,6 @@ static void preload_own(struct unwind_loader *l)
 	unw_tables__preload_vdso(l->t);
 }
 
-/* The process a thread belongs to (the tid itself when unknown). */
-static uint32_t tgid_of(uint32_t tid)
-{
-	char path[64], buf[4096];
-	uint64_t tgid;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	n = proc_read(path, buf, sizeof(buf));
-	if (n < 0 || proc_status__field(buf, (size_t)n, "Tgid", 10, &tgid) || !tgid || tgid > INT32_MAX)
-		return tid;
-	return (uint32_t)tgid;
-}
-
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child)
 {
 	uint64_t t0 = mono_ns();
@@ -687,26 +663,13 @@ void unwind_loader__free(struct unwind_loader *l)
 
 /* ---- counters ---- */
 
-/* The BPF side's counters (enum offcpu_unw_stat): name in the file, and what it counts. */
+/* The BPF side's counters (bpf/unwind.h): name in the file, and what it counts. */
 static const struct {
 	const char *name, *what;
 } unw_counter[OFFCPU_UNW_STAT__NR] = {
-	[OFFCPU_UNW_WALKED] = { "unwind.walked", "unwound" },
-	[OFFCPU_UNW_CACHED] = { "unwind.cached", "from the cache of blocking points" },
-	[OFFCPU_UNW_CHECKED] = { "unwind.checked", "cache hits checked by a walk" },
-	[OFFCPU_UNW_STALE] = { "unwind.stale", "checked hits that differed" },
-	[OFFCPU_UNW_FRAMES] = { "unwind.frames", "frames unwound" },
-	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table",
-				  "process without tables (inside an exec): frame pointers" },
-	[OFFCPU_UNW_EARLY] = { "unwind.early",
-			       "before the process's table: mappings from the kernel" },
-	[OFFCPU_UNW_NO_MAPPING] = { "unwind.no_mapping",
-				    "a frame outside the known mappings (frame pointers from there)" },
-	[OFFCPU_UNW_FP_STEPS] = { "unwind.fp_steps", "a frame in code without CFI (frame pointer)" },
-	[OFFCPU_UNW_UNSUPPORTED] = { "unwind.unsupported", "ended at a rule BPF does not follow" },
-	[OFFCPU_UNW_READ_FAILED] = { "unwind.read_failed", "ended at an unreadable stack slot" },
-	[OFFCPU_UNW_BAD_FRAME] = { "unwind.bad_frame", "ended at a frame not above the last" },
-	[OFFCPU_UNW_TRUNCATED] = { "unwind.truncated", "ended at the frame limit" },
+#define UNW_ROW(id, key, what) [OFFCPU_UNW_##id] = { key, what },
+	OFFCPU_UNW_STATS(UNW_ROW)
+#undef UNW_ROW
 };
 
 int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_bpf *b,

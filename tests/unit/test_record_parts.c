@@ -438,6 +438,44 @@ static int setup(void **state)
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
+/*
+ * The drop counters and stats are named once (bpf/offcpu.h); readers and
+ * tests look for these keys in the file's offcpu section, in this order.
+ */
+static void test_counter_names(void **state)
+{
+	static const char *const drops[] = {
+		"drop.ringbuf_full",	    "drop.sum_full",		"drop.ustack_failed",
+		"drop.kstack_failed",	    "drop.task_storage",	"drop.exits_full",
+		"drop.unclosed",	    "drop.waker_storage",	"drop.waker_lost",
+		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
+		"drop.cpu_ringbuf_full",
+	};
+	static const char *const stats[] = {
+		"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
+		"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
+		"kstack.unverified", "offcpu.filtered",
+	};
+
+	assert_int_equal(OFFCPU_DROP__NR, sizeof(drops) / sizeof(drops[0]));
+	for (int i = 0; i < OFFCPU_DROP__NR; i++)
+		assert_string_equal(offcpu_drop_key(i), drops[i]);
+	assert_int_equal(OFFCPU_STAT__NR, sizeof(stats) / sizeof(stats[0]));
+	for (int i = 0; i < OFFCPU_STAT__NR; i++)
+		assert_string_equal(offcpu_stat_key(i), stats[i]);
+	assert_string_equal(offcpu_drop_name(OFFCPU_DROP_RINGBUF), "ring buffer full");
+	assert_string_equal(offcpu_drop_name(OFFCPU_DROP_CPU_RINGBUF),
+			    "cpu samples (BPF ring buffer full)");
+	assert_string_equal(offcpu_drop_name(OFFCPU_DROP__NR), "?");
+	/* a stack that could not be read leaves its sample in: not lost */
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_USTACK), OFFCPU_LOSS_PART);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_WAKER_KSTACK), OFFCPU_LOSS_PART);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_SUM_FULL), OFFCPU_LOSS_OFFCPU);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_WAKER_LOST), OFFCPU_LOSS_WAKEUP);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_DELAY_STORAGE), OFFCPU_LOSS_DELAY);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_UNCLOSED), OFFCPU_LOSS_DATA);
+}
+
 static int teardown(void **state)
 {
 	char cmd[256];
@@ -450,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int_list),
+		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_writer_merge_roundtrip),
 		cmocka_unit_test(test_sample_encoding),
 		cmocka_unit_test(test_ustack_keep),

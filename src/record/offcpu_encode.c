@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The off-CPU BPF program's data as the file holds it: its samples (and
+ * their wakers) encoded as perf SAMPLE records in offcpu's payload
+ * (perfdata/offcpu_payload.h), the attr of its events, the names of its
+ * counters (bpf/offcpu.h). Pure, but for the kernel's address ranges that
+ * tell where kernel stacks start (offcpu_encode__set_kernel).
+ */
+#include <string.h>
+#include <time.h>
+
+#include "perfdata/offcpu_payload.h"
+#include "perfdata/perf_format.h"
+#include "record/record.h"
+
+/* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
+static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
+/* Where interrupts start (kernel_facts.irq). */
+static struct kernel_range irq_entry[64];
+static unsigned int nr_irq_entry;
+
+void offcpu_encode__set_kernel(const struct kernel_facts *kf)
+{
+	sched_lo = kf->sched_lo;
+	sched_hi = kf->sched_hi;
+	ttwu_lo = kf->ttwu_lo;
+	ttwu_hi = kf->ttwu_hi;
+	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
+	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
+}
+
+/* The drop counters (bpf/offcpu.h) as user space names them. */
+static const struct {
+	const char *key, *what;
+	enum offcpu_loss loss;
+} drop_info[OFFCPU_DROP__NR] = {
+#define DROP_ROW(id, key, what, loss) [OFFCPU_DROP_##id] = { key, what, loss },
+	OFFCPU_DROPS(DROP_ROW)
+#undef DROP_ROW
+};
+
+static const char *const stat_keys[OFFCPU_STAT__NR] = {
+#define STAT_ROW(id, key) [OFFCPU_STAT_##id] = key,
+	OFFCPU_STATS(STAT_ROW)
+#undef STAT_ROW
+};
+
+const char *offcpu_drop_name(int i)
+{
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].what : "?";
+}
+
+const char *offcpu_drop_key(int i)
+{
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].key : "drop.?";
+}
+
+enum offcpu_loss offcpu_drop_loss(int i)
+{
+	return i >= 0 && i < OFFCPU_DROP__NR ? drop_info[i].loss : OFFCPU_LOSS_DATA;
+}
+
+const char *offcpu_stat_key(int i)
+{
+	return i >= 0 && i < OFFCPU_STAT__NR ? stat_keys[i] : "offcpu.?";
+}
+
+uint64_t offcpu_sample_type(void)
+{
+	return OFFCPU_PAYLOAD_SAMPLE_TYPE;
+}
+
+/* The attr perf sees for offcpu-time, as perf's own --off-cpu writes it. */
+void offcpu_event_attr(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr->size = sizeof(*attr);
+	attr->sample_period = 1;
+	attr->sample_type = offcpu_sample_type();
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
+/* Frames before the function [lo, hi) are BPF and tracing glue: how many. */
+static int glue_frames(const __u64 *k, uint32_t n, uint64_t lo, uint64_t hi)
+{
+	if (!lo)
+		return 0;
+	for (uint32_t i = 0; i < n && i < 16; i++)
+		if (k[i] >= lo && k[i] < hi)
+			return i;
+	return 0;
+}
+
+static int sched_frame_index(const __u64 *k, uint32_t n)
+{
+	return glue_frames(k, n, sched_lo, sched_hi);
+}
+
+/* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
+static uint32_t raw_flags(const struct offcpu_sample *s)
+{
+	uint32_t f = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
+
+	if (s->state & OFFCPU_IN_PROGRESS_START)
+		f |= OFFCPU_RAW_IN_PROGRESS_START;
+	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+		f |= OFFCPU_RAW_IN_PROGRESS_STOP;
+	return f;
+}
+
+/*
+ * The payload of a sample of s: its stack holds ulen user frames, then from
+ * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them glue.
+ */
+static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, uint64_t id,
+		       const struct offcpu_sample *s, uint64_t time, const __u64 *stack,
+		       uint32_t ulen, uint32_t klen, int skip)
+{
+	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
+	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
+	if (skip > (int)klen)
+		skip = klen;
+	/* A frame-pointer walk through code built without them ends in junk. */
+	for (uint32_t i = 0; i < ulen; i++)
+		if (stack[i] < 4096) {
+			ulen = i;
+			break;
+		}
+	memset(p, 0, sizeof(*p));
+	p->event = ev;
+	p->id = id;
+	p->time = time;
+	p->pid = s->pid;
+	p->tid = s->tid;
+	p->cpu = s->cpu;
+	p->period = s->period;
+	p->count = s->count;
+	p->cgroup = s->cgroup;
+	p->flags = raw_flags(s);
+	p->kstack = (const uint64_t *)&stack[OFFCPU_MAX_STACK + skip]; /* same width */
+	p->klen = klen - skip;
+	p->ustack = (const uint64_t *)stack;
+	p->ulen = ulen;
+}
+
+/* The state letter of offcpu_raw (see offcpu_payload.h). */
+static uint32_t raw_state(uint32_t state)
+{
+	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP); /* flags: raw_flags */
+	if (!(state & OFFCPU_SCHED_DELAY))
+		return state == OFFCPU_STATE_D ? 'D' : 'S';
+	if (state & OFFCPU_STATE_NEW)
+		return 'N';
+	if (state & OFFCPU_STATE_OTHER)
+		return 'T';
+	if (state & OFFCPU_STATE_D)
+		return 'D';
+	return state & OFFCPU_STATE_S ? 'S' : 'R';
+}
+
+size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
+{
+	bool delay = s->state & OFFCPU_SCHED_DELAY;
+	struct offcpu_payload p;
+
+	payload_of(&p, delay ? OFFCPU_PAYLOAD_DELAY : OFFCPU_PAYLOAD_TIME,
+		   delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack, s->ulen,
+		   s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen));
+	p.state = raw_state(s->state);
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
+}
+
+/*
+ * Index of the first kernel frame (innermost first) in an interrupt entry
+ * function, or -1: the wakeup then came from that interrupt, and the
+ * frames beyond it, user ones included, are the interrupted task's.
+ */
+static int irq_frame_index(const __u64 *k, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned int j = 0; j < nr_irq_entry; j++)
+			if (k[i] >= irq_entry[j].lo && k[i] < irq_entry[j].hi)
+				return i;
+	return -1;
+}
+
+/*
+ * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
+ * kernel frames only): the task it interrupted had no part in it.
+ */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
+			    uint64_t time, void *buf)
+{
+	const __u64 *k = &w->stack[OFFCPU_MAX_STACK];
+	uint32_t klen = w->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : w->klen;
+	uint32_t ulen = w->ulen;
+	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
+	int irq = irq_frame_index(k + skip, klen - skip);
+	struct offcpu_payload p;
+
+	if (irq >= 0) {
+		klen = skip + irq + 1;
+		ulen = 0;
+	}
+	payload_of(&p, OFFCPU_PAYLOAD_WAKEUP, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip);
+	p.state = raw_state(s->state);
+	if (irq >= 0) {
+		p.flags |= OFFCPU_RAW_WAKER_IRQ;
+		strcpy(p.waker_comm, "[irq]");
+	} else {
+		p.waker_pid = w->pid;
+		p.waker_tid = w->tid;
+		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
+	}
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
+}

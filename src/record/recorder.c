@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A recorder's life: checks and set-up in an order that fails early and
+ * leaves nothing behind (open), the start of the recording (start), and
+ * what is left when it is freed. The loop is in loop.c, the end in
+ * finish.c, what the user sees in summary.c.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "perfdata/perf_format.h"
+#include "perfdata/perf_writer.h"
+#include "record/recorder_int.h"
+#include "util/vec.h"
+
+bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->v[mid] == pid)
+			return true;
+		if (t->v[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int tgid_set__add(struct tgid_set *t, uint32_t pid)
+{
+	size_t i;
+
+	if (tgid_set__has(t, pid))
+		return 0;
+	if (vec__reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64))
+		return -ENOMEM;
+	for (i = t->n; i > 0 && t->v[i - 1] > pid; i--)
+		t->v[i] = t->v[i - 1];
+	t->v[i] = pid;
+	t->n++;
+	return 0;
+}
+
+void recorder__reap_child(struct recorder *r, bool block)
+{
+	int status;
+	pid_t p;
+
+	if (!r->have_child || r->child_done)
+		return;
+	do
+		p = waitpid(r->wl.pid, &status, block ? 0 : WNOHANG);
+	while (p < 0 && errno == EINTR);
+	if (p == r->wl.pid) {
+		r->child_done = true;
+		r->child_wait = status;
+	}
+}
+
+int recorder__new(const struct record_opts *o, struct recorder **out)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->o = o;
+	*out = r;
+	return 0;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	if (!r->started) {
+		/* nothing was recorded: no command left held, no file left behind */
+		if (r->have_child) {
+			kill(r->wl.pid, SIGKILL);
+			recorder__reap_child(r, true);
+		}
+		perf_writer__abort(r->w);
+	}
+	cpu_events__free(r->cpu);
+	unwind_loader__free(r->unwind);
+	offcpu_bpf__free(r->bpf);
+	merge__free(r->m);
+	perf_writer__free(r->w); /* before the DSO hits: it taps into them */
+	dso_hits__free(r->hits);
+	target_watch__free(r->watch);
+	run_as__exit(&r->run_as);
+	free(r->targets.v);
+	free(r->seen);
+	free(r);
+}
+
+bool recorder__command_failed(const struct recorder *r)
+{
+	return r->command_failed;
+}
+
+int recorder__command_status(const struct recorder *r)
+{
+	if (!r->child_done)
+		return 0;
+	if (WIFEXITED(r->child_wait))
+		return WEXITSTATUS(r->child_wait);
+	if (WIFSIGNALED(r->child_wait))
+		return 128 + WTERMSIG(r->child_wait);
+	return 1;
+}
+
+/* ---- open ---- */
+
+static bool have_privileges(void)
+{
+	char buf[4096];
+	uint64_t eff = 0;
+	ssize_t n;
+
+	if (geteuid() == 0)
+		return true;
+	n = proc_read("/proc/self/status", buf, sizeof(buf));
+	if (n < 0 || proc_status__field(buf, (size_t)n, "CapEff", 16, &eff))
+		return false;
+	/* CAP_PERFMON 38, CAP_BPF 39 */
+	return (eff >> 38 & 1) && (eff >> 39 & 1);
+}
+
+/* Is p (a -p or -t target, named `what`) there? Said when it is not. */
+static int target_check(int p, const char *what)
+{
+	if (pid_exists(p) && !pid_exited(p))
+		return 0;
+	fprintf(stderr, "offcpu record: no such %s: %d%s\n", what, p,
+		pid_exists(p) ? " (it has exited)" : "");
+	return -ESRCH;
+}
+
+/* What can be checked before anything is opened. */
+static int preflight(const struct record_opts *o)
+{
+	const char *btf = getenv("OFFCPU_BTF");
+	int err = 0;
+
+	if (!have_privileges()) {
+		fprintf(stderr, "offcpu record: permission denied: run as root or with CAP_BPF and CAP_PERFMON\n");
+		return -EPERM;
+	}
+	if (!btf)
+		btf = "/sys/kernel/btf/vmlinux";
+	if (access(btf, R_OK)) {
+		fprintf(stderr, "offcpu record: this kernel has no BTF (%s missing); CONFIG_DEBUG_INFO_BTF=y is required\n",
+			btf);
+		return -ENOTSUP;
+	}
+	if (o->cgroup) {
+		char path[4096];
+
+		err = cgroup_resolve(o->cgroup, path, sizeof(path));
+		if (err) {
+			fprintf(stderr, "offcpu record: '%s' is not a cgroup v2 directory (%s: %s)\n",
+				o->cgroup, path,
+				err == -ENOTDIR ? "not on the cgroup v2 hierarchy" : strerror(-err));
+			return err;
+		}
+	}
+	for (size_t i = 0; !err && i < o->pids.n; i++)
+		err = target_check(o->pids.v[i], "process");
+	for (size_t i = 0; !err && i < o->tids.n; i++)
+		err = target_check(o->tids.v[i], "thread");
+	return err;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_WARN && getenv("OFFCPU_DEBUG"))
+		return vfprintf(stderr, fmt, args);
+	if (level == LIBBPF_DEBUG && getenv("OFFCPU_DEBUG"))
+		return vfprintf(stderr, fmt, args);
+	return 0;
+}
+
+/*
+ * Every record written (the perf writer's tap): the processes' mappings,
+ * DSO hits. A failure is kept by dso_hits and fails the end of the file.
+ */
+static void on_written(void *ctx, const void *rec, size_t len)
+{
+	struct recorder *r = ctx;
+
+	(void)dso_hits__record(r->hits, rec, len, cpu_sample_type());
+}
+
+/* The output file (given to the user under sudo), the queue, the signals. */
+static int open_output(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	int err;
+
+	err = perf_writer__new(o->output, &r->w);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		return err;
+	}
+	/* before a byte is written: even an interrupted recording is the user's */
+	if (o->give_output) {
+		err = perf_writer__chown(r->w, o->owner_uid, o->owner_gid);
+		if (err)
+			fprintf(stderr, "offcpu record: cannot give %s to uid %u (SUDO_UID): %s; it stays "
+				"root's\n", o->output, (unsigned int)o->owner_uid, strerror(-err));
+	}
+	r->m = merge__new();
+	r->hits = dso_hits__new();
+	if (!r->m || !r->hits || recorder__setup_signals()) {
+		fprintf(stderr, "offcpu record: out of memory\n");
+		return -ENOMEM;
+	}
+	perf_writer__set_tap(r->w, on_written, r);
+	return 0;
+}
+
+/* The command, forked as --user says and held before its exec. */
+static int open_command(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	int err;
+
+	if (o->user) {
+		err = run_as__resolve(&r->run_as, o->user);
+		if (err) {
+			fprintf(stderr, "offcpu record: --user %s: %s\n", o->user,
+				err == -ENOENT ? "no such user" : strerror(-err));
+			return err;
+		}
+	}
+	if (!o->argv)
+		return 0;
+	err = workload__prepare(&r->wl, o->argv, o->user ? &r->run_as : NULL);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot start '%s': %s\n", o->argv[0], strerror(-err));
+		return err;
+	}
+	r->have_child = true;
+	return 0;
+}
+
+/* The processes whose side-band is kept; the -p/-t targets watched. */
+static int open_targets(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	uint32_t *tgids = calloc(o->tids.n + 1, sizeof(*tgids));
+	int gone = 0, err = 0;
+
+	r->filter_sideband = o->argv || o->pids.n || o->tids.n;
+	if (r->have_child)
+		tgid_set__add(&r->targets, r->wl.pid);
+	for (size_t i = 0; i < o->pids.n; i++)
+		tgid_set__add(&r->targets, o->pids.v[i]);
+	if (!tgids) {
+		fprintf(stderr, "offcpu record: out of memory\n");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o->tids.n; i++) {
+		tgids[i] = tgid_of(o->tids.v[i]);
+		tgid_set__add(&r->targets, tgids[i]);
+	}
+	if ((o->pids.n || o->tids.n) && !o->all_cpus)
+		err = target_watch__new(o, tgids, &r->watch, &gone);
+	if (err == -ESRCH)
+		fprintf(stderr, "offcpu record: no such process: %d (it has exited)\n", gone);
+	else if (err)
+		fprintf(stderr, "offcpu record: cannot watch the targets: %s\n", strerror(-err));
+	free(tgids);
+	return err;
+}
+
+/* The BPF programs loaded, the unwinder's backend, the perf events opened. */
+static int open_events(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	int err;
+
+	kernel_facts__read(&r->kernel, o->wakeups);
+	err = offcpu_bpf__new(o, &r->kernel, &r->bpf);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
+			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
+		return err;
+	}
+	if (r->have_child)
+		offcpu_bpf__trace_from_exec(r->bpf, r->wl.pid);
+	if (o->dwarf) {
+		err = unwind_loader__new(o, r->bpf, r->have_child ? r->wl.pid : 0, &r->unwind);
+		if (err) {
+			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
+				strerror(-err));
+			return err;
+		}
+	}
+	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
+	if (!err && o->dwarf) {
+		/* CPU samples come from BPF: they take the event's id of their CPU */
+		uint64_t *cpu_ids;
+		int *cpus;
+		size_t n;
+
+		err = cpu_events__cpu_ids(r->cpu, &cpus, &cpu_ids, &n);
+		if (!err) {
+			err = offcpu_bpf__set_cpu_ids(r->bpf, cpus, cpu_ids, n);
+			free(cpus);
+			free(cpu_ids);
+		}
+	}
+	return err;
+}
+
+/* The file's events (the CPU samples', offcpu's), then its header. */
+static int write_header(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	uint64_t oid = OFFCPU_ID_OFFCPU, wid = OFFCPU_ID_WAKEUP, did = OFFCPU_ID_SCHED_DELAY;
+	const struct perf_event_attr *cattr;
+	struct perf_event_attr oattr;
+	const uint64_t *ids;
+	const char *name;
+	size_t nr_ids;
+	int err;
+
+	cattr = cpu_events__attr(r->cpu, 0, &name, &ids, &nr_ids);
+	offcpu_event_attr(&oattr);
+	err = perf_writer__add_event(r->w, cattr, name, ids, nr_ids);
+	if (!err)
+		err = perf_writer__add_event(r->w, &oattr, OFFCPU_EVENT_NAME, &oid, 1);
+	/* same attr: the sample id tells the events apart */
+	if (!err && o->wakeups)
+		err = perf_writer__add_event(r->w, &oattr, OFFCPU_WAKEUP_EVENT_NAME, &wid, 1);
+	if (!err && o->sched_delay)
+		err = perf_writer__add_event(r->w, &oattr, OFFCPU_SCHED_DELAY_EVENT_NAME, &did, 1);
+	if (!err)
+		err = perf_writer__begin(r->w);
+	if (err)
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+	return err;
+}
+
+int recorder__open(struct recorder *r)
+{
+	int err = preflight(r->o);
+
+	if (err)
+		return err;
+	libbpf_set_print(libbpf_quiet);
+	err = open_output(r);
+	if (!err)
+		err = open_command(r);
+	if (!err)
+		err = open_targets(r);
+	if (!err)
+		err = open_events(r);
+	if (!err)
+		err = write_header(r);
+	return err;
+}
+
+/* ---- start ---- */
+
+static int on_seen_task(void *ctx, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct recorder *r = ctx;
+	struct seen_task *t = vec__push((void **)&r->seen, &r->nr_seen, &r->cap_seen, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->tid = tid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return 0;
+}
+
+/*
+ * Name the threads that were targets at the start and left before /proc
+ * was read: their FORK and COMM came before the recording, their samples
+ * (a wait in progress, a last CPU sample) would show as ':PID'. One still
+ * in /proc now was there all along, and /proc named it.
+ */
+static int name_gone_tasks(struct recorder *r, uint64_t id)
+{
+	char path[64];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < r->nr_seen; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", r->seen[i].pid, r->seen[i].tid);
+		if (access(path, F_OK) && errno == ENOENT)
+			err = synth__comm(r->w, r->seen[i].pid, r->seen[i].tid, r->seen[i].comm, id);
+	}
+	return err;
+}
+
+/*
+ * Events first, /proc second (as perf does): a process started while /proc
+ * is read is then seen by one or the other, never by neither.
+ */
+static int attach_events(struct recorder *r)
+{
+	int err = offcpu_bpf__attach(r->bpf);
+
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
+		return err;
+	}
+	err = cpu_events__enable(r->cpu);
+	if (err) {
+		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
+		return err;
+	}
+	/* the recording starts here: targets already waiting count from now on */
+	err = offcpu_bpf__start(r->bpf, on_seen_task, r);
+	if (err)
+		fprintf(stderr, "offcpu record: cannot find the waits in progress: %s\n", strerror(-err));
+	return err;
+}
+
+/* The processes there before the recording, from /proc; the host's facts. */
+static int synthesize(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	uint64_t oid = OFFCPU_ID_OFFCPU;
+	int err;
+
+	err = synth__kernel_mmap(r->w, r->kernel.text, oid);
+	for (size_t i = 0; !err && i < o->pids.n; i++)
+		err = synth__process(r->w, o->pids.v[i], oid, true);
+	for (size_t i = 0; !err && i < o->tids.n; i++)
+		err = synth__process(r->w, o->tids.v[i], oid, true);
+	if (!err && o->all_cpus)
+		err = synth__all_processes(r->w, oid);
+	if (!err)
+		err = name_gone_tasks(r, oid);
+	if (!err)
+		err = synth__features(r->w, o);
+	if (!err)
+		err = perf_writer__finished_round(r->w);
+	if (err)
+		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+	return err;
+}
+
+/* The command runs; when it cannot, the recording is given up. */
+static int release_command(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	int stage, err;
+
+	if (!r->have_child)
+		return 0;
+	err = workload__start(&r->wl, &stage);
+	if (!err)
+		return 0;
+	if (stage == WORKLOAD_ERR_IDENTITY)
+		fprintf(stderr, "offcpu record: cannot run '%s' as user %s: %s\n", o->argv[0], o->user,
+			strerror(-err));
+	else
+		fprintf(stderr, "offcpu record: cannot execute '%s': %s\n", o->argv[0], strerror(-err));
+	recorder__reap_child(r, true);
+	r->have_child = false;
+	r->command_failed = true;
+	return err;
+}
+
+int recorder__start(struct recorder *r)
+{
+	int err = attach_events(r);
+
+	if (!err)
+		err = synthesize(r);
+	/*
+	 * The unwinder follows exec, fork and exit from here on, its BPF side
+	 * attached: both count a process's execs alike. Started once the
+	 * recording has (it reads /proc and builds the targets' tables: tens
+	 * to hundreds of ms), so that no process can start and end unnamed
+	 * between the programs' attach and the side-band's enable; stacks
+	 * before it are walked with the early table. Before the command runs.
+	 */
+	if (!err && r->unwind) {
+		err = unwind_loader__start(r->unwind, r->o, r->have_child ? r->wl.pid : 0);
+		if (err)
+			fprintf(stderr, "offcpu record: cannot start the DWARF unwinder: %s\n",
+				strerror(-err));
+	}
+	if (!err)
+		err = release_command(r);
+	if (err)
+		return err;
+	r->started = true;
+	r->status_line = !r->o->quiet && isatty(STDERR_FILENO);
+	return 0;
+}

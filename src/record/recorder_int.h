@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The recorder's parts, shared by its files only:
+ *   recorder.c  life of a recorder: open (checks, file, programs, events,
+ *               the command held), start (attach, /proc, the command runs)
+ *   loop.c      signals, records from the kernel to the file in time order
+ *   finish.c    the stop and the file's last parts: LOST records, the
+ *               offcpu, time and build-id feature sections
+ *   summary.c   the status line and the end-of-recording summary
+ */
+#ifndef OFFCPU_RECORD_RECORDER_INT_H
+#define OFFCPU_RECORD_RECORDER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/record.h"
+
+/* Processes whose side-band records are kept (-p, -t, the command's tree). */
+struct tgid_set {
+	uint32_t *v; /* sorted */
+	size_t n, cap;
+};
+
+/* A target the start iterator saw: named afresh if it is gone from /proc. */
+struct seen_task {
+	uint32_t pid, tid;
+	char comm[17];
+};
+
+struct recorder {
+	const struct record_opts *o;
+
+	/* what is recorded */
+	struct tgid_set targets;
+	bool filter_sideband;       /* side-band of the targets only */
+	struct target_watch *watch; /* -p/-t without -a: the recording ends when they all exit */
+	struct kernel_facts kernel;
+	struct seen_task *seen;     /* the targets at the start */
+	size_t nr_seen, cap_seen;
+
+	/* the parts */
+	struct perf_writer *w;
+	struct offcpu_bpf *bpf;
+	struct unwind_loader *unwind; /* --call-graph dwarf */
+	struct cpu_events *cpu;
+	struct merge *m;
+	struct dso_hits *hits;
+
+	/* the command */
+	struct workload wl;
+	struct run_as run_as;  /* --user */
+	bool have_child;       /* forked (held, then running) and not reaped before its start */
+	bool child_done;       /* reaped: child_wait is its wait status */
+	int child_wait;        /* waitpid's status */
+	bool command_failed;   /* it could not be run (exec, --user) */
+
+	/* the recording */
+	bool started;          /* the command released: the file stays, whatever happens */
+	bool status_line;      /* the live status line on stderr */
+	uint64_t first_time, last_time; /* of the samples written */
+	uint64_t nr_written_samples;
+	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
+	uint64_t prev_round;    /* time of the previous drain: written up to it */
+	uint64_t drops[OFFCPU_DROP__NR]; /* the BPF side's, read at the finish */
+};
+
+/* recorder.c */
+bool tgid_set__has(const struct tgid_set *t, uint32_t pid);
+int tgid_set__add(struct tgid_set *t, uint32_t pid);
+/* Wait for the command (block) or look whether it has ended. */
+void recorder__reap_child(struct recorder *r, bool block);
+
+/* loop.c */
+int recorder__setup_signals(void);
+/*
+ * Move everything the kernel has into the queue; with drain, drain the
+ * sums and write (up to the previous round's time; final: everything).
+ */
+int recorder__round_trip(struct recorder *r, bool drain, bool final);
+
+/* summary.c */
+/* Losses so far, as the status line counts them; drops[] filled. */
+uint64_t recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR]);
+void recorder__show_status(struct recorder *r, uint64_t start);
+/* The end of a recording, on stderr. */
+void recorder__print_summary(struct recorder *r);
+
+#endif
