@@ -840,7 +840,7 @@ int record__run(struct record_opts *o)
 	if (s->have_child)
 		offcpu_bpf__trace_from_exec(s->bpf, s->wl.pid);
 	if (o->dwarf) {
-		err = unwind_loader__new(o, s->bpf, s->have_child ? s->wl.pid : 0, &s->unwind);
+		err = unwind_loader__new(o, s->bpf, &s->unwind);
 		if (err) {
 			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
 				strerror(-err));
