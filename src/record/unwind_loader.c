@@ -679,6 +679,11 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 	l->setup_ns = mono_ns() - t0;
 	if (err)
 		return err;
+	if (child > 0) {
+		/* the command's exec is next: its burst starts now, not at the exec's request */
+		l->burst_until = mono_ns() + UNW_BURST_NS;
+		loader_bells(l, true);
+	}
 	err = -pthread_create(&l->thread, NULL, loader_main, l);
 	if (!err)
 		l->running = true;
