@@ -171,7 +171,8 @@ enum offcpu_unw_stat {
 	OFFCPU_UNW_FRAMES,         /* frames of the unwound stacks */
 	OFFCPU_UNW_NO_TABLE,       /* process without tables (inside an exec): frame-pointer
 				      stack kept */
-	OFFCPU_UNW_EARLY,          /* process without its table yet: walked with the mappings
+	OFFCPU_UNW_EARLY,          /* process without its table yet, or a frame in a mapping
+				      its table does not have yet: walked with the mappings
 				      the kernel gives (its executable, the vDSO, one lookup)
 				      in the files already built */
 	OFFCPU_UNW_NO_MAPPING,     /* a frame outside the process's known mappings, or in a

@@ -747,7 +747,7 @@ static const struct {
 	[OFFCPU_UNW_NO_TABLE] = { "unwind.no_table",
 				  "process without tables (inside an exec): frame pointers" },
 	[OFFCPU_UNW_EARLY] = { "unwind.early",
-			       "before the process's table: mappings from the kernel" },
+			       "before the process's table was complete: mappings from the kernel" },
 	[OFFCPU_UNW_NO_MAPPING] = { "unwind.no_mapping",
 				    "a frame outside the known mappings (frame pointers from there)" },
 	[OFFCPU_UNW_FP_STEPS] = { "unwind.fp_steps", "a frame in code without CFI (frame pointer)" },
