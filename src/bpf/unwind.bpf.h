@@ -379,7 +379,8 @@ struct unw_state {
 	__u8 no_mapping; /* a frame outside the known mappings */
 	__u8 fp_step;    /* a frame stepped by its frame pointer */
 	__u8 by_vma;     /* no process table: the early one (unw_early_table) */
-	__u8 vma_tried;  /* unw_early_map was called */
+	__u8 vma_tried;  /* unw_early_map or unw_late_map was called */
+	__u8 late;       /* a frame placed by unw_late_map: not cached */
 	__u32 bp_src;    /* where bp was read: (read index << 1 | word) + 1; 0: not read */
 	__u64 missing_pc; /* the first frame outside the tables built */
 	/* a binary search */
@@ -387,6 +388,7 @@ struct unw_state {
 	__u32 lo, hi, base;
 	/* the stack window in unw_spans: [win_lo, win_lo + win_len) */
 	__u64 win_lo, win_len;
+	struct offcpu_unw_map extra; /* the mapping unw_late_map found */
 };
 
 struct {
@@ -446,6 +448,33 @@ static __always_inline struct offcpu_unw_map *unw_early_map(struct unw_ctx *c, _
 	return v.m;
 }
 
+/*
+ * A pc outside the process's table: the table is a little behind the
+ * process (a library mapped while the loader had not written it yet, as
+ * a starting program's first threads block within a millisecond of its
+ * exec). Its mapping from the kernel's list, once a walk, as
+ * unw_early_map; the stack is not cached (the table will give it).
+ */
+static __always_inline struct offcpu_unw_map *unw_late_map(struct unw_ctx *c, __u64 pc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct unw_state *st = c->st;
+	struct unw_vma_ctx v = {};
+
+	if (st->late && st->extra.start <= pc && pc < st->extra.end)
+		return &st->extra;
+	if (st->vma_tried)
+		return NULL;
+	st->vma_tried = 1;
+	v.m = &st->extra;
+	v.vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	if (bpf_find_vma(task, pc, unw_vma_found, &v, 0) || !v.found)
+		return NULL;
+	st->late = 1;
+	st->map = 0;
+	return &st->extra;
+}
+
 /* The mapping holding pc, or NULL; st->map remembers it for the next frame. */
 static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __u64 pc)
 {
@@ -478,11 +507,11 @@ static __always_inline struct offcpu_unw_map *unw_find_map(struct unw_ctx *c, __
 		if (unw_msearch_step(j, c))
 			break;
 	if (!st->lo)
-		return NULL;
+		return unw_late_map(c, pc);
 	i = (st->lo - 1) & (OFFCPU_UNW_MAX_MAPS - 1);
 	m = &proc->maps[i];
 	if (pc >= m->end)
-		return NULL;
+		return unw_late_map(c, pc);
 	st->map = i + 1;
 	return m;
 }
@@ -954,6 +983,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	st->no_mapping = 0;
 	st->fp_step = 0;
 	st->vma_tried = 0;
+	st->late = 0;
 	st->bp_src = 0;
 	c.st = st;
 	c.rec = rec;
@@ -978,9 +1008,11 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	rec->missing_pc = st->missing_pc;
 	if (rec->stats)
 		unw_stats_of(rec, tgid);
-	if (st->by_vma) {
+	if (st->by_vma || st->late) {
 		/* a stack the process's table may give otherwise: not cached */
 		unw_stat_add(OFFCPU_UNW_EARLY, 1);
+		if (!st->by_vma)
+			return true;
 		if (c.proc->nr != early_nr)
 			unw_early_keep(c.proc, tgid, exec_id);
 		return true;

@@ -179,9 +179,11 @@ struct offcpu_unw_cached {
 	X(FRAMES, "unwind.frames", "frames unwound")                                              \
 	/* process without tables (inside an exec): frame-pointer stack kept */                   \
 	X(NO_TABLE, "unwind.no_table", "process without tables (inside an exec): frame pointers") \
-	/* process without its table yet: walked with the mappings the kernel gives (its          \
-	   executable, the vDSO, one lookup) in the files already built */                        \
-	X(EARLY, "unwind.early", "before the process's table: mappings from the kernel")          \
+	/* process without its table yet, or a frame in a mapping its table does not have yet:   \
+	   walked with the mappings the kernel gives (its executable, the vDSO, one lookup) in    \
+	   the files already built */                                                             \
+	X(EARLY, "unwind.early",                                                                  \
+	  "before the process's table was complete: mappings from the kernel")                   \
 	/* a frame outside the process's known mappings, or in a file whose table is not          \
 	   built yet: frame pointers from there */                                                \
 	X(NO_MAPPING, "unwind.no_mapping",                                                        \

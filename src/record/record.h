@@ -312,9 +312,8 @@ size_t cpu_sample__encode(const struct offcpu_cpu_sample *s, uint64_t id, void *
 
 /* ---- unwind_loader.c ---- */
 struct unwind_loader;
-/* Side-band events and the tables' backend; nothing runs yet. child: the
- * command's process (held before its exec), or 0. */
-int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, int child,
+/* Side-band events and the tables' backend; nothing runs yet. */
+int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		       struct unwind_loader **out);
 /*
  * Start following: tables for the command (before it runs), for the

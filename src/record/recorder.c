@@ -301,7 +301,7 @@ static int open_events(struct recorder *r)
 	if (r->have_child)
 		offcpu_bpf__trace_from_exec(r->bpf, r->wl.pid);
 	if (o->dwarf) {
-		err = unwind_loader__new(o, r->bpf, r->have_child ? r->wl.pid : 0, &r->unwind);
+		err = unwind_loader__new(o, r->bpf, &r->unwind);
 		if (err) {
 			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
 				strerror(-err));

@@ -7,16 +7,22 @@
  * files offcpu itself maps: libc, ld.so and the vDSO are everyone's), and
  * the processes already there are read from /proc. From then on a thread
  * follows the side-band of its own perf events, one per CPU (MMAP2 of
- * executable mappings, COMM of an exec, FORK, EXIT). For a command they
- * follow its process tree and wake the thread at every record. Otherwise
- * (-p, -t, -a) they follow the whole machine (the processes' tree is not
- * known to perf) and are read every 100 ms or when half full, and at once
- * when the BPF side asks (unw_notify): when a recorded process execs (its
- * libraries are mapped in the next milliseconds: the side-band is then
- * read every millisecond for UNW_BURST_NS), and when a stack meets a
- * process or a mapping without a table (a dlopen). Waking at every record
- * of the whole machine costs the recorded programs dearly on a busy one
- * (7 % more on the pipe benchmark here while others compiled). A stack
+ * executable mappings, COMM of an exec, FORK, EXIT) of the whole machine,
+ * keeping the processes it follows (a command's tree, or the targets). They
+ * are read every 100 ms or when half full, and at once when the BPF side
+ * asks (unw_notify): when a recorded process execs (its libraries are
+ * mapped in the next milliseconds: the side-band is then read every
+ * millisecond for UNW_BURST_NS), and when a stack meets a process or a
+ * mapping without a table (a dlopen). During such a burst a second event
+ * per CPU (the bell) wakes the thread at every record, so that a starting
+ * program's libraries are in its table within microseconds of their
+ * mapping. Events of the command's own tasks (inherited, waking at every
+ * record) would be simpler, but a task with a perf event of its own pays
+ * for it at every context switch (the perf context is switched with it):
+ * 12 % more on the pinned pipe benchmark.
+ * Waking at every record of the whole machine, always, costs the recorded
+ * programs dearly on a busy one (7 % more on the pipe benchmark here while
+ * others compiled). A stack
  * taken before its process's table is there is walked with the
  * mappings the BPF side finds itself (the executable, the vDSO, and one
  * bpf_find_vma lookup) in the files already built, which are published
@@ -59,6 +65,8 @@
 struct sb_ring {
 	int cpu, fd;
 	void *base;
+	int bell_fd;     /* the same records, waking at each one (see open_rings) */
+	void *bell_base;
 };
 
 /* A side-band record copied out of its ring, to be handled in time order. */
@@ -81,6 +89,7 @@ struct unwind_loader {
 	int epfd, stopfd;
 	struct ring_buffer *notify;  /* requests of the BPF side */
 	uint64_t burst_until, requests;
+	bool bells_on; /* the bell events are enabled (a burst) */
 	struct offcpu_unw_notify asked[64]; /* requests since the last drain */
 	size_t nasked;
 	pthread_t thread;
@@ -170,14 +179,13 @@ static int get_execs(void *ctx, uint32_t tgid, uint32_t *execs)
 /* ---- side-band events ---- */
 
 /*
- * One side-band event per CPU: system-wide (task < 0), read in batches; or
- * the recorded command's own (task: the command's first process, before
- * its exec; its threads and children inherit the events), waking the
- * thread at every record: the command maps its libraries in the first
- * milliseconds and blocks right after, and records of other processes do
- * not come.
+ * Per CPU, system-wide: the side-band event read in batches, and its bell:
+ * the same records into a one-page ring that is never read (its records
+ * are dropped at each wake-up), waking the thread at each one while
+ * enabled (a burst, loader_bells). Both are written by the same kernel
+ * call, the bell's after the batch event's (opened in that order).
  */
-static int open_rings(struct unwind_loader *l, int task)
+static int open_rings(struct unwind_loader *l)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -198,13 +206,13 @@ static int open_rings(struct unwind_loader *l, int task)
 		.task = 1,
 		.disabled = 1,
 		.watermark = 1,
+		.wakeup_watermark = SB_PAGES * l->page / 2,
 	};
+	struct perf_event_attr bell = a;
 	struct int_list cpus = { 0 };
 	int err = online_cpus(&cpus);
 
-	a.wakeup_watermark = task < 0 ? SB_PAGES * l->page / 2 : 1;
-	a.inherit = task >= 0;
-
+	bell.wakeup_watermark = 1;
 	if (err)
 		return err;
 	l->rings = calloc(cpus.n ? cpus.n : 1, sizeof(*l->rings));
@@ -216,7 +224,8 @@ static int open_rings(struct unwind_loader *l, int task)
 		struct sb_ring *r = &l->rings[l->nr];
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
 
-		r->fd = syscall(SYS_perf_event_open, &a, task, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
+		r->bell_fd = -1;
+		r->fd = syscall(SYS_perf_event_open, &a, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (r->fd < 0) {
 			err = -errno;
 			goto out;
@@ -229,7 +238,19 @@ static int open_rings(struct unwind_loader *l, int task)
 			err = -errno;
 			goto out;
 		}
-		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, r->fd, &ev)) {
+		r->bell_fd = syscall(SYS_perf_event_open, &bell, -1, cpus.v[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (r->bell_fd < 0) {
+			err = -errno;
+			goto out;
+		}
+		r->bell_base = mmap(NULL, 2 * l->page, PROT_READ | PROT_WRITE, MAP_SHARED, r->bell_fd, 0);
+		if (r->bell_base == MAP_FAILED) {
+			r->bell_base = NULL;
+			err = -errno;
+			goto out;
+		}
+		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, r->fd, &ev) ||
+		    epoll_ctl(l->epfd, EPOLL_CTL_ADD, r->bell_fd, &ev)) {
 			err = -errno;
 			goto out;
 		}
@@ -237,6 +258,23 @@ static int open_rings(struct unwind_loader *l, int task)
 out:
 	int_list__free(&cpus);
 	return err;
+}
+
+/*
+ * The bells on during a burst, off after it; their records dropped (the
+ * batch events have them too).
+ */
+static void loader_bells(struct unwind_loader *l, bool on)
+{
+	for (size_t i = 0; i < l->nr; i++) {
+		struct perf_event_mmap_page *meta = l->rings[i].bell_base;
+
+		if (on != l->bells_on)
+			ioctl(l->rings[i].bell_fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+		__atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	}
+	l->bells_on = on;
 }
 
 /* Copy one ring's records into the batch. */
@@ -472,6 +510,7 @@ static void *loader_main(void *arg)
 			l->late_ns = 0;
 		}
 		ring_buffer__consume(l->notify);
+		loader_bells(l, mono_ns() < l->burst_until);
 		l->err = drain(l);
 		if (stop || l->err)
 			break;
@@ -485,7 +524,7 @@ static void *loader_main(void *arg)
 
 /* ---- set-up ---- */
 
-int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, int child,
+int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		       struct unwind_loader **out)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
@@ -548,7 +587,7 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b, 
 		goto cleanup;
 	}
 	l->late_ns = (uint64_t)o->test_unwind_late_ms * 1000000ULL;
-	err = open_rings(l, child > 0 ? child : -1);
+	err = open_rings(l);
 	if (err) {
 		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
 			strerror(-err));
@@ -616,6 +655,11 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 	l->setup_ns = mono_ns() - t0;
 	if (err)
 		return err;
+	if (child > 0) {
+		/* the command's exec is next: its burst starts now, not at the exec's request */
+		l->burst_until = mono_ns() + UNW_BURST_NS;
+		loader_bells(l, true);
+	}
 	err = -pthread_create(&l->thread, NULL, loader_main, l);
 	if (!err)
 		l->running = true;
@@ -643,7 +687,11 @@ void unwind_loader__free(struct unwind_loader *l)
 	for (size_t i = 0; i < l->nr; i++) {
 		if (l->rings[i].base)
 			munmap(l->rings[i].base, (SB_PAGES + 1) * l->page);
+		if (l->rings[i].bell_base)
+			munmap(l->rings[i].bell_base, 2 * l->page);
 		close(l->rings[i].fd);
+		if (l->rings[i].bell_fd >= 0)
+			close(l->rings[i].bell_fd);
 	}
 	free(l->rings);
 	ring_buffer__free(l->notify);
