@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,7 @@ struct unwind_loader {
 	struct offcpu_unw_notify asked[64]; /* requests since the last drain */
 	size_t nasked;
 	pthread_t thread;
+	sem_t ready; /* posted by the thread once it runs as it will (loader_main) */
 	bool running;
 	bool can_rt; /* it may run as a real-time thread (loader_realtime) */
 	uint64_t late_ns; /* OFFCPU_TEST_UNWIND_LATE: its first wake-up handled this late */
@@ -495,6 +497,7 @@ static void *loader_main(void *arg)
 
 	l->can_rt = true;
 	loader_realtime(l, true);
+	sem_post(&l->ready);
 	for (;;) {
 		struct epoll_event evs[8];
 		bool stop = false;
@@ -660,9 +663,20 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 		l->burst_until = mono_ns() + UNW_BURST_NS;
 		loader_bells(l, true);
 	}
+	/*
+	 * The command is released next: the thread must be running first,
+	 * real-time, or it may wait a scheduler slice behind the command's
+	 * first threads while they block without their table.
+	 */
+	if (sem_init(&l->ready, 0, 0))
+		return -errno;
 	err = -pthread_create(&l->thread, NULL, loader_main, l);
-	if (!err)
+	if (!err) {
 		l->running = true;
+		while (sem_wait(&l->ready) && errno == EINTR)
+			;
+	}
+	sem_destroy(&l->ready);
 	return err;
 }
 
