@@ -789,6 +789,28 @@ static __always_inline __u64 ringbuf_flags(void)
 									      : BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * Add an interval of delta ns ending now to the active sums under k; when
+ * the sum cannot take it (the map full, or an entry's memory or the
+ * bucket's lock not to be had in this context: rare, but seen with
+ * --sched-delay), the interval goes out alone as a direct sample rather
+ * than being lost (counted: sum.direct). s: the sample, its cpu set.
+ */
+static __always_inline void sum_or_emit(const struct offcpu_sum_key *k, struct offcpu_sample *s,
+					__u64 delta, __u64 now)
+{
+	if (sum_active & 1 ? sum_add(&sum1, &sum_entries[1], k, s, delta, now)
+			   : sum_add(&sum0, &sum_entries[0], k, s, delta, now))
+		return;
+	s->time = now;
+	s->period = delta;
+	s->count = 1;
+	if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_flags()))
+		drop(OFFCPU_DROP_SUM_FULL);
+	else
+		stat(OFFCPU_STAT_SUM_DIRECT);
+}
+
 /* The sum key of sample s, whose stacks hash to uhash and khash. */
 static __always_inline void sum_key_init(struct offcpu_sum_key *k, const struct offcpu_sample *s,
 					 __u64 uhash, __u64 khash)
@@ -935,9 +957,7 @@ static __always_inline void delay_emit(struct task_struct *task, struct offcpu_s
 	} else {
 		sum_key_init(&k, s, uhash, khash);
 		k.gen = mark_summed(task, now);
-		if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, s, delay, now)
-				     : sum_add(&sum0, &sum_entries[0], &k, s, delay, now)))
-			drop(OFFCPU_DROP_SUM_FULL);
+		sum_or_emit(&k, s, delay, now);
 	}
 	s->state = state;
 }
@@ -1167,9 +1187,7 @@ static __always_inline void interval_done(struct offcpu_task *t, __u64 delta, __
 	k.state = t->s.state;
 	k.gen = summed_at(t, now);
 	t->s.cpu = bpf_get_smp_processor_id();
-	if (!(sum_active & 1 ? sum_add(&sum1, &sum_entries[1], &k, &t->s, delta, now)
-			     : sum_add(&sum0, &sum_entries[0], &k, &t->s, delta, now)))
-		drop(OFFCPU_DROP_SUM_FULL);
+	sum_or_emit(&k, &t->s, delta, now);
 }
 
 /*

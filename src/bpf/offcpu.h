@@ -53,7 +53,7 @@ enum offcpu_loss {
 #define OFFCPU_DROPS(X)                                                                         \
 	/* ring buffer full: a direct sample lost */                                            \
 	X(RINGBUF, "drop.ringbuf_full", "ring buffer full", OFFCPU_LOSS_OFFCPU)                 \
-	/* sum map full: a short interval lost */                                               \
+	/* sum map full, and the ring buffer too: a short interval lost */                      \
 	X(SUM_FULL, "drop.sum_full", "sum map full", OFFCPU_LOSS_OFFCPU)                        \
 	/* user stack could not be read (kept, empty) */                                        \
 	X(USTACK, "drop.ustack_failed", "user stack unreadable", OFFCPU_LOSS_PART)              \
@@ -119,7 +119,9 @@ enum offcpu_drop {
 	/* hits whose frames were not on the stack: walked */         \
 	X(KSTACK_UNVERIFIED, "kstack.unverified")                     \
 	/* -m/-M: intervals outside the block-time range, left out */ \
-	X(FILTERED, "offcpu.filtered")
+	X(FILTERED, "offcpu.filtered")                                \
+	/* short intervals the sums could not take: sent alone */    \
+	X(SUM_DIRECT, "sum.direct")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {
