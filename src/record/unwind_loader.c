@@ -30,7 +30,7 @@
  * it cannot place is counted (unwind.no_mapping) and stepped by its frame
  * pointer.
  *
- * Its size (about 760 lines): the side-band reading, the thread and the
+ * Its size (about 810 lines): the side-band reading, the thread and the
  * counters all share the loader's private state (its rings, its table
  * backend, what it has read and lost), which stays in this file.
  */

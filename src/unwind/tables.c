@@ -17,6 +17,11 @@
  * slower), while its stacks usually cross three or four of them. Until
  * then the mapping is "pending" and the BPF side steps it by frame
  * pointers and asks for it.
+ *
+ * Its size (about 970 lines): files, processes and the free ranges of the
+ * row array share one private struct and its invariants (a file's refs
+ * count the followed processes' mappings of it; its rows are freed with the
+ * last); split, each part would reach into the others' fields.
  */
 #include <errno.h>
 #include <fcntl.h>
