@@ -881,54 +881,55 @@ static long unw_cmp_step(__u32 i, void *vctx)
 }
 
 /*
- * The stack cached for blocking point k, into out[] (*n frames), if its
- * words are still in place (unw_confirm) and this hit is not one to be
- * walked anyway; *e and *checking say what the caller's walk compares
- * with. true: served.
+ * current's user stack into out[] (*n frames, at most OFFCPU_MAX_STACK)
+ * from the DWARF tables, starting at its user registers ip, sp, bp (at
+ * kernel entry, or where a sample interrupted it). scratch: the per-CPU
+ * slot of the calling program (UNW_SCRATCH_*). false: the process has no
+ * tables (yet, or for this image): the caller walks frame pointers.
  */
-static __always_inline bool unw_cache_serve(struct offcpu_unw_key *k, __u64 bp, __u64 exec_id,
-					    __u32 scratch, __u64 *out, __u32 *n,
-					    struct offcpu_unw_cached **e, bool *checking)
+static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out, __u32 *n,
+					__u32 scratch)
 {
-	struct unw_span *buf;
-	__u32 nf;
-
-	*checking = false;
-	*e = bpf_map_lookup_elem(&unw_cache, k);
-	if (!*e)
-		return false;
-	buf = bpf_map_lookup_elem(&unw_spans, &scratch);
-	if (!buf)
-		return false;
-	*checking = unw_confirm(*e, buf, bp, exec_id);
-	/* uses is a racy count: a lost increment only moves the next check */
-	if (!*checking || !((*e)->uses++ & unw_check_mask))
-		return false;
-	nf = (*e)->nframes;
-	if (nf > OFFCPU_MAX_STACK)
-		nf = OFFCPU_MAX_STACK;
-	if (bpf_probe_read_kernel(out, (nf & 127) * 8, (*e)->frames))
-		nf = 0;
-	*n = nf;
-	unw_stat_add(OFFCPU_UNW_CACHED, 1);
-	if ((*e)->stats)
-		unw_stats_of(*e, k->tgid);
-	return true;
-}
-
-/*
- * The table a walk of current (process tgid, image exec_id) uses: its
- * process's, or, before that is written for this image, the early one
- * built into the slot's unw_vprocs (st->by_vma; *early_nr: its mappings
- * before the walk). NULL: no stack from the tables (inside an exec).
- */
-static __always_inline struct offcpu_unw_proc *unw_walk_table(__u32 tgid, __u64 exec_id,
-							       __u32 scratch, struct unw_state *st,
-							       __u32 *early_nr)
-{
-	struct offcpu_unw_proc *proc;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
+	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
+	__u32 early_nr = 0;
+	struct offcpu_unw_cached *e, *rec;
+	struct offcpu_unw_key k = {};
 	struct unw_exec *ne;
-	__u32 execs = 0;
+	struct unw_state *st;
+	struct unw_span *buf;
+	struct unw_ctx c;
+	bool checking = false;
+	__u64 *gen;
+
+	/* A hit needs neither the process's table nor its exec count. */
+	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
+	if (!gen)
+		return false;
+	k.tgid = tgid;
+	k.gen = (__u32)*gen;
+	k.ip = ip;
+	k.sp = sp;
+	e = bpf_map_lookup_elem(&unw_cache, &k);
+	if (e) {
+		buf = bpf_map_lookup_elem(&unw_spans, &scratch);
+		if (!buf)
+			return false;
+		checking = unw_confirm(e, buf, bp, exec_id);
+		/* uses is a racy count: a lost increment only moves the next check */
+		if (checking && (e->uses++ & unw_check_mask)) {
+			nf = e->nframes;
+			if (nf > OFFCPU_MAX_STACK)
+				nf = OFFCPU_MAX_STACK;
+			if (bpf_probe_read_kernel(out, (nf & 127) * 8, e->frames))
+				nf = 0;
+			*n = nf;
+			unw_stat_add(OFFCPU_UNW_CACHED, 1);
+			if (e->stats)
+				unw_stats_of(e, tgid);
+			return true;
+		}
+	}
 
 	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
 	if (ne) {
@@ -940,32 +941,32 @@ static __always_inline struct offcpu_unw_proc *unw_walk_table(__u32 tgid, __u64 
 
 		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_NOEXIST);
 	}
+	st = bpf_map_lookup_elem(&unw_state, &scratch);
+	if (!st)
+		return false;
 	/*
 	 * No table of this image yet: ask for it, and meanwhile find the
 	 * mappings from what the kernel knows (unw_early_table). Inside an exec, the
 	 * registers and the memory are of different images: no stack.
 	 */
 	st->by_vma = 0;
-	proc = bpf_map_lookup_elem(&unw_procs, &tgid);
-	if (proc && proc->execs == execs)
-		return proc;
-	unw_request_missing(tgid, 0);
-	proc = bpf_map_lookup_elem(&unw_vprocs, &scratch);
-	if (execs == ~0u || !proc) {
-		unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
-		return NULL;
+	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
+	if (!c.proc || c.proc->execs != execs) {
+		unw_request_missing(tgid, 0);
+		c.proc = bpf_map_lookup_elem(&unw_vprocs, &scratch);
+		if (execs == ~0u || !c.proc) {
+			unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
+			return false;
+		}
+		if (unw_early_load(c.proc, tgid, exec_id) < 0)
+			unw_early_table(c.proc);
+		early_nr = c.proc->nr;
+		st->by_vma = 1;
 	}
-	if (unw_early_load(proc, tgid, exec_id) < 0)
-		unw_early_table(proc);
-	*early_nr = proc->nr;
-	st->by_vma = 1;
-	return proc;
-}
-
-/* A walk's start: frame 0 at ip, registers sp and bp, nothing read yet. */
-static __always_inline void unw_walk_init(struct unw_state *st, struct offcpu_unw_cached *rec,
-					  __u64 ip, __u64 sp, __u64 bp, __u64 exec_id)
-{
+	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
+	c.win = bpf_map_lookup_elem(&unw_spans, &scratch);
+	if (!rec || !c.win)
+		return false;
 	st->win_lo = 0;
 	st->win_len = 0;
 	rec->hi = 0;
@@ -990,68 +991,6 @@ static __always_inline void unw_walk_init(struct unw_state *st, struct offcpu_un
 	st->vma_tried = 0;
 	st->late = 0;
 	st->bp_src = 0;
-}
-
-/* The facts of the walk just made (rec, its state st), counted and kept with it. */
-static __always_inline void unw_walk_facts(struct unw_state *st, struct offcpu_unw_cached *rec,
-					   __u32 tgid)
-{
-	unw_stat_add(OFFCPU_UNW_WALKED, 1);
-	unw_stat_add(OFFCPU_UNW_FRAMES, rec->nframes);
-	rec->stats = 0;
-	if (st->stop != UNW_STOP_NONE)
-		rec->stats |= 1u << (st->stop & 31);
-	if (st->no_mapping)
-		rec->stats |= 1u << OFFCPU_UNW_NO_MAPPING;
-	if (st->fp_step)
-		rec->stats |= 1u << OFFCPU_UNW_FP_STEPS;
-	rec->missing_pc = st->missing_pc;
-	if (rec->stats)
-		unw_stats_of(rec, tgid);
-}
-
-/*
- * current's user stack into out[] (*n frames, at most OFFCPU_MAX_STACK)
- * from the DWARF tables, starting at its user registers ip, sp, bp (at
- * kernel entry, or where a sample interrupted it). scratch: the per-CPU
- * slot of the calling program (UNW_SCRATCH_*). false: the process has no
- * tables (yet, or for this image): the caller walks frame pointers.
- */
-static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out, __u32 *n,
-					__u32 scratch)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, nf, gi = tgid % OFFCPU_UNW_PGEN;
-	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
-	struct offcpu_unw_cached *e, *rec;
-	struct offcpu_unw_key k = {};
-	struct unw_state *st;
-	__u32 early_nr = 0;
-	struct unw_ctx c;
-	bool checking;
-	__u64 *gen;
-
-	/* A hit needs neither the process's table nor its exec count. */
-	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
-	if (!gen)
-		return false;
-	k.tgid = tgid;
-	k.gen = (__u32)*gen;
-	k.ip = ip;
-	k.sp = sp;
-	if (unw_cache_serve(&k, bp, exec_id, scratch, out, n, &e, &checking))
-		return true;
-
-	st = bpf_map_lookup_elem(&unw_state, &scratch);
-	if (!st)
-		return false;
-	c.proc = unw_walk_table(tgid, exec_id, scratch, st, &early_nr);
-	if (!c.proc)
-		return false;
-	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
-	c.win = bpf_map_lookup_elem(&unw_spans, &scratch);
-	if (!rec || !c.win)
-		return false;
-	unw_walk_init(st, rec, ip, sp, bp, exec_id);
 	c.st = st;
 	c.rec = rec;
 	bpf_loop(OFFCPU_MAX_STACK, unw_step, &c, 0);
@@ -1062,12 +1001,25 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	if (bpf_probe_read_kernel(out, (nf & 127) * 8, rec->frames))
 		nf = 0;
 	*n = nf;
-	unw_walk_facts(st, rec, tgid);
 
+	unw_stat_add(OFFCPU_UNW_WALKED, 1);
+	unw_stat_add(OFFCPU_UNW_FRAMES, nf);
+	rec->stats = 0;
+	if (st->stop != UNW_STOP_NONE)
+		rec->stats |= 1u << (st->stop & 31);
+	if (st->no_mapping)
+		rec->stats |= 1u << OFFCPU_UNW_NO_MAPPING;
+	if (st->fp_step)
+		rec->stats |= 1u << OFFCPU_UNW_FP_STEPS;
+	rec->missing_pc = st->missing_pc;
+	if (rec->stats)
+		unw_stats_of(rec, tgid);
 	if (st->by_vma || st->late) {
 		/* a stack the process's table may give otherwise: not cached */
 		unw_stat_add(OFFCPU_UNW_EARLY, 1);
-		if (st->by_vma && c.proc->nr != early_nr)
+		if (!st->by_vma)
+			return true;
+		if (c.proc->nr != early_nr)
 			unw_early_keep(c.proc, tgid, exec_id);
 		return true;
 	}
