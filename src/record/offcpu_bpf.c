@@ -296,6 +296,13 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	}
 	set_knobs(b->skel, o, kf);
 	set_maps_and_progs(b, o);
+	if (getenv("OFFCPU_DEBUG")) {
+		/* the verifier's statistics of each program (how near its limit) in libbpf's log */
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, b->skel->obj)
+			bpf_program__set_log_level(p, 4);
+	}
 	err = offcpu_skel__load(b->skel);
 	if (!err)
 		err = set_filters(b, o);

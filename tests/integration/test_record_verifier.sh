@@ -1,0 +1,35 @@
+#!/bin/bash
+# The BPF programs stay well inside the verifier's limit of 1 000 000
+# processed instructions, with every option that adds code to them: the
+# switch program inlines the DWARF unwinder twice with --sched-delay, and
+# a harmless-looking refactoring of it once pushed it past the limit (no
+# --sched-delay recording could load). Each option set is loaded with
+# OFFCPU_DEBUG=1, whose libbpf log carries the verifier's statistics per
+# program; every program must stay under 85 % of the limit.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/record_lib.sh"
+require_bpf
+require_offcpu
+
+LIMIT=1000000
+MAX_PCT=85
+rc=0
+for opts in "" "--wakeups --sched-delay" "--call-graph fp --wakeups --sched-delay"; do
+	log=$TESTDIR/load.log
+	# shellcheck disable=SC2086
+	OFFCPU_DEBUG=1 "$OFFCPU" record -q $opts -o "$TESTDIR/v.data" -- true >/dev/null 2>"$log" ||
+		{ tail -5 "$log" >&2; fail "offcpu record $opts -- true failed"; }
+	# "libbpf: prog 'NAME': -- BEGIN PROG LOAD LOG --" then "processed N insns ..."
+	stats=$(awk '/BEGIN PROG LOAD LOG/ { match($0, /prog .[a-z_0-9]+./); p = substr($0, RSTART + 6, RLENGTH - 7) }
+		/^processed [0-9]+ insns/ && p { print p, $2; p = "" }' "$log")
+	[ -n "$stats" ] || fail "record ${opts:-(defaults)}: no verifier statistics in OFFCPU_DEBUG's log"
+	top=$(echo "$stats" | sort -k2 -n | tail -1)
+	measure "${opts:-defaults}: $(echo "$stats" | wc -l) programs; the largest: ${top% *} $(printf "%'d" "${top#* }") of $(printf "%'d" $LIMIT) instructions"
+	while read -r prog n; do
+		if [ "$n" -gt $((LIMIT * MAX_PCT / 100)) ]; then
+			echo "FAIL: ${opts:-defaults}: $prog verified $n instructions, over $MAX_PCT % of the verifier's $LIMIT" >&2
+			rc=1
+		fi
+	done <<<"$stats"
+done
+exit $rc
