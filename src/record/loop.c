@@ -16,6 +16,7 @@
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_writer.h"
 #include "record/recorder_int.h"
+#include "util/clock.h"
 
 #define MERGE_MAX_BYTES (64u << 20) /* drain early past this much queued */
 
@@ -48,14 +49,6 @@ int recorder__setup_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	return 0;
-}
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /*
@@ -126,7 +119,7 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final)
 		err = offcpu_bpf__poll(r->bpf, r->m);
 	if (err || !drain)
 		return err;
-	t = now_ns();
+	t = mono_ns();
 	err = offcpu_bpf__drain(r->bpf, r->m);
 	if (!err && final)
 		err = offcpu_bpf__drain(r->bpf, r->m); /* the other map too */
@@ -182,7 +175,7 @@ static int loop_epoll(const struct recorder *r)
 
 int recorder__loop(struct recorder *r)
 {
-	uint64_t start = now_ns(), last_drain = start, last_status = 0;
+	uint64_t start = mono_ns(), last_drain = start, last_status = 0;
 	uint64_t end = loop_end(r, start);
 	int epfd = loop_epoll(r), err = 0;
 
@@ -196,7 +189,7 @@ int recorder__loop(struct recorder *r)
 		bool drain;
 
 		if (end) {
-			now = now_ns();
+			now = mono_ns();
 			if (now >= end)
 				break;
 			if ((end - now) / 1000000 < (uint64_t)timeout)
@@ -211,7 +204,7 @@ int recorder__loop(struct recorder *r)
 		recorder__reap_child(r, false);
 		if (stop_signal || r->child_done || (r->watch && target_watch__all_gone(r->watch)))
 			break;
-		now = now_ns();
+		now = mono_ns();
 		drain = now - last_drain >= r->o->flush_ms * 1000000ULL ||
 			offcpu_bpf__needs_drain(r->bpf) || merge__bytes(r->m) > MERGE_MAX_BYTES;
 		err = recorder__round_trip(r, drain, false);

@@ -29,6 +29,7 @@
 #include "offcpu.skel.h"
 #include "perfdata/perf_format.h"
 #include "record/record.h"
+#include "util/clock.h"
 #include "util/vec.h"
 
 #define SUM_ENTRIES 10240
@@ -692,7 +693,7 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 	 * own end, and before an exec's COMM record that followed it). Sums
 	 * of a task that exited or exec'd meanwhile are timed just before.
 	 */
-	now = now_ns();
+	now = mono_ns();
 	err = collect_exits(b);
 	if (!err)
 		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), b->keys,

@@ -394,6 +394,5 @@ bool recorder__command_failed(const struct recorder *r);
 /* The command's exit status as a shell gives it (128 + N: killed by signal N); 0 without one. */
 int recorder__command_status(const struct recorder *r);
 
-uint64_t now_ns(void);
 
 #endif

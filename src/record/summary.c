@@ -8,6 +8,7 @@
 
 #include "perfdata/perf_writer.h"
 #include "record/recorder_int.h"
+#include "util/clock.h"
 
 uint64_t recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR])
 {
@@ -28,7 +29,7 @@ void recorder__show_status(struct recorder *r, uint64_t start)
 			   offcpu_bpf__cpu_samples(r->bpf);
 
 	fprintf(stderr, "\r[ offcpu record: %.1f s, %llu samples, %llu lost, %.2f MB ]\033[K",
-		(now_ns() - start) / 1e9, (unsigned long long)samples,
+		(mono_ns() - start) / 1e9, (unsigned long long)samples,
 		(unsigned long long)recorder__total_drops(r, drops),
 		perf_writer__data_size(r->w) / 1048576.0);
 }

@@ -57,6 +57,7 @@
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "unwind/tables.h"
+#include "util/clock.h"
 #include "util/vec.h"
 
 #define SB_PAGES 64 /* data pages per CPU: 256 KiB */
@@ -105,14 +106,6 @@ struct unwind_loader {
 	struct sb_rec *recs;
 	size_t nrec, caprec;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* ---- the backend: the BPF maps ---- */
 

@@ -38,6 +38,7 @@
 
 #include "unwind/cfi.h"
 #include "unwind/tables.h"
+#include "util/clock.h"
 
 #define MAX_SEGS 16
 #define VDSO_MAJ 0xffffffffu /* the key of the vDSO: it has no device */
@@ -93,14 +94,6 @@ struct unw_tables {
 	size_t nfree, capfree;
 	struct unw_tables_stats st;
 };
-
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
 {
@@ -287,7 +280,7 @@ static int push_rules(struct unw_tables *t)
 static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 {
 	struct cfi_table ct;
-	uint64_t t0 = mono_now(), dt;
+	uint64_t t0 = mono_ns(), dt;
 	bool have_x = false;
 	size_t nph;
 	uint32_t start;
@@ -314,7 +307,7 @@ static int file_load_elf(struct unw_tables *t, struct unw_file *f, Elf *elf)
 	err = cfi_table__build(elf, t->rules, &ct);
 	if (err)
 		return err;
-	dt = mono_now() - t0;
+	dt = mono_ns() - t0;
 	t->st.build_ns += dt;
 	if (dt > t->st.build_max_ns) {
 		t->st.build_max_ns = dt;
@@ -368,7 +361,7 @@ static struct unw_file *file_new(struct unw_tables *t, size_t at, uint32_t maj, 
 	f->min = min;
 	f->ino = ino;
 	f->path = strdup(path);
-	f->unref_since = mono_now();
+	f->unref_since = mono_ns();
 	if (!f->path) {
 		free(f);
 		return NULL;
@@ -519,7 +512,7 @@ static uint64_t file_bias(const struct unw_file *f, uint64_t start, uint64_t pgo
 static void file_unref(struct unw_file *f)
 {
 	if (f && f->refs && !--f->refs)
-		f->unref_since = mono_now();
+		f->unref_since = mono_ns();
 }
 
 /* ---- processes ---- */
