@@ -32,6 +32,7 @@
 #include <gelf.h>
 
 #include "unwind/cfi.h"
+#include "util/vec.h"
 
 /* ---- the rule dictionary ---- */
 
@@ -134,15 +135,8 @@ struct fde_list {
 
 static int fde_add(struct fde_list *l, uint64_t start, uint64_t end)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 1024;
-		struct fde *nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (vec__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 1024))
+		return -ENOMEM;
 	l->v[l->n++] = (struct fde){ start, end };
 	return 0;
 }
@@ -386,15 +380,8 @@ static int row_add(struct cfi_table *t, uint64_t pc, uint32_t rule)
 	}
 	if (t->nr && t->rows[t->nr - 1].rule == rule)
 		return 0; /* the same rule goes on */
-	if (t->nr == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 4096;
-		struct offcpu_unw_row *nv = realloc(t->rows, (size_t)ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->rows = nv;
-		t->cap = ncap;
-	}
+	if (vec__reserve((void **)&t->rows, &t->cap, (size_t)t->nr + 1, sizeof(*t->rows), 4096))
+		return -ENOMEM;
 	t->rows[t->nr++] = (struct offcpu_unw_row){ (uint32_t)pc, rule };
 	return 0;
 }

@@ -33,7 +33,8 @@ uint64_t unw_rules__overflow(const struct unw_rules *r);
 /* One file's table: rows sorted by file address. */
 struct cfi_table {
 	struct offcpu_unw_row *rows;
-	uint32_t nr, cap;
+	uint32_t nr;
+	size_t cap;
 	uint32_t nr_fdes;
 	/* rows by kind, for the record's statistics */
 	uint32_t nr_plt, nr_signal, nr_end, nr_unsupported;

@@ -39,6 +39,7 @@
 #include "unwind/cfi.h"
 #include "unwind/tables.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define MAX_SEGS 16
 #define VDSO_MAJ 0xffffffffu /* the key of the vDSO: it has no device */
@@ -95,24 +96,6 @@ struct unw_tables {
 	struct unw_tables_stats st;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	nv = realloc(*v, ncap * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* ---- the row array: free ranges ---- */
 
 static int range_free(struct unw_tables *t, uint32_t start, uint32_t len)
@@ -139,7 +122,7 @@ static int range_free(struct unw_tables *t, uint32_t start, uint32_t len)
 		t->free[i].len += len;
 		return 0;
 	}
-	err = grow((void **)&t->free, &t->capfree, t->nfree + 1, sizeof(*t->free));
+	err = vec__reserve((void **)&t->free, &t->capfree, t->nfree + 1, sizeof(*t->free), 64);
 	if (err)
 		return err;
 	memmove(&t->free[i + 1], &t->free[i], (t->nfree - i) * sizeof(*t->free));
@@ -353,7 +336,7 @@ static struct unw_file *file_new(struct unw_tables *t, size_t at, uint32_t maj, 
 {
 	struct unw_file *f = calloc(1, sizeof(*f));
 
-	if (!f || grow((void **)&t->files, &t->capfiles, t->nfiles + 1, sizeof(*t->files))) {
+	if (!f || vec__reserve((void **)&t->files, &t->capfiles, t->nfiles + 1, sizeof(*t->files), 64)) {
 		free(f);
 		return NULL;
 	}
@@ -575,7 +558,7 @@ static struct unw_proc *proc_new(struct unw_tables *t, uint32_t pid)
 		return t->procs[at];
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p || grow((void **)&t->procs, &t->capprocs, t->nprocs + 1, sizeof(*t->procs))) {
+	if (!p || vec__reserve((void **)&t->procs, &t->capprocs, t->nprocs + 1, sizeof(*t->procs), 64)) {
 		free(p);
 		return NULL;
 	}
@@ -602,7 +585,7 @@ static int proc_map(struct unw_proc *p, uint64_t start, uint64_t end, uint64_t p
 		    uint64_t bias, struct unw_file *f)
 {
 	size_t n = p->n, i;
-	int err = grow((void **)&p->v, &p->cap, 2 * p->n + 1, sizeof(*p->v));
+	int err = vec__reserve((void **)&p->v, &p->cap, 2 * p->n + 1, sizeof(*p->v), 64);
 
 	if (err) {
 		file_unref(f);
@@ -699,7 +682,7 @@ int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid)
 	pp = proc_get(t, ppid); /* proc_new may have moved it */
 	if (!pp)
 		return 0;
-	if (grow((void **)&c->v, &c->cap, pp->n + 2, sizeof(*c->v)))
+	if (vec__reserve((void **)&c->v, &c->cap, pp->n + 2, sizeof(*c->v), 64))
 		return -ENOMEM;
 	memcpy(c->v, pp->v, pp->n * sizeof(*c->v));
 	c->n = pp->n;
