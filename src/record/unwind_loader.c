@@ -19,11 +19,11 @@
  * mapping. Events of the command's own tasks (inherited, waking at every
  * record) would be simpler, but a task with a perf event of its own pays
  * for it at every context switch (the perf context is switched with it):
- * 12 % more on the pinned pipe benchmark.
- * Waking at every record of the whole machine, always, costs the recorded
- * programs dearly on a busy one (7 % more on the pipe benchmark here while
- * others compiled). A stack
- * taken before its process's table is there is walked with the
+ * 12 % more on the pinned pipe benchmark. Waking at every record of the
+ * whole machine, always, costs the recorded programs dearly on a busy one
+ * (7 % more on the pipe benchmark here while others compiled).
+ *
+ * A stack taken before its process's table is there is walked with the
  * mappings the BPF side finds itself (the executable, the vDSO, and one
  * bpf_find_vma lookup) in the files already built, which are published
  * by identity (unw_files), and counted (unwind.early); a frame in a file
