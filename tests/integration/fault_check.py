@@ -132,6 +132,7 @@ def cmd_exec(offcpu, path, pid, binary):
         "perf script": samples(run(["perf", "script", "-i", path, "-F",
                                     "comm,tid,time,period,event,ip,sym,dso"]), PERIOD_HEAD),
     }
+    startup = binary.split("/")[-1][:15]  # the name until prctl(PR_SET_NAME)
     for tool, ss in tools.items():
         before, inexec, bad = 0, 0, []
         for comm, tid, event, period, frames in ss:
@@ -141,6 +142,8 @@ def cmd_exec(offcpu, path, pid, binary):
                 before += period
             elif any("execve" in f for f, _ in frames):
                 inexec += period  # the exec's own waits (loading the new image), named either way
+            elif comm == startup and not any(f == "ex_before" for f, _ in frames):
+                pass  # a wait before the rename (a page fault in _start): its name is the program's own
             elif any(d == binary for _, d in frames) or comm == "ex-before":
                 bad.append("%s %d %s: %s" % (comm, tid, event, frames[-4:]))
         measure("%s: pid %d: %.2f ms off-CPU as ex-before in ex_before (10 waits of 3 ms before "
