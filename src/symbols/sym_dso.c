@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,25 +261,67 @@ static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 			.name = name,
 			.seq = (uint32_t)i,
 			.bind = (uint8_t)GELF_ST_BIND(sym.st_info),
+			.ifunc = t == STT_GNU_IFUNC,
 		};
 	}
 	return 0;
 }
 
+struct plt_rel {
+	uint64_t offset; /* of its GOT slot */
+	int64_t addend;
+	uint32_t sym;
+};
+
+static int plt_rel__cmp(const void *a, const void *b)
+{
+	const struct plt_rel *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
 /*
- * Symbols for the PLT stubs, named "sym@plt" as perf and objdump name them:
- * the i-th .rela.plt relocation's symbol has the i-th stub, in .plt.sec
- * when there is one (IBT), else in .plt after its header entry (PLT0).
- * Names are demangled (when asked) before the suffix, as perf does.
+ * The name of an IRELATIVE stub (no symbol: the linker resolved an IFUNC
+ * of the file itself, as libc's memcpy): the IFUNC whose resolver the
+ * addend is, named among its aliases as an address is; NULL when there is
+ * none.
+ */
+static const char *plt__ifunc_name(const struct sym_entry *syms, size_t nr, uint64_t resolver)
+{
+	const struct sym_entry *best = NULL;
+	bool ifunc = false;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (syms[i].start != resolver)
+			continue;
+		ifunc |= syms[i].ifunc;
+		if (!best || sym_entry__perf_prefer(&syms[i], best) > 0)
+			best = &syms[i];
+	}
+	return ifunc ? best->name : NULL;
+}
+
+/*
+ * Symbols for the PLT stubs, named "sym@plt" as perf and objdump name them,
+ * in .plt.sec when there is one (IBT), else in .plt after its header entry
+ * (PLT0). On x86 the stubs follow their GOT slots, not the relocations: a
+ * file with IFUNCs of its own (libc) lists its IRELATIVE relocations last
+ * while their stubs sit among the others, so the relocations are sorted by
+ * slot first (as objdump and perf since 6.2 do; perf 6.1 does not, and
+ * misnames most of libc's). An IRELATIVE stub is named after its IFUNC, else
+ * "offset_0x...@plt" at its file offset, as perf names it. Names are
+ * demangled (when asked) before the suffix, as perf does.
  */
 static int plt__load(struct sym_dso *d, Elf *elf)
 {
 	Elf_Scn *rel = elf__section(elf, ".rela.plt", SHT_RELA), *plt, *dsym;
+	size_t n, i, names = 0, used = 0, nr_loaded = d->nr_syms;
+	struct plt_rel *rels = NULL;
+	uint64_t entsize, header;
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Data *rdata, *sdata;
-	uint64_t entsize, header;
-	size_t n, i, names = 0, used = 0;
 	struct sym_entry *e;
+	int err = 0;
 	GElf_Ehdr eh;
 
 	plt = elf__section(elf, ".plt.sec", SHT_PROGBITS);
@@ -306,54 +349,75 @@ static int plt__load(struct sym_dso *d, Elf *elf)
 		n = psh.sh_size > header ? (psh.sh_size - header) / entsize : 0;
 	if (!n)
 		return 0;
+	rels = calloc(n, sizeof(*rels));
+	if (!rels)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Rela r;
+
+		if (gelf_getrela(rdata, (int)i, &r))
+			rels[i] = (struct plt_rel){ r.r_offset, r.r_addend, (uint32_t)GELF_R_SYM(r.r_info) };
+	}
+	if (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386)
+		qsort(rels, n, sizeof(*rels), plt_rel__cmp);
+
 	/* one pass for the size of the names, one to fill them */
 	for (int pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
-			GElf_Rela r;
+			uint64_t start = psh.sh_addr + header + i * entsize;
+			const char *name = NULL;
+			char *dm = NULL;
 			GElf_Sym sym;
-			const char *name;
-			char *dm;
-			size_t len;
+			int len;
 
-			if (!gelf_getrela(rdata, (int)i, &r) ||
-			    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &sym))
-				continue;
-			name = elf_strptr(elf, dsh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			dm = NULL;
-			if (d->demangle && sym_demangle(name, &dm) == -ENOMEM)
-				return -ENOMEM;
-			len = strlen(dm ? dm : name) + sizeof("@plt");
+			if (rels[i].sym && gelf_getsym(sdata, (int)rels[i].sym, &sym))
+				name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			else if (!rels[i].sym)
+				name = plt__ifunc_name(d->syms, nr_loaded, (uint64_t)rels[i].addend);
+			if (name && *name && d->demangle && sym_demangle(name, &dm) == -ENOMEM) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			if (dm)
+				name = dm;
+			if (name && *name)
+				len = snprintf(NULL, 0, "%s@plt", name);
+			else
+				len = snprintf(NULL, 0, "offset_%#" PRIx64 "@plt",
+					       psh.sh_offset + header + i * entsize);
 			if (pass == 0) {
-				names += len;
+				names += (size_t)len + 1;
 			} else {
-				snprintf(d->plt_names + used, len, "%s@plt", dm ? dm : name);
+				if (name && *name)
+					snprintf(d->plt_names + used, (size_t)len + 1, "%s@plt", name);
+				else
+					snprintf(d->plt_names + used, (size_t)len + 1, "offset_%#" PRIx64 "@plt",
+						 psh.sh_offset + header + i * entsize);
 				d->syms[d->nr_syms++] = (struct sym_entry){
-					.start = psh.sh_addr + header + i * entsize,
+					.start = start,
 					.size = entsize,
 					.name = d->plt_names + used,
 					.seq = UINT32_MAX - (uint32_t)(n - i),
 					.bind = STB_GLOBAL,
 				};
-				used += len;
+				used += (size_t)len + 1;
 			}
 			free(dm);
 		}
 		if (pass == 0) {
-			if (!names)
-				return 0;
 			d->plt_names = malloc(names);
 			e = realloc(d->syms, (d->nr_syms + n) * sizeof(*e));
+			if (e)
+				d->syms = e;
 			if (!d->plt_names || !e) {
-				if (e)
-					d->syms = e;
-				return -ENOMEM;
+				err = -ENOMEM;
+				goto cleanup;
 			}
-			d->syms = e;
 		}
 	}
-	return 0;
+cleanup:
+	free(rels);
+	return err;
 }
 
 /*

@@ -19,6 +19,7 @@ struct sym_entry {
 	const char *module; /* kallsyms: "[mod]" or NULL for the kernel image */
 	uint32_t seq;       /* input order, breaks ties between equal starts */
 	uint8_t bind;       /* STB_* of the symbol (kallsyms: from the type letter, as perf) */
+	bool ifunc;         /* STT_GNU_IFUNC: its value is the resolver a PLT stub's IRELATIVE names */
 };
 
 /*

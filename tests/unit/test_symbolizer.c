@@ -109,6 +109,26 @@ static const char fixture_alias_c[] =
 	"__attribute__((noinline, visibility(\"hidden\"))) int al_tab_impl(int x) { al_sink = x + 5; return al_sink; }\n"
 	"extern __typeof(al_tab_impl) al_tab __attribute__((weak, alias(\"al_tab_impl\")));\n";
 
+/* Two IFUNCs of the library itself called through its PLT, between libc calls. */
+static const char fixture_ifunc_c[] =
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"static int add1_impl(int x) { return x + 1; }\n"
+	"static void *add1_resolve(void) { return (void *)add1_impl; }\n"
+	"int add1(int x) __attribute__((ifunc(\"add1_resolve\"), visibility(\"hidden\")));\n"
+	"static int add2_impl(int x) { return x + 2; }\n"
+	"static void *add2_resolve(void) { return (void *)add2_impl; }\n"
+	"int add2(int x) __attribute__((ifunc(\"add2_resolve\"), visibility(\"hidden\")));\n"
+	"int use(int x, char *p)\n"
+	"{\n"
+	"\tx = add1(x);\n"
+	"\tmemset(p, 0, (size_t)x);\n"
+	"\tx = add2(x);\n"
+	"\tp = malloc((size_t)x);\n"
+	"\tfree(p);\n"
+	"\treturn (int)strlen(p) + x;\n"
+	"}\n";
+
 /* Calls into libc through the PLT. */
 static const char fixture_plt_c[] =
 	"#include <stdio.h>\n"
@@ -292,6 +312,9 @@ static int group_setup(void **state)
 	write_file(tpath("lib.c"), fixture_lib_c, sizeof(fixture_lib_c) - 1);
 	write_file(tpath("fixture.cc"), fixture_cc, sizeof(fixture_cc) - 1);
 	write_file(tpath("plt.c"), fixture_plt_c, sizeof(fixture_plt_c) - 1);
+	write_file(tpath("ifunc.c"), fixture_ifunc_c, sizeof(fixture_ifunc_c) - 1);
+	if (sh("cd %s && cc -O1 -fPIC -shared -o libifunc.so ifunc.c", tmpdir))
+		return -1;
 	if (sh("cd %s && cc -O1 -fPIE -pie -o plt-pie plt.c && cc -O1 -fno-pie -no-pie -o plt-nopie plt.c && "
 	       "cc -O1 -fPIC -shared -o libplt.so plt.c && cp plt-pie plt-stripped && strip plt-stripped",
 	       tmpdir))
@@ -1103,7 +1126,28 @@ static int seg_of(const char *path, uint64_t vaddr, struct fsym *out)
 	return found;
 }
 
-/* Every "<name@plt>:" label objdump prints for the PLT of file resolves to that name. */
+/* The name symbolizer s gives the start of the function at vaddr of file. */
+static void name_at(struct symbolizer *s, struct sym_dso *d, const char *file, uint64_t vaddr, char *out,
+		    size_t size)
+{
+	struct sym_frame f[2];
+	struct fsym fs = { 0 };
+	struct fmap m;
+	uint64_t ip;
+
+	assert_true(seg_of(file, vaddr, &fs));
+	ip = fixture_ip(&fs, 0x7f0000000000ULL, 0, &m);
+	assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
+	assert_non_null(f[0].sym);
+	snprintf(out, size, "%s", f[0].sym);
+}
+
+/*
+ * Every "<name@plt>:" label objdump prints for the PLT of file resolves to
+ * that name; objdump's "<*ABS*+0xRESOLVER@plt>" (an IRELATIVE stub, which
+ * perf names after the IFUNC) to "IFUNC@plt", IFUNC the name of the
+ * resolver's address.
+ */
 static int expect_plt(struct symbolizer *s, const char *file, bool demangle)
 {
 	struct sym_dso *d = symbolizer__dso(s, file, NULL, 0);
@@ -1128,6 +1172,12 @@ static int expect_plt(struct symbolizer *s, const char *file, bool demangle)
 		if (sscanf(line, "%llx <%511[^\n]", &addr, name) != 2 || !(end = strstr(name, "@plt>:")))
 			continue;
 		end[4] = '\0';
+		if (!strncmp(name, "*ABS*+0x", 8)) {
+			char ifunc[400];
+
+			name_at(s, d, file, strtoull(name + 8, NULL, 16), ifunc, sizeof(ifunc));
+			snprintf(name, sizeof(name), "%s@plt", ifunc);
+		}
 		assert_true(seg_of(file, addr, &fs));
 		ip = fixture_ip(&fs, 0x7f0000000000ULL, 0, &m) + 2;
 		assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
@@ -1151,6 +1201,11 @@ static void test_plt_names(void **state)
 	assert_true(expect_plt(s, tpath("libplt.so"), false) >= 3);
 	assert_true(expect_plt(s, tpath("plt-stripped"), false) >= 3); /* .dynsym only */
 	assert_true(expect_plt(sd, tpath("cxxplt"), true) >= 1);   /* ns::ext(int)@plt */
+	/* IFUNCs of its own: IRELATIVE relocations listed last, their stubs among the others */
+	assert_true(expect_plt(s, tpath("libifunc.so"), false) >= 6);
+	/* Debian's libc is built so: its stubs are named by GOT slot, not relocation order */
+	if (access("/usr/lib/x86_64-linux-gnu/libc.so.6", R_OK) == 0)
+		assert_true(expect_plt(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", false) >= 40);
 	symbolizer__free(s);
 	symbolizer__free(sd);
 }
