@@ -91,7 +91,7 @@ __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
-	__u64 ts_wake; /* wakeup, rq clock; 0 until woken */
+	__u64 ts_wake; /* wakeup, rq clock; 0 until known (woken_at) */
 	__u32 summed;  /* has added to a sum map: note its exit */
 	__u32 gen;     /* execs seen: the sum keys' gen */
 	__u64 last_sum; /* sample time of its last summed interval */
@@ -1006,6 +1006,41 @@ static __always_inline void delay_out(void *ctx, struct task_struct *prev, unsig
 }
 
 /*
+ * When p, switched in at clk after waiting since t->ts_out, was woken: the
+ * start of its wait for a CPU by the scheduler's own accounting (sched_info,
+ * as /proc/PID/schedstat has it). Its enqueue's time (last_queued, on
+ * this run queue's clock) is not yet accounted at this tracepoint; any
+ * earlier part of the wait, on the queue of another CPU it was moved
+ * from, was added to run_delay since the switch-out. 0 when sched_info
+ * cannot tell: a switch-in missed since (pcount moved), or no such
+ * accounting (the sched_wakeup program then times the wakeup). Reading
+ * it here, rather than running a program at every wakeup, is the same
+ * time: the wakeup's enqueue sets last_queued from the clock it reads.
+ */
+static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu_task *t, __u64 clk)
+{
+	__u64 queued, before, waited;
+
+	if (!bpf_core_field_exists(p->sched_info.last_queued))
+		return 0;
+	queued = p->sched_info.last_queued;
+	before = p->sched_info.run_delay;
+	if (!queued || queued > clk || p->sched_info.pcount != t->pcount_out || before < t->delay_out)
+		return 0;
+	waited = clk - queued + (before - t->delay_out);
+	return clk - t->ts_out > waited ? clk - waited : t->ts_out;
+}
+
+/* The end of next's off-CPU interval (t: its storage): its wakeup, else clk. */
+static __always_inline __u64 interval_end(struct task_struct *next, const struct offcpu_task *t,
+					  __u64 clk)
+{
+	__u64 wake = t->ts_wake ? t->ts_wake : woken_at(next, t, clk);
+
+	return wake ? wake : clk;
+}
+
+/*
  * next gets the CPU at clk (its run queue's clock, as the intervals') and
  * now (the samples' time line): its wait for it ends. After an off-CPU
  * interval the wait started at the wakeup and the stack is the one it
@@ -1018,8 +1053,9 @@ static __always_inline void delay_in(struct task_struct *next, struct offcpu_tas
 	__u64 since;
 
 	if (t && t->ts_out) {
-		if (t->ts_wake && t->ts_wake < clk)
-			delay_emit(next, &t->s, t->uhash, t->khash, t->s.state, clk - t->ts_wake, now);
+		since = interval_end(next, t, clk);
+		if (since < clk)
+			delay_emit(next, &t->s, t->uhash, t->khash, t->s.state, clk - since, now);
 		return;
 	}
 	d = bpf_task_storage_get(&delays, next, 0, 0);
@@ -1308,7 +1344,7 @@ static __always_inline void switch_in(struct task_struct *next, struct offcpu_ta
 	 * two ends may be read on two CPUs' clocks, which can be a few ns
 	 * apart: never let that make a negative interval.
 	 */
-	end = t->ts_wake ? t->ts_wake : clk;
+	end = interval_end(next, t, clk);
 	delta = end > t->ts_out ? end - t->ts_out : 0;
 	if (block_time_kept(delta) && !(want_wakeups && waker_in(next, t, delta, now)))
 		interval_done(t, delta, now);
@@ -1360,7 +1396,9 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 /*
  * A waiting task is woken (queued on a run queue): its off-CPU interval
  * ends here, at the clock of that run queue, as the kernel's own accounting
- * (schedstat) has it; the time to its switch-in is run-queue delay.
+ * (schedstat) has it; the time to its switch-in is run-queue delay. Loaded
+ * only on a kernel without sched_info: elsewhere woken_at reads the same
+ * time at the switch-in.
  */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)

@@ -99,20 +99,21 @@ enum offcpu_drop {
  * offcpu section. Kernel stacks are walked by the kernel's unwinder or
  * taken from the cache of stacks by blocking point; a sample of the cache
  * hits is walked anyway to check the cache (`checked`), and `stale` counts
- * the checks that found a different stack. `closed_at_wakeup` counts
+ * the checks that found a different stack. `closed_by_sched_info` counts
  * intervals whose switch-in the switch program never saw (the kernel can
  * hide a tracepoint hit from one BPF program while another is attached or
  * detached), ended at their wakeup instead, when the task next switched
- * out or exited.
+ * out or exited; `closed_at_wakeup` the same on kernels without
+ * sched_info, where the sched_wakeup program notes the wakeup.
  */
 #define OFFCPU_STATS(X)                                               \
 	X(KSTACK_WALKED, "kstack.walked")                             \
 	X(KSTACK_CACHED, "kstack.cached")                             \
 	X(KSTACK_CHECKED, "kstack.checked")                           \
 	X(KSTACK_STALE, "kstack.stale")                               \
-	/* switch-in missed, wakeup seen */                           \
+	/* switch-in missed, wakeup seen (sched_wakeup program) */    \
 	X(CLOSED_AT_WAKEUP, "offcpu.closed_at_wakeup")                \
-	/* both missed, wakeup from sched_info */                     \
+	/* switch-in missed, wakeup from sched_info */                \
 	X(CLOSED_BY_SCHED_INFO, "offcpu.closed_by_sched_info")        \
 	/* cache keys whose check differed: never cached again */     \
 	X(KSTACK_EVICTED, "kstack.evicted")                           \

@@ -434,12 +434,17 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	return 0;
 }
 
-/* The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE): 0, or 2 after the message. */
+/*
+ * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
+ * OFFCPU_TEST_WAKEUP_PROG): 0, or 2 after the message.
+ */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
+	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG");
 	unsigned long long n;
 
+	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
 	if (hide && *hide) {
 		if (parse_uint(hide, 1000000, &n)) {
 			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",

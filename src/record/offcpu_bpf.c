@@ -227,6 +227,30 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->unwind_dwarf = o->dwarf;
 }
 
+/*
+ * Does the kernel keep sched_info (CONFIG_SCHED_INFO, /proc/PID/schedstat)?
+ * Then the switch program reads when a waiting thread was woken from it,
+ * at the switch-in, and the sched_wakeup program (a run at every wakeup of
+ * the machine, ~90 ns each) is not loaded.
+ */
+static bool kernel_has_sched_info(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	bool found = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "sched_info", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	m = t ? btf_members(t) : NULL;
+	for (int i = 0; m && i < btf_vlen(t) && !found; i++)
+		found = !strcmp(btf__name_by_offset(btf, m[i].name_off), "last_queued");
+	btf__free(btf);
+	return found;
+}
 /* Map sizes, and the programs loaded: only those the options need. */
 static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o)
 {
@@ -251,6 +275,7 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.wsum0, SUM_ENTRIES);
 		bpf_map__set_max_entries(sk->maps.wsum1, SUM_ENTRIES);
 	}
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup, o->test_wakeup_prog || !kernel_has_sched_info());
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
@@ -347,10 +372,12 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 	if (!l)
 		return -errno;
 	sk->links.offcpu_switch = l;
-	l = bpf_program__attach(sk->progs.offcpu_wakeup);
-	if (!l)
-		return -errno;
-	sk->links.offcpu_wakeup = l;
+	if (bpf_program__autoload(sk->progs.offcpu_wakeup)) {
+		l = bpf_program__attach(sk->progs.offcpu_wakeup);
+		if (!l)
+			return -errno;
+		sk->links.offcpu_wakeup = l;
+	}
 	l = bpf_program__attach(sk->progs.offcpu_exit);
 	if (!l)
 		return -errno;

@@ -63,6 +63,7 @@ struct record_opts {
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
+	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
 	bool quiet;

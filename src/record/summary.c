@@ -122,7 +122,7 @@ void recorder__print_summary(struct recorder *r)
 	if (r->o->verbose && (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]))
 		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
 			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
-			"the scheduler's run-delay accounting, their wakeup unseen too ]\n",
+			"the scheduler's run-delay accounting ]\n",
 			(unsigned long long)(ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] +
 					     ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]),
 			(unsigned long long)ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]);
