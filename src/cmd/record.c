@@ -358,16 +358,45 @@ static int habit_option(struct record_opts *o, struct only *only, int c, const c
 }
 
 /*
+ * The recorder's messages on stderr, behind "offcpu record:". Each is one
+ * call on the unbuffered stderr, which glibc locks for the call: a line is
+ * written whole even when it comes from another thread (libbpf's log from
+ * the unwinder's loader thread), as the recorder's sink must allow.
+ */
+static void record_msg(void *ctx, enum msg_kind kind, const char *text)
+{
+	(void)ctx;
+	switch (kind) {
+	case MSG_SUMMARY:
+		fprintf(stderr, "[ offcpu record: %s ]\n", text);
+		break;
+	case MSG_STATUS: /* in place of the last one: the cursor stays on its line */
+		if (*text)
+			fprintf(stderr, "\r[ offcpu record: %s ]\033[K", text);
+		else
+			fputs("\r\033[K", stderr);
+		break;
+	case MSG_DEBUG:
+		fputs(text, stderr);
+		break;
+	default: /* errors, warnings, notes: the same words whatever their kind */
+		fprintf(stderr, "offcpu record: %s\n", text);
+		break;
+	}
+}
+
+/*
  * Record with options o, in the recorder's steps. Exit status: the
  * command's (0 without one), 127 when it could not be run (as a shell
  * says), 1 when the recording failed.
  */
 static int record(const struct record_opts *o)
 {
+	const struct msg_sink ms = { record_msg, NULL };
 	struct recorder *r = NULL;
 	int err, status;
 
-	err = recorder__new(o, &r);
+	err = recorder__new(o, &ms, &r);
 	if (err) {
 		fprintf(stderr, "offcpu record: out of memory\n");
 		return 1;
@@ -525,6 +554,8 @@ int cmd_record(int argc, char **argv)
 		ret = test_knobs(&o);
 	if (!ret) {
 		sudo_owner(&o);
+		/* a line rewritten in place is for a person at a terminal */
+		o.status_line = !o.quiet && isatty(STDERR_FILENO);
 		ret = record(&o);
 	}
 out:

@@ -7,7 +7,6 @@
  * bpf_ktime_get_ns(), so all records share one time line.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -30,6 +29,7 @@ struct cpu_ring {
 };
 
 struct cpu_events {
+	const struct msg_sink *ms; /* the recorder's: where an open that fails is said */
 	struct perf_event_attr attr;
 	const char *name;
 	struct cpu_ring *rings;
@@ -103,12 +103,12 @@ static int open_ring(struct cpu_events *c, struct perf_event_attr *attr, int cpu
 	if (fd < 0) {
 		err = -errno;
 		if (c->attr.type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
-			fprintf(stderr,
-				"offcpu record: event '%s' is not supported here (no hardware PMU); use -e cpu-clock\n",
-				c->name);
+			msg__say(c->ms, MSG_ERROR,
+				 "event '%s' is not supported here (no hardware PMU); use -e cpu-clock",
+				 c->name);
 		else
-			fprintf(stderr, "offcpu record: cannot open event '%s' on CPU %d: %s\n",
-				c->name, cpu, strerror(-err));
+			msg__say(c->ms, MSG_ERROR, "cannot open event '%s' on CPU %d: %s",
+				 c->name, cpu, strerror(-err));
 		return err;
 	}
 	r->fd = fd;
@@ -118,8 +118,8 @@ static int open_ring(struct cpu_events *c, struct perf_event_attr *attr, int cpu
 	if (r->base == MAP_FAILED) {
 		r->base = NULL;
 		err = -errno;
-		fprintf(stderr, "offcpu record: cannot map the ring of CPU %d: %s\n", r->cpu,
-			strerror(-err));
+		msg__say(c->ms, MSG_ERROR, "cannot map the ring of CPU %d: %s", r->cpu,
+			 strerror(-err));
 		return err;
 	}
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &r->id))
@@ -127,13 +127,14 @@ static int open_ring(struct cpu_events *c, struct perf_event_attr *attr, int cpu
 	c->ids[c->nr - 1] = r->id;
 	if (filter_prog_fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, filter_prog_fd)) {
 		err = -errno;
-		fprintf(stderr, "offcpu record: cannot attach the sample filter: %s\n", strerror(-err));
+		msg__say(c->ms, MSG_ERROR, "cannot attach the sample filter: %s", strerror(-err));
 		return err;
 	}
 	return 0;
 }
 
-int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out)
+int cpu_events__new(const struct record_opts *o, const struct msg_sink *ms, int filter_prog_fd,
+		    struct cpu_events **out)
 {
 	struct int_list cpus = { 0 };
 	struct perf_event_attr open_attr;
@@ -143,11 +144,12 @@ int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->ms = ms;
 	c->page = sysconf(_SC_PAGESIZE);
 	err = event_attr(o, &c->attr, &c->name);
 	if (err) {
-		fprintf(stderr, "offcpu record: unknown event '%s' (cpu-clock, task-clock, cycles)\n",
-			o->event);
+		msg__say(ms, MSG_ERROR, "unknown event '%s' (cpu-clock, task-clock, cycles)",
+			 o->event);
 		goto cleanup;
 	}
 	if (o->cpus.n) {

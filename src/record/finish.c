@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,8 +205,9 @@ static int stop_waits(struct recorder *r)
 	int err = offcpu_bpf__stop(r->bpf, r->m);
 
 	if (err && err != -ENOMEM) {
-		fprintf(stderr, "%soffcpu record: cannot end the waits in progress at the stop: %s; "
-			"they are left out\n", r->status_line ? "\r\033[K" : "", strerror(-err));
+		recorder__clear_status(r);
+		msg__say(r->ms, MSG_WARNING, "cannot end the waits in progress at the stop: %s; "
+			 "they are left out", strerror(-err));
 		err = 0;
 	}
 	return err;
@@ -232,8 +232,9 @@ int recorder__finish(struct recorder *r, int loop_err)
 	if (!err)
 		err = write_end(r);
 	if (err) {
-		fprintf(stderr, "%soffcpu record: writing %s failed: %s; what was written stays readable\n",
-			r->status_line ? "\r\033[K" : "", r->o->output, strerror(-err));
+		recorder__clear_status(r);
+		msg__say(r->ms, MSG_ERROR, "writing %s failed: %s; what was written stays readable",
+			 r->o->output, strerror(-err));
 		return err;
 	}
 	if (!r->o->quiet)

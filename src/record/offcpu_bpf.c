@@ -132,7 +132,8 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 	return err;
 }
 
-static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
+static int set_filters(struct offcpu_bpf *b, const struct record_opts *o,
+		       const struct msg_sink *ms)
 {
 	struct offcpu_skel *sk = b->skel;
 	uint8_t one = 1;
@@ -176,7 +177,7 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o)
 		err = bpf_map_update_elem(bpf_map__fd(sk->maps.cgroup), &zero, &fd, BPF_ANY);
 		close(fd);
 		if (err) {
-			fprintf(stderr, "offcpu record: '%s' is not a cgroup v2 directory\n", path);
+			msg__say(ms, MSG_ERROR, "'%s' is not a cgroup v2 directory", path);
 			return err;
 		}
 	}
@@ -299,7 +300,7 @@ static int open_rings(struct offcpu_bpf *b)
 }
 
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
-		    struct offcpu_bpf **out)
+		    const struct msg_sink *ms, struct offcpu_bpf **out)
 {
 	struct offcpu_bpf *b;
 	int err;
@@ -331,7 +332,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	}
 	err = offcpu_skel__load(b->skel);
 	if (!err)
-		err = set_filters(b, o);
+		err = set_filters(b, o, ms);
 	if (!err)
 		err = open_rings(b);
 	if (err)

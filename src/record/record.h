@@ -22,13 +22,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
 #include "bpf/unwind.h"
 #include "perfdata/perf_format.h"
+#include "util/msg.h"
 
 struct perf_writer;
 
@@ -66,7 +66,9 @@ struct record_opts {
 	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
-	bool quiet;
+	bool quiet;           /* -q: no summary at the end */
+	bool status_line;     /* a live status line (MSG_STATUS) while recording: the
+				 messages go to a terminal, and no -q */
 	bool verbose;         /* -v: the whole end-of-recording summary */
 	char **argv;          /* the command, or NULL */
 	const char *user;     /* --user: run the command as this user */
@@ -226,9 +228,12 @@ int synth__features(struct perf_writer *w, const struct record_opts *o);
 
 /* ---- offcpu_bpf.c ---- */
 struct offcpu_bpf;
-/* kf: where kernel stacks start (__schedule), to strip tracing frames. */
+/*
+ * kf: where kernel stacks start (__schedule), to strip tracing frames; ms:
+ * where a filter that cannot be set is said (the caller says the rest).
+ */
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
-		    struct offcpu_bpf **out);
+		    const struct msg_sink *ms, struct offcpu_bpf **out);
 void offcpu_bpf__free(struct offcpu_bpf *b);
 /* Trace the process tgid (the command) from its next exec on, with its children. */
 void offcpu_bpf__trace_from_exec(struct offcpu_bpf *b, uint32_t tgid);
@@ -313,9 +318,9 @@ size_t cpu_sample__encode(const struct offcpu_cpu_sample *s, uint64_t id, void *
 
 /* ---- unwind_loader.c ---- */
 struct unwind_loader;
-/* Side-band events and the tables' backend; nothing runs yet. */
+/* Side-band events and the tables' backend; nothing runs yet. ms: where a failure is said. */
 int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
-		       struct unwind_loader **out);
+		       const struct msg_sink *ms, struct unwind_loader **out);
 /*
  * Start following: tables for the command (before it runs), for the
  * processes already there (-p, -t, -a; child: the forked command), then a
@@ -335,11 +340,13 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
  * could not be made or kept always.
  */
 void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
-			    bool verbose, FILE *f);
+			    bool verbose, const struct msg_sink *ms);
 
 /* ---- cpu_events.c ---- */
 struct cpu_events;
-int cpu_events__new(const struct record_opts *o, int filter_prog_fd, struct cpu_events **out);
+/* ms: where an event or ring that cannot be opened is said. */
+int cpu_events__new(const struct record_opts *o, const struct msg_sink *ms, int filter_prog_fd,
+		    struct cpu_events **out);
 void cpu_events__free(struct cpu_events *c);
 int cpu_events__enable(struct cpu_events *c);
 int cpu_events__disable(struct cpu_events *c);
@@ -359,7 +366,8 @@ uint64_t cpu_sample_type(void);
 /*
  * ---- recorder.c, loop.c, finish.c, summary.c: a recording in steps ----
  *
- *   recorder__new(o, &r)       o stays the caller's, unchanged, until __free
+ *   recorder__new(o, ms, &r)   o and the sink ms stay the caller's, unchanged,
+ *                              until __free
  *   recorder__open(r)          checks (privileges, BTF, targets), the output
  *                              file, the command forked and held, the BPF
  *                              programs loaded, the perf events opened, the
@@ -375,10 +383,14 @@ uint64_t cpu_sample_type(void);
  *                              the command runs) leaves no file and no
  *                              command behind
  *
- * Each step returns 0 or a negative errno, its message printed on stderr.
+ * Each step returns 0 or a negative errno, its message said to ms
+ * (MSG_ERROR); warnings go there too, the status line (MSG_STATUS, with
+ * o->status_line) and the summary (MSG_SUMMARY, without -q). libbpf's log
+ * (OFFCPU_DEBUG: MSG_DEBUG) goes there as well, from the unwinder's thread
+ * too.
  */
 struct recorder;
-int recorder__new(const struct record_opts *o, struct recorder **out);
+int recorder__new(const struct record_opts *o, const struct msg_sink *ms, struct recorder **out);
 int recorder__open(struct recorder *r);
 int recorder__start(struct recorder *r);
 int recorder__loop(struct recorder *r);

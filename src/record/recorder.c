@@ -20,6 +20,13 @@
 #include "record/recorder_int.h"
 #include "util/vec.h"
 
+/*
+ * libbpf's print callback takes no context: the sink of the recorder that
+ * set it, for as long as that recorder lives (one recorder at a time).
+ * libbpf logs from the unwinder's thread too (its ring buffer).
+ */
+static const struct msg_sink *libbpf_ms;
+
 bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
 {
 	size_t lo = 0, hi = t->n;
@@ -68,13 +75,14 @@ void recorder__reap_child(struct recorder *r, bool block)
 	}
 }
 
-int recorder__new(const struct record_opts *o, struct recorder **out)
+int recorder__new(const struct record_opts *o, const struct msg_sink *ms, struct recorder **out)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	r->o = o;
+	r->ms = ms;
 	*out = r;
 	return 0;
 }
@@ -101,6 +109,8 @@ void recorder__free(struct recorder *r)
 	run_as__exit(&r->run_as);
 	free(r->targets.v);
 	free(r->seen);
+	if (libbpf_ms == r->ms) /* the parts are gone: libbpf says nothing more of ours */
+		libbpf_ms = NULL;
 	free(r);
 }
 
@@ -138,30 +148,31 @@ static bool have_privileges(void)
 }
 
 /* Is p (a -p or -t target, named `what`) there? Said when it is not. */
-static int target_check(int p, const char *what)
+static int target_check(const struct recorder *r, int p, const char *what)
 {
 	if (pid_exists(p) && !pid_exited(p))
 		return 0;
-	fprintf(stderr, "offcpu record: no such %s: %d%s\n", what, p,
-		pid_exists(p) ? " (it has exited)" : "");
+	msg__say(r->ms, MSG_ERROR, "no such %s: %d%s", what, p,
+		 pid_exists(p) ? " (it has exited)" : "");
 	return -ESRCH;
 }
 
 /* What can be checked before anything is opened. */
-static int preflight(const struct record_opts *o)
+static int preflight(const struct recorder *r)
 {
+	const struct record_opts *o = r->o;
 	const char *btf = getenv("OFFCPU_BTF");
 	int err = 0;
 
 	if (!have_privileges()) {
-		fprintf(stderr, "offcpu record: permission denied: run as root or with CAP_BPF and CAP_PERFMON\n");
+		msg__say(r->ms, MSG_ERROR, "permission denied: run as root or with CAP_BPF and CAP_PERFMON");
 		return -EPERM;
 	}
 	if (!btf)
 		btf = "/sys/kernel/btf/vmlinux";
 	if (access(btf, R_OK)) {
-		fprintf(stderr, "offcpu record: this kernel has no BTF (%s missing); CONFIG_DEBUG_INFO_BTF=y is required\n",
-			btf);
+		msg__say(r->ms, MSG_ERROR, "this kernel has no BTF (%s missing); CONFIG_DEBUG_INFO_BTF=y is required",
+			 btf);
 		return -ENOTSUP;
 	}
 	if (o->cgroup) {
@@ -169,25 +180,24 @@ static int preflight(const struct record_opts *o)
 
 		err = cgroup_resolve(o->cgroup, path, sizeof(path));
 		if (err) {
-			fprintf(stderr, "offcpu record: '%s' is not a cgroup v2 directory (%s: %s)\n",
-				o->cgroup, path,
-				err == -ENOTDIR ? "not on the cgroup v2 hierarchy" : strerror(-err));
+			msg__say(r->ms, MSG_ERROR, "'%s' is not a cgroup v2 directory (%s: %s)",
+				 o->cgroup, path,
+				 err == -ENOTDIR ? "not on the cgroup v2 hierarchy" : strerror(-err));
 			return err;
 		}
 	}
 	for (size_t i = 0; !err && i < o->pids.n; i++)
-		err = target_check(o->pids.v[i], "process");
+		err = target_check(r, o->pids.v[i], "process");
 	for (size_t i = 0; !err && i < o->tids.n; i++)
-		err = target_check(o->tids.v[i], "thread");
+		err = target_check(r, o->tids.v[i], "thread");
 	return err;
 }
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+/* libbpf's warnings and debug log with OFFCPU_DEBUG, as they come; nothing otherwise. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_WARN && getenv("OFFCPU_DEBUG"))
-		return vfprintf(stderr, fmt, args);
-	if (level == LIBBPF_DEBUG && getenv("OFFCPU_DEBUG"))
-		return vfprintf(stderr, fmt, args);
+	if ((level == LIBBPF_WARN || level == LIBBPF_DEBUG) && getenv("OFFCPU_DEBUG"))
+		msg__vsay(libbpf_ms, MSG_DEBUG, fmt, args);
 	return 0;
 }
 
@@ -210,20 +220,20 @@ static int open_output(struct recorder *r)
 
 	err = perf_writer__new(o->output, &r->w);
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot write %s: %s", o->output, strerror(-err));
 		return err;
 	}
 	/* before a byte is written: even an interrupted recording is the user's */
 	if (o->give_output) {
 		err = perf_writer__chown(r->w, o->owner_uid, o->owner_gid);
 		if (err)
-			fprintf(stderr, "offcpu record: cannot give %s to uid %u (SUDO_UID): %s; it stays "
-				"root's\n", o->output, (unsigned int)o->owner_uid, strerror(-err));
+			msg__say(r->ms, MSG_WARNING, "cannot give %s to uid %u (SUDO_UID): %s; it stays "
+				 "root's", o->output, (unsigned int)o->owner_uid, strerror(-err));
 	}
 	r->m = merge__new();
 	r->hits = dso_hits__new();
 	if (!r->m || !r->hits || recorder__setup_signals()) {
-		fprintf(stderr, "offcpu record: out of memory\n");
+		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
 	perf_writer__set_tap(r->w, on_written, r);
@@ -239,8 +249,8 @@ static int open_command(struct recorder *r)
 	if (o->user) {
 		err = run_as__resolve(&r->run_as, o->user);
 		if (err) {
-			fprintf(stderr, "offcpu record: --user %s: %s\n", o->user,
-				err == -ENOENT ? "no such user" : strerror(-err));
+			msg__say(r->ms, MSG_ERROR, "--user %s: %s", o->user,
+				 err == -ENOENT ? "no such user" : strerror(-err));
 			return err;
 		}
 	}
@@ -248,7 +258,7 @@ static int open_command(struct recorder *r)
 		return 0;
 	err = workload__prepare(&r->wl, o->argv, o->user ? &r->run_as : NULL);
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot start '%s': %s\n", o->argv[0], strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot start '%s': %s", o->argv[0], strerror(-err));
 		return err;
 	}
 	r->have_child = true;
@@ -268,7 +278,7 @@ static int open_targets(struct recorder *r)
 	for (size_t i = 0; i < o->pids.n; i++)
 		tgid_set__add(&r->targets, o->pids.v[i]);
 	if (!tgids) {
-		fprintf(stderr, "offcpu record: out of memory\n");
+		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < o->tids.n; i++) {
@@ -278,9 +288,9 @@ static int open_targets(struct recorder *r)
 	if ((o->pids.n || o->tids.n) && !o->all_cpus)
 		err = target_watch__new(o, tgids, &r->watch, &gone);
 	if (err == -ESRCH)
-		fprintf(stderr, "offcpu record: no such process: %d (it has exited)\n", gone);
+		msg__say(r->ms, MSG_ERROR, "no such process: %d (it has exited)", gone);
 	else if (err)
-		fprintf(stderr, "offcpu record: cannot watch the targets: %s\n", strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot watch the targets: %s", strerror(-err));
 	free(tgids);
 	return err;
 }
@@ -292,23 +302,23 @@ static int open_events(struct recorder *r)
 	int err;
 
 	kernel_facts__read(&r->kernel, o->wakeups);
-	err = offcpu_bpf__new(o, &r->kernel, &r->bpf);
+	err = offcpu_bpf__new(o, &r->kernel, r->ms, &r->bpf);
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot load the BPF program: %s%s\n", strerror(-err),
-			getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
+		msg__say(r->ms, MSG_ERROR, "cannot load the BPF program: %s%s", strerror(-err),
+			 getenv("OFFCPU_DEBUG") ? "" : " (OFFCPU_DEBUG=1 shows libbpf's log)");
 		return err;
 	}
 	if (r->have_child)
 		offcpu_bpf__trace_from_exec(r->bpf, r->wl.pid);
 	if (o->dwarf) {
-		err = unwind_loader__new(o, r->bpf, &r->unwind);
+		err = unwind_loader__new(o, r->bpf, r->ms, &r->unwind);
 		if (err) {
-			fprintf(stderr, "offcpu record: cannot set up the DWARF unwinder: %s\n",
-				strerror(-err));
+			msg__say(r->ms, MSG_ERROR, "cannot set up the DWARF unwinder: %s",
+				 strerror(-err));
 			return err;
 		}
 	}
-	err = cpu_events__new(o, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
+	err = cpu_events__new(o, r->ms, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
 	if (!err && o->dwarf) {
 		/* CPU samples come from BPF: they take the event's id of their CPU */
 		uint64_t *cpu_ids;
@@ -350,17 +360,18 @@ static int write_header(struct recorder *r)
 	if (!err)
 		err = perf_writer__begin(r->w);
 	if (err)
-		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot write %s: %s", o->output, strerror(-err));
 	return err;
 }
 
 int recorder__open(struct recorder *r)
 {
-	int err = preflight(r->o);
+	int err = preflight(r);
 
 	if (err)
 		return err;
-	libbpf_set_print(libbpf_quiet);
+	libbpf_ms = r->ms;
+	libbpf_set_print(libbpf_log);
 	err = open_output(r);
 	if (!err)
 		err = open_command(r);
@@ -416,18 +427,18 @@ static int attach_events(struct recorder *r)
 	int err = offcpu_bpf__attach(r->bpf);
 
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot attach to sched_switch: %s\n", strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot attach to sched_switch: %s", strerror(-err));
 		return err;
 	}
 	err = cpu_events__enable(r->cpu);
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot enable the perf events: %s\n", strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot enable the perf events: %s", strerror(-err));
 		return err;
 	}
 	/* the recording starts here: targets already waiting count from now on */
 	err = offcpu_bpf__start(r->bpf, on_seen_task, r);
 	if (err)
-		fprintf(stderr, "offcpu record: cannot find the waits in progress: %s\n", strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot find the waits in progress: %s", strerror(-err));
 	return err;
 }
 
@@ -452,7 +463,7 @@ static int synthesize(struct recorder *r)
 	if (!err)
 		err = perf_writer__finished_round(r->w);
 	if (err)
-		fprintf(stderr, "offcpu record: cannot write %s: %s\n", o->output, strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot write %s: %s", o->output, strerror(-err));
 	return err;
 }
 
@@ -468,10 +479,10 @@ static int release_command(struct recorder *r)
 	if (!err)
 		return 0;
 	if (stage == WORKLOAD_ERR_IDENTITY)
-		fprintf(stderr, "offcpu record: cannot run '%s' as user %s: %s\n", o->argv[0], o->user,
-			strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot run '%s' as user %s: %s", o->argv[0], o->user,
+			 strerror(-err));
 	else
-		fprintf(stderr, "offcpu record: cannot execute '%s': %s\n", o->argv[0], strerror(-err));
+		msg__say(r->ms, MSG_ERROR, "cannot execute '%s': %s", o->argv[0], strerror(-err));
 	recorder__reap_child(r, true);
 	r->have_child = false;
 	r->command_failed = true;
@@ -495,14 +506,14 @@ int recorder__start(struct recorder *r)
 	if (!err && r->unwind) {
 		err = unwind_loader__start(r->unwind, r->o, r->have_child ? r->wl.pid : 0);
 		if (err)
-			fprintf(stderr, "offcpu record: cannot start the DWARF unwinder: %s\n",
-				strerror(-err));
+			msg__say(r->ms, MSG_ERROR, "cannot start the DWARF unwinder: %s",
+				 strerror(-err));
 	}
 	if (!err)
 		err = release_command(r);
 	if (err)
 		return err;
 	r->started = true;
-	r->status_line = !r->o->quiet && isatty(STDERR_FILENO);
+	r->status_line = r->o->status_line;
 	return 0;
 }

@@ -31,6 +31,7 @@ struct seen_task {
 
 struct recorder {
 	const struct record_opts *o;
+	const struct msg_sink *ms; /* where every message goes: the recorder prints nothing */
 
 	/* what is recorded */
 	struct tgid_set targets;
@@ -84,7 +85,12 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final);
 /* Losses so far, as the status line counts them; drops[] filled. */
 uint64_t recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR]);
 void recorder__show_status(struct recorder *r, uint64_t start);
-/* The end of a recording, on stderr. */
+/*
+ * The status line cleared (when there is one: even before the first), for
+ * a line that takes its place: the summary, a failure at the stop.
+ */
+void recorder__clear_status(struct recorder *r);
+/* The end of a recording: its summary lines (MSG_SUMMARY). */
 void recorder__print_summary(struct recorder *r);
 
 #endif

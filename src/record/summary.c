@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What the user sees of a recording on stderr: the status line while it
- * runs (on a terminal, without -q) and the summary at its end.
+ * What the user sees of a recording, said to the recorder's sink: the
+ * status line while it runs (MSG_STATUS: on a terminal, without -q) and
+ * the summary at its end (MSG_SUMMARY: a line each, framed by the sink).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "perfdata/perf_writer.h"
@@ -28,27 +28,33 @@ void recorder__show_status(struct recorder *r, uint64_t start)
 			   offcpu_bpf__delay_samples(r->bpf) + cpu_events__samples(r->cpu) +
 			   offcpu_bpf__cpu_samples(r->bpf);
 
-	fprintf(stderr, "\r[ offcpu record: %.1f s, %llu samples, %llu lost, %.2f MB ]\033[K",
-		(mono_ns() - start) / 1e9, (unsigned long long)samples,
-		(unsigned long long)recorder__total_drops(r, drops),
-		perf_writer__data_size(r->w) / 1048576.0);
+	msg__say(r->ms, MSG_STATUS, "%.1f s, %llu samples, %llu lost, %.2f MB",
+		 (mono_ns() - start) / 1e9, (unsigned long long)samples,
+		 (unsigned long long)recorder__total_drops(r, drops),
+		 perf_writer__data_size(r->w) / 1048576.0);
+}
+
+void recorder__clear_status(struct recorder *r)
+{
+	if (r->status_line)
+		msg__say(r->ms, MSG_STATUS, "%s", "");
 }
 
 /* -m/-M: how many waits were left out, and why. */
 static void print_filtered(const struct recorder *r, const uint64_t ks[OFFCPU_STAT__NR])
 {
 	const struct record_opts *o = r->o;
+	struct msg_line l = { .len = 0 };
 
 	if (!o->min_ns && o->max_ns == UINT64_MAX)
 		return;
-	fprintf(stderr, "[ offcpu record: %llu off-CPU waits left out: ",
-		(unsigned long long)ks[OFFCPU_STAT_FILTERED]);
+	msg_line__add(&l, "%llu off-CPU waits left out: ", (unsigned long long)ks[OFFCPU_STAT_FILTERED]);
 	if (o->min_ns)
-		fprintf(stderr, "shorter than %llu us (-m)%s", (unsigned long long)(o->min_ns / 1000),
-			o->max_ns != UINT64_MAX ? " or " : "");
+		msg_line__add(&l, "shorter than %llu us (-m)%s", (unsigned long long)(o->min_ns / 1000),
+			      o->max_ns != UINT64_MAX ? " or " : "");
 	if (o->max_ns != UINT64_MAX)
-		fprintf(stderr, "longer than %llu us (-M)", (unsigned long long)(o->max_ns / 1000));
-	fprintf(stderr, " ]\n");
+		msg_line__add(&l, "longer than %llu us (-M)", (unsigned long long)(o->max_ns / 1000));
+	msg__say(r->ms, MSG_SUMMARY, "%s", l.text);
 }
 
 /* -v: the facts of how the recording went, before the unwinder's lines. */
@@ -58,43 +64,44 @@ static void print_verbose(const struct recorder *r, const uint64_t ks[OFFCPU_STA
 	uint64_t stop = offcpu_bpf__in_progress(r->bpf, OFFCPU_IN_PROGRESS_OFFCPU_STOP);
 
 	if (ks[OFFCPU_STAT_KSTACK_CACHED] || ks[OFFCPU_STAT_KSTACK_CHECKED])
-		fprintf(stderr, "[ offcpu record: kernel stacks: %llu walked, %llu from the cache of "
-			"blocking points; of %llu checked by a walk, %llu differed (%llu keys no longer "
-			"cached) ]\n",
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_WALKED],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
-			(unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
+		msg__say(r->ms, MSG_SUMMARY, "kernel stacks: %llu walked, %llu from the cache of "
+			 "blocking points; of %llu checked by a walk, %llu differed (%llu keys no longer "
+			 "cached)",
+			 (unsigned long long)ks[OFFCPU_STAT_KSTACK_WALKED],
+			 (unsigned long long)ks[OFFCPU_STAT_KSTACK_CACHED],
+			 (unsigned long long)ks[OFFCPU_STAT_KSTACK_CHECKED],
+			 (unsigned long long)ks[OFFCPU_STAT_KSTACK_STALE],
+			 (unsigned long long)ks[OFFCPU_STAT_KSTACK_EVICTED]);
 	if (r->nr_ustack_cut)
-		fprintf(stderr, "[ offcpu record: %llu user stacks cut at a frame outside the process's "
-			"executable mappings (a frame-pointer walk through code built without frame "
-			"pointers) ]\n", (unsigned long long)r->nr_ustack_cut);
+		msg__say(r->ms, MSG_SUMMARY, "%llu user stacks cut at a frame outside the process's "
+			 "executable mappings (a frame-pointer walk through code built without frame "
+			 "pointers)", (unsigned long long)r->nr_ustack_cut);
 	if (start || stop)
-		fprintf(stderr, "[ offcpu record: waits in progress, counted from the start or up to the "
-			"stop only: %llu at the start, %llu at the stop ]\n",
-			(unsigned long long)start, (unsigned long long)stop);
+		msg__say(r->ms, MSG_SUMMARY, "waits in progress, counted from the start or up to the "
+			 "stop only: %llu at the start, %llu at the stop",
+			 (unsigned long long)start, (unsigned long long)stop);
 }
 
 /* The lost line: every loss by name, or that nothing was lost. */
 static void print_lost(const struct recorder *r)
 {
 	uint64_t lost = cpu_events__lost(r->cpu);
+	struct msg_line l = { .len = 0 };
 	bool any = lost != 0;
 
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		any |= r->drops[i] != 0;
 	if (!any) {
-		fprintf(stderr, "[ offcpu record: nothing lost ]\n");
+		msg__say(r->ms, MSG_SUMMARY, "nothing lost");
 		return;
 	}
-	fprintf(stderr, "[ offcpu record: lost:");
+	msg_line__add(&l, "lost:");
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		if (r->drops[i])
-			fprintf(stderr, " %s %llu;", offcpu_drop_name(i), (unsigned long long)r->drops[i]);
+			msg_line__add(&l, " %s %llu;", offcpu_drop_name(i), (unsigned long long)r->drops[i]);
 	if (lost)
-		fprintf(stderr, " cpu samples (perf ring full) %llu;", (unsigned long long)lost);
-	fprintf(stderr, " ]\n");
+		msg_line__add(&l, " cpu samples (perf ring full) %llu;", (unsigned long long)lost);
+	msg__say(r->ms, MSG_SUMMARY, "%s", l.text);
 }
 
 /*
@@ -107,24 +114,23 @@ void recorder__print_summary(struct recorder *r)
 {
 	uint64_t ks[OFFCPU_STAT__NR];
 
-	if (r->status_line)
-		fprintf(stderr, "\r\033[K");
-	fprintf(stderr, "[ offcpu record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
-		perf_writer__data_size(r->w) / 1048576.0, r->o->output,
-		(unsigned long long)r->nr_written_samples);
+	recorder__clear_status(r);
+	msg__say(r->ms, MSG_SUMMARY, "Captured and wrote %.3f MB %s (%llu samples)",
+		 perf_writer__data_size(r->w) / 1048576.0, r->o->output,
+		 (unsigned long long)r->nr_written_samples);
 	if (offcpu_bpf__stats(r->bpf, ks))
 		memset(ks, 0, sizeof(ks));
 	print_filtered(r, ks);
 	if (r->o->verbose)
 		print_verbose(r, ks);
 	if (r->unwind)
-		unwind_loader__summary(r->unwind, r->bpf, r->o->verbose, stderr);
+		unwind_loader__summary(r->unwind, r->bpf, r->o->verbose, r->ms);
 	if (r->o->verbose && (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]))
-		fprintf(stderr, "[ offcpu record: %llu intervals ended at their wakeup, their switch-in "
-			"unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
-			"the scheduler's run-delay accounting ]\n",
-			(unsigned long long)(ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] +
-					     ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]),
-			(unsigned long long)ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]);
+		msg__say(r->ms, MSG_SUMMARY, "%llu intervals ended at their wakeup, their switch-in "
+			 "unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "
+			 "the scheduler's run-delay accounting",
+			 (unsigned long long)(ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] +
+					      ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]),
+			 (unsigned long long)ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]);
 	print_lost(r);
 }

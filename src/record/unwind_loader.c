@@ -521,7 +521,7 @@ static void *loader_main(void *arg)
 /* ---- set-up ---- */
 
 int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
-		       struct unwind_loader **out)
+		       const struct msg_sink *ms, struct unwind_loader **out)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
 	struct unwind_loader *l;
@@ -585,8 +585,8 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 	l->late_ns = (uint64_t)o->test_unwind_late_ms * 1000000ULL;
 	err = open_rings(l);
 	if (err) {
-		fprintf(stderr, "offcpu record: cannot open the unwinder's side-band events: %s\n",
-			strerror(-err));
+		msg__say(ms, MSG_ERROR, "cannot open the unwinder's side-band events: %s",
+			 strerror(-err));
 		goto cleanup;
 	}
 	*out = l;
@@ -769,39 +769,40 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
 }
 
 void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
-			    bool verbose, FILE *f)
+			    bool verbose, const struct msg_sink *ms)
 {
 	uint64_t s[OFFCPU_UNW_STAT__NR];
 	struct unw_tables_stats ts;
+	struct msg_line line = { .len = 0 };
 	bool any = false;
 
 	if (offcpu_bpf__unwind_stats(b, s))
 		return;
 	unw_tables__stats(l->t, &ts);
 	if (verbose)
-		fprintf(f, "[ offcpu record: user stacks from DWARF tables: %llu unwound, %llu from the cache of "
-			   "blocking points (%llu checked by a walk, %llu differed), %.1f frames a stack; "
-			   "tables of %llu files, %llu rows at most (of %llu), built in %.0f ms ]\n",
-			(unsigned long long)s[OFFCPU_UNW_WALKED], (unsigned long long)s[OFFCPU_UNW_CACHED],
-			(unsigned long long)s[OFFCPU_UNW_CHECKED], (unsigned long long)s[OFFCPU_UNW_STALE],
-			s[OFFCPU_UNW_WALKED] ? (double)s[OFFCPU_UNW_FRAMES] / s[OFFCPU_UNW_WALKED] : 0.0,
-			(unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
-			(unsigned long long)ts.row_cap, ts.build_ns / 1e6);
+		msg__say(ms, MSG_SUMMARY, "user stacks from DWARF tables: %llu unwound, %llu from the cache of "
+			 "blocking points (%llu checked by a walk, %llu differed), %.1f frames a stack; "
+			 "tables of %llu files, %llu rows at most (of %llu), built in %.0f ms",
+			 (unsigned long long)s[OFFCPU_UNW_WALKED], (unsigned long long)s[OFFCPU_UNW_CACHED],
+			 (unsigned long long)s[OFFCPU_UNW_CHECKED], (unsigned long long)s[OFFCPU_UNW_STALE],
+			 s[OFFCPU_UNW_WALKED] ? (double)s[OFFCPU_UNW_FRAMES] / s[OFFCPU_UNW_WALKED] : 0.0,
+			 (unsigned long long)ts.files, (unsigned long long)ts.rows_peak,
+			 (unsigned long long)ts.row_cap, ts.build_ns / 1e6);
 	for (int i = OFFCPU_UNW_NO_TABLE; i < OFFCPU_UNW_STAT__NR; i++) {
 		if (!s[i] || !verbose)
 			continue;
-		fprintf(f, "%s %s %llu", any ? ";" : "[ offcpu record: user stacks:", unw_counter[i].name,
-			(unsigned long long)s[i]);
+		msg_line__add(&line, "%s %s %llu", any ? ";" : "user stacks:", unw_counter[i].name,
+			      (unsigned long long)s[i]);
 		any = true;
 	}
 	if (ts.files_no_room || ts.files_failed || l->lost || ts.maps_dropped) {
-		fprintf(f, "%s unwind.files_no_room %llu; unwind.files_failed %llu; "
-			   "unwind.sideband_lost %llu; unwind.maps_dropped %llu",
-			any ? ";" : "[ offcpu record: user stacks:", (unsigned long long)ts.files_no_room,
-			(unsigned long long)ts.files_failed, (unsigned long long)l->lost,
-			(unsigned long long)ts.maps_dropped);
+		msg_line__add(&line, "%s unwind.files_no_room %llu; unwind.files_failed %llu; "
+			      "unwind.sideband_lost %llu; unwind.maps_dropped %llu",
+			      any ? ";" : "user stacks:", (unsigned long long)ts.files_no_room,
+			      (unsigned long long)ts.files_failed, (unsigned long long)l->lost,
+			      (unsigned long long)ts.maps_dropped);
 		any = true;
 	}
 	if (any)
-		fprintf(f, " (see offcpu report's header) ]\n");
+		msg__say(ms, MSG_SUMMARY, "%s (see offcpu report's header)", line.text);
 }
