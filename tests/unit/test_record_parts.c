@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of record's pure parts: number lists, the time-ordered merge,
- * the off-CPU sample encoding, the cut of junk user frames, and the
+ * the off-CPU sample encoding, the cut of junk user frames, the
  * perf.data writer read back through our reader (header, attrs,
- * EVENT_DESC, features, a killed recording).
+ * EVENT_DESC, features, a killed recording), and how the summary's lines
+ * reach the sink.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,63 @@
 #include "record/record.h"
 
 static char tmpdir[] = "/tmp/offcpu-unit.XXXXXX";
+
+/* A sink that keeps the last message and its kind. */
+struct kept_msg {
+	enum msg_kind kind;
+	char text[8192];
+	size_t len;
+	int nr;
+};
+
+static void keep_msg(void *ctx, enum msg_kind kind, const char *text)
+{
+	struct kept_msg *k = ctx;
+
+	k->kind = kind;
+	k->len = strlen(text);
+	snprintf(k->text, sizeof(k->text), "%s", text);
+	k->nr++;
+}
+
+/*
+ * The summary's lines reach the sink whole: a line made of parts as one
+ * message, one longer than msg__say's buffer unshortened, a line too long
+ * for msg_line cut at its room without a write past it.
+ */
+static void test_msg_lines(void **state)
+{
+	struct kept_msg k = { 0 };
+	const struct msg_sink ms = { keep_msg, &k };
+	struct msg_line l = { .len = 0 };
+	char big[3000];
+
+	(void)state;
+	msg_line__add(&l, "lost:");
+	msg_line__add(&l, " %s %llu;", "ring buffer full", 12ULL);
+	msg_line__add(&l, " %s %llu;", "sum map full", 3ULL);
+	msg__say(&ms, MSG_SUMMARY, "%s", l.text);
+	assert_int_equal(k.nr, 1);
+	assert_int_equal(k.kind, MSG_SUMMARY);
+	assert_string_equal(k.text, "lost: ring buffer full 12; sum map full 3;");
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	msg__say(&ms, MSG_ERROR, "cannot write %s: %s", big, "No space left on device");
+	assert_int_equal(k.len, strlen("cannot write : No space left on device") + sizeof(big) - 1);
+	assert_string_equal(k.text + k.len - 26, "x: No space left on device");
+
+	l.len = 0;
+	for (int i = 0; i < 3; i++)
+		msg_line__add(&l, "%s", big);
+	assert_int_equal(l.len, sizeof(l.text) - 1);
+	assert_int_equal(strlen(l.text), sizeof(l.text) - 1);
+	msg_line__add(&l, "more"); /* full: nothing added */
+	assert_int_equal(l.len, sizeof(l.text) - 1);
+
+	msg__say(NULL, MSG_ERROR, "dropped"); /* no sink: nothing said */
+	assert_int_equal(k.nr, 2);
+}
 
 static void test_int_list(void **state)
 {
@@ -495,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_cut_user_record),
 		cmocka_unit_test(test_killed_recording_readable),
 		cmocka_unit_test(test_writer_old_and_abort),
+		cmocka_unit_test(test_msg_lines),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
