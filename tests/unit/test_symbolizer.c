@@ -1126,20 +1126,18 @@ static int seg_of(const char *path, uint64_t vaddr, struct fsym *out)
 	return found;
 }
 
-/* The name symbolizer s gives the start of the function at vaddr of file. */
-static void name_at(struct symbolizer *s, struct sym_dso *d, const char *file, uint64_t vaddr, char *out,
-		    size_t size)
+/* The frame symbolizer s gives vaddr + delta of file (one frame, named), in f[0]. */
+static void resolve_vaddr(struct symbolizer *s, struct sym_dso *d, const char *file, uint64_t vaddr,
+			  uint64_t delta, struct sym_frame f[2])
 {
-	struct sym_frame f[2];
 	struct fsym fs = { 0 };
 	struct fmap m;
 	uint64_t ip;
 
 	assert_true(seg_of(file, vaddr, &fs));
-	ip = fixture_ip(&fs, 0x7f0000000000ULL, 0, &m);
+	ip = fixture_ip(&fs, 0x7f0000000000ULL, delta, &m);
 	assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
 	assert_non_null(f[0].sym);
-	snprintf(out, size, "%s", f[0].sym);
 }
 
 /*
@@ -1164,24 +1162,16 @@ static int expect_plt(struct symbolizer *s, const char *file, bool demangle)
 		unsigned long long addr;
 		char name[512], *end;
 		struct sym_frame f[2];
-		struct fsym fs = { 0 };
-		struct fmap m;
-		uint64_t ip;
 
 		/* "0000000000001030 <free@plt>:" */
 		if (sscanf(line, "%llx <%511[^\n]", &addr, name) != 2 || !(end = strstr(name, "@plt>:")))
 			continue;
 		end[4] = '\0';
 		if (!strncmp(name, "*ABS*+0x", 8)) {
-			char ifunc[400];
-
-			name_at(s, d, file, strtoull(name + 8, NULL, 16), ifunc, sizeof(ifunc));
-			snprintf(name, sizeof(name), "%s@plt", ifunc);
+			resolve_vaddr(s, d, file, strtoull(name + 8, NULL, 16), 0, f);
+			snprintf(name, sizeof(name), "%.400s@plt", f[0].sym);
 		}
-		assert_true(seg_of(file, addr, &fs));
-		ip = fixture_ip(&fs, 0x7f0000000000ULL, 0, &m) + 2;
-		assert_int_equal(symbolizer__resolve(s, d, m.start, m.pgoff, ip, f, 2), 1);
-		assert_non_null(f[0].sym);
+		resolve_vaddr(s, d, file, addr, 2, f);
 		assert_string_equal(f[0].sym, name);
 		assert_int_equal(f[0].offset, 2);
 		n++;
