@@ -301,6 +301,14 @@ static const char *plt__ifunc_name(const struct sym_entry *syms, size_t nr, uint
 	return ifunc ? best->name : NULL;
 }
 
+/* A stub's name into buf, as snprintf: "name@plt", else "offset_0x...@plt" at its file offset. */
+static int plt__name(char *buf, size_t size, const char *name, uint64_t offset)
+{
+	if (name && *name)
+		return snprintf(buf, size, "%s@plt", name);
+	return snprintf(buf, size, "offset_%#" PRIx64 "@plt", offset);
+}
+
 /*
  * Symbols for the PLT stubs, named "sym@plt" as perf and objdump name them,
  * in .plt.sec when there is one (IBT), else in .plt after its header entry
@@ -380,19 +388,11 @@ static int plt__load(struct sym_dso *d, Elf *elf)
 			}
 			if (dm)
 				name = dm;
-			if (name && *name)
-				len = snprintf(NULL, 0, "%s@plt", name);
-			else
-				len = snprintf(NULL, 0, "offset_%#" PRIx64 "@plt",
-					       psh.sh_offset + header + i * entsize);
+			len = plt__name(pass ? d->plt_names + used : NULL, pass ? names - used : 0, name,
+					psh.sh_offset + header + i * entsize);
 			if (pass == 0) {
 				names += (size_t)len + 1;
 			} else {
-				if (name && *name)
-					snprintf(d->plt_names + used, (size_t)len + 1, "%s@plt", name);
-				else
-					snprintf(d->plt_names + used, (size_t)len + 1, "offset_%#" PRIx64 "@plt",
-						 psh.sh_offset + header + i * entsize);
 				d->syms[d->nr_syms++] = (struct sym_entry){
 					.start = start,
 					.size = entsize,
