@@ -229,29 +229,16 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 }
 
 /*
- * Does the kernel keep sched_info (CONFIG_SCHED_INFO, /proc/PID/schedstat)?
- * Then the switch program reads when a waiting thread was woken from it,
- * at the switch-in, and the sched_wakeup program (a run at every wakeup of
- * the machine, ~90 ns each) is not loaded.
+ * Does the kernel keep sched_info (CONFIG_SCHED_INFO, which is what gives
+ * /proc/PID/schedstat)? Then the switch program reads when a waiting thread
+ * was woken from it, at the switch-in, and the sched_wakeup program (a run
+ * at every wakeup of the machine, ~90 ns each) is not loaded.
  */
 static bool kernel_has_sched_info(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	const struct btf_member *m;
-	bool found = false;
-	int id;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "sched_info", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	m = t ? btf_members(t) : NULL;
-	for (int i = 0; m && i < btf_vlen(t) && !found; i++)
-		found = !strcmp(btf__name_by_offset(btf, m[i].name_off), "last_queued");
-	btf__free(btf);
-	return found;
+	return access("/proc/self/schedstat", F_OK) == 0;
 }
+
 /* Map sizes, and the programs loaded: only those the options need. */
 static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o)
 {
