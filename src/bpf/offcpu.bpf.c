@@ -34,6 +34,7 @@
 #include <bpf/bpf_core_read.h>
 #include "offcpu.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
@@ -421,14 +422,17 @@ static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack)
 /*
  * current's user stack from its user registers ip, sp, bp into stack[]
  * (*ulen frames): from the DWARF tables with --call-graph dwarf when its
- * process has them, else by frame pointers. scratch: the calling program's
- * unwinder slot (UNW_SCRATCH_*).
+ * process has them, then its Python frames (python.bpf.h), else by frame
+ * pointers. scratch: the calling program's unwinder slot (UNW_SCRATCH_*).
  */
 static __always_inline void ustack_regs(__u64 ip, __u64 sp, __u64 bp, __u64 *stack, __u32 *ulen,
 					__u32 scratch)
 {
-	if (unwind_dwarf && unwind_user(ip, sp, bp, stack, ulen, scratch))
+	if (unwind_dwarf && unwind_user(ip, sp, bp, stack, ulen, scratch)) {
+		if (want_python && py_maybe(bpf_get_current_pid_tgid() >> 32))
+			*ulen = py_frames((struct py_ustack *)stack, *ulen);
 		return;
+	}
 	*ulen = ustack_fp(ip, bp, stack);
 }
 

@@ -47,6 +47,10 @@ static const char usage_text[] =
 	"                             pointers where a binary has no such table; fp\n"
 	"                             follows frame pointers only (cheaper, loses callers\n"
 	"                             in code built without them)\n"
+	"      --python yes|no        Python functions in the stacks of CPython 3.11-3.13\n"
+	"                             threads, as \"function (file.py:line)\" in place of the\n"
+	"                             interpreter's frames (default yes; with --call-graph\n"
+	"                             dwarf only); their names go to FILE.python\n"
 	"  -U, --user-stacks-only     the same as --stacks user\n"
 	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
 	"  -g                         call graphs: always on (accepted as in perf record)\n"
@@ -81,6 +85,7 @@ enum {
 	OPT_USER,
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
+	OPT_PYTHON,
 };
 
 /* -u/-k and -U/-K: each pair is one choice, asked at most once. */
@@ -107,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "user-threads-only", no_argument, NULL, 'u' },
 	{ "kernel-threads-only", no_argument, NULL, 'k' },
 	{ "user-stacks-only", no_argument, NULL, 'U' },
@@ -245,6 +251,14 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 			o->dwarf = false;
 		else
 			return bad("--call-graph", arg, "expected dwarf or fp");
+		return 0;
+	case OPT_PYTHON:
+		if (!strcmp(arg, "yes"))
+			o->python = true;
+		else if (!strcmp(arg, "no"))
+			o->python = false;
+		else
+			return bad("--python", arg, "expected yes or no");
 		return 0;
 	case OPT_USER:
 		if (!*arg)
@@ -528,6 +542,7 @@ int cmd_record(int argc, char **argv)
 		.ustack = true,
 		.kstack = true,
 		.dwarf = true,
+		.python = true,
 		.kstack_cache = true,
 		.user_threads = true,
 		.max_ns = UINT64_MAX,

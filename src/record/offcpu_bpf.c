@@ -49,6 +49,7 @@ struct offcpu_bpf {
 	bool filter_perf;
 	bool wakeups;
 	bool dwarf;        /* --call-graph dwarf */
+	bool python;       /* --python, with dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
 	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
 	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
@@ -61,15 +62,64 @@ struct offcpu_bpf {
 	struct offcpu_wsum_key *wkeys; /* --wakeups only */
 	struct offcpu_wsample *wvals;
 	int ncpus;
+	struct ustack_fix *fix; /* user stacks finished in user space (dwarf), or NULL */
+	struct pyframes *py;    /* Python frames (--python), or NULL */
+	struct ring_buffer *drb; /* the deferred stacks (dwarf) */
+	struct offcpu_sample fs; /* a sample, its waker, a CPU sample with their stacks finished */
+	struct offcpu_waker fw;
+	struct offcpu_cpu_sample fc;
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
 };
+
+/*
+ * A user stack with tagged words (bpf/unwind.h) finished by ustack_fix. A
+ * deferred stack's copy comes on its own ring, before its sample, but may
+ * be read after it: the ring is read again before it is given up for.
+ */
+static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen)
+{
+	int err = ustack_fix__apply(b->fix, pid, stack, ulen, false);
+
+	if (err == -ENOENT) {
+		ring_buffer__consume(b->drb);
+		err = ustack_fix__apply(b->fix, pid, stack, ulen, true);
+	}
+	if (err && !b->err)
+		b->err = err;
+}
+
+/* s, or its copy with the user stack finished. */
+static const struct offcpu_sample *fixed_sample(struct offcpu_bpf *b, const struct offcpu_sample *s)
+{
+	if (!b->fix || !ustack_fix__wanted(s->stack, s->ulen))
+		return s;
+	memcpy(&b->fs, s, sizeof(*s));
+	fix_ustack(b, s->pid, b->fs.stack, &b->fs.ulen);
+	return &b->fs;
+}
+
+static const struct offcpu_waker *fixed_waker(struct offcpu_bpf *b, const struct offcpu_waker *w)
+{
+	if (!w || !b->fix || !ustack_fix__wanted(w->stack, w->ulen))
+		return w;
+	memcpy(&b->fw, w, sizeof(*w));
+	fix_ustack(b, w->pid, b->fw.stack, &b->fw.ulen);
+	return &b->fw;
+}
 
 /* Queue the records of one sample from the kernel (and of its waker). */
 static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sample *s,
 			const struct offcpu_waker *w, uint64_t time)
 {
-	size_t n = offcpu_sample__encode(s, time, b->rec);
-	int err = merge__add(m, time, b->rec, n);
+	size_t n;
+	int err;
+
+	s = fixed_sample(b, s);
+	w = fixed_waker(b, w);
+	if (b->err)
+		return b->err;
+	n = offcpu_sample__encode(s, time, b->rec);
+	err = merge__add(m, time, b->rec, n);
 
 	if (err)
 		return err;
@@ -122,6 +172,13 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*s))
 		return 0;
+	if (b->fix && ustack_fix__wanted(s->stack, s->ulen)) {
+		memcpy(&b->fc, s, sizeof(*s));
+		fix_ustack(b, s->pid, b->fc.stack, &b->fc.ulen);
+		if (b->err)
+			return b->err;
+		s = &b->fc;
+	}
 	id = s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
 	n = cpu_sample__encode(s, id, b->rec);
 	err = merge__add(b->m, s->time, b->rec, n);
@@ -130,6 +187,28 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 	else
 		b->cpu_samples++;
 	return err;
+}
+
+/* A deferred stack (dwarf): unwound now, while its process lives. */
+static int on_deferred(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	int err = b->fix ? ustack_fix__deferred(b->fix, data, len) : 0;
+
+	if (err)
+		b->err = err;
+	return err;
+}
+
+/* A Python stack the BPF side saw for the first time: its names read now. */
+static int on_py_seen(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_py_seen *s = data;
+
+	if (b->py && len >= 8 && s->n <= OFFCPU_MAX_STACK && len >= 8 + s->n * 8ULL)
+		pyframes__seen(b->py, s->pid, (const uint64_t *)s->w, s->n);
+	return 0;
 }
 
 static int set_filters(struct offcpu_bpf *b, const struct record_opts *o,
@@ -226,6 +305,7 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->test_hide = o->test_hide;
 	sk->rodata->unwind_dwarf = o->dwarf;
+	sk->rodata->want_python = o->dwarf && o->python;
 }
 
 /*
@@ -254,6 +334,14 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.unw_rules, 1);
 		bpf_map__set_max_entries(sk->maps.unw_vprocs, 1);
 		bpf_map__set_max_entries(sk->maps.unw_pgen, 1);
+		bpf_map__set_max_entries(sk->maps.unw_defer_bufs, 1);
+		bpf_map__set_max_entries(sk->maps.unw_deferred, 4096);
+	}
+	if (!o->dwarf || !o->python) {
+		bpf_map__set_max_entries(sk->maps.py_hint, 1);
+		bpf_map__set_max_entries(sk->maps.py_procs, 1);
+		bpf_map__set_max_entries(sk->maps.py_seen, 1);
+		bpf_map__set_max_entries(sk->maps.py_stacks, 4096);
 	}
 	if (!b->cpu_sampling)
 		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
@@ -278,12 +366,22 @@ static int open_rings(struct offcpu_bpf *b)
 {
 	struct offcpu_skel *sk = b->skel;
 
+	int err = 0;
+
+	if (b->dwarf) {
+		/* read first, before the samples that need them, and again when one is missing */
+		b->drb = ring_buffer__new(bpf_map__fd(sk->maps.unw_deferred), on_deferred, b, NULL);
+		if (!b->drb)
+			return -errno;
+	}
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_direct, b, NULL);
 	if (!b->rb)
 		return -errno;
-	if (b->cpu_sampling)
-		return ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
-	return 0;
+	if (b->python) /* woken at once: a process's names are read while it lives */
+		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.py_stacks), on_py_seen, b);
+	if (!err && b->cpu_sampling)
+		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
+	return err;
 }
 
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
@@ -297,6 +395,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		return -ENOMEM;
 	b->wakeups = o->wakeups;
 	b->dwarf = o->dwarf;
+	b->python = o->dwarf && o->python;
 	b->cpu_sampling = o->dwarf && !o->no_cpu;
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
 	err = alloc_batches(b, o);
@@ -311,11 +410,16 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	set_knobs(b->skel, o, kf);
 	set_maps_and_progs(b, o);
 	if (getenv("OFFCPU_DEBUG")) {
-		/* the verifier's statistics of each program (how near its limit) in libbpf's log */
+		/*
+		 * the verifier's statistics of each program (how near its
+		 * limit) in libbpf's log; OFFCPU_DEBUG=2: its whole log too
+		 * (libbpf shows the end of a failed program's)
+		 */
 		struct bpf_program *p;
+		int level = !strcmp(getenv("OFFCPU_DEBUG"), "2") ? 1 | 4 : 4;
 
 		bpf_object__for_each_program(p, b->skel->obj)
-			bpf_program__set_log_level(p, 4);
+			bpf_program__set_log_level(p, level);
 	}
 	err = offcpu_skel__load(b->skel);
 	if (!err)
@@ -336,6 +440,7 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
+	ring_buffer__free(b->drb);
 	offcpu_skel__destroy(b->skel);
 	free(b->exits);
 	free(b->keys);
@@ -572,6 +677,8 @@ int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m)
 	int n;
 
 	b->m = m;
+	if (b->drb)
+		ring_buffer__consume(b->drb);
 	n = ring_buffer__consume(b->rb);
 	if (b->err)
 		return b->err;
@@ -776,3 +883,23 @@ uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b)
 	return b->delay_samples;
 }
 
+
+int offcpu_bpf__python_maps(const struct offcpu_bpf *b, int *procs_fd, int *hint_fd)
+{
+	if (!b->python)
+		return -ENOENT;
+	*procs_fd = bpf_map__fd(b->skel->maps.py_procs);
+	*hint_fd = bpf_map__fd(b->skel->maps.py_hint);
+	return 0;
+}
+
+int offcpu_bpf__python_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_PY_STAT__NR])
+{
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.py_stats), stats, OFFCPU_PY_STAT__NR);
+}
+
+void offcpu_bpf__set_ustack_fix(struct offcpu_bpf *b, struct ustack_fix *f, struct pyframes *py)
+{
+	b->fix = f;
+	b->py = py;
+}

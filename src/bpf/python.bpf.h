@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Python frames for the user stacks of CPython 3.11-3.13 threads
+ * (bpf/python.h says what is read and how the frames are written),
+ * included by offcpu.bpf.c. One call, py_frames(), after a stack's
+ * native frames, wherever user stacks are taken (switch-out, waker,
+ * run-queue delay, CPU sample); a process is a Python one when user space
+ * has put it in py_procs (record/pyframes.c), and a bit of py_hint,
+ * indexed by tgid, tells the others apart at the cost of an array load.
+ *
+ * Per stack: the thread's PyThreadState (remembered in task storage,
+ * checked by its native thread id at each use; found by walking the
+ * interpreter's threads otherwise), its current frame, then one read a
+ * frame. Names are not read here: a stack not seen before in its process
+ * (by the hash of its frames) is sent to user space, which reads the
+ * names of its code objects while the process lives.
+ */
+#ifndef OFFCPU_PYTHON_BPF_H
+#define OFFCPU_PYTHON_BPF_H
+
+#include "python.h"
+
+const volatile bool want_python = false; /* --python (with --call-graph dwarf) */
+
+#define PY_HINTS 65536
+
+/* Per tgid % PY_HINTS: how many Python processes user space put there. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PY_HINTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_hint SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct offcpu_py_proc);
+} py_procs SEC(".maps");
+
+/*
+ * A thread's PyThreadState, found once; when none was, the head of the
+ * interpreter's list of threads then: a new thread state goes in at the
+ * head, so the list is searched again only once it changed (a C thread of
+ * a Python process never has one, and is not searched at every switch).
+ */
+struct py_task {
+	__u64 tstate;
+	__u64 head;   /* threads.head when none was found (with looked) */
+	__u64 looked;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct py_task);
+} py_tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_PY_STAT__NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_stats SEC(".maps");
+
+/* Python stacks sent to user space, by (tgid, hash of the frames). */
+struct py_seen_key {
+	__u32 pid, pad;
+	__u64 hash;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct py_seen_key);
+	__type(value, __u8);
+} py_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} py_stacks SEC(".maps");
+
+/* The whole user stack, as global functions take a pointer: of known size. */
+struct py_ustack {
+	__u64 w[OFFCPU_MAX_STACK];
+};
+
+static __always_inline void py_stat(__u32 what, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &what);
+
+	if (v)
+		*v += n;
+}
+
+/* Is tgid perhaps a Python process? An array load, for every stack of every process. */
+static __always_inline bool py_maybe(__u32 tgid)
+{
+	__u32 i = tgid % PY_HINTS;
+	__u32 *h = bpf_map_lookup_elem(&py_hint, &i);
+
+	return h && *h;
+}
+
+/* Per CPU: what the walk reads and writes (too big for the BPF stack). */
+struct py_walk {
+	__u8 buf[OFFCPU_PY_READ];
+	struct offcpu_py_seen seen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} py_walks SEC(".maps");
+
+/* The bpf_loop context of a walk. */
+struct py_ctx {
+	const struct offcpu_py_proc *p;
+	struct py_walk *wk;
+	struct py_ustack *out;
+	__u64 addr;   /* the next thread state (search), the next frame (walk) */
+	__u64 found;  /* the thread state searched for */
+	__u64 hash;
+	__u32 tid;
+	__u32 n;      /* words written to out */
+	__u32 nf;     /* frames of them */
+	__u32 failed; /* a read failed */
+};
+
+static __always_inline __u64 py_u64(struct py_walk *wk, __u32 off)
+{
+	return *(__u64 *)&wk->buf[off & (OFFCPU_PY_READ - 8)];
+}
+
+/* One thread state of the interpreter's list: is it tid's? */
+static long py_search_step(__u32 i, void *vctx)
+{
+	struct py_ctx *c = vctx;
+	const struct offcpu_py_proc *p = c->p;
+
+	if (!c->addr)
+		return 1;
+	if (bpf_probe_read_user(c->wk->buf, p->ts_read & (OFFCPU_PY_READ - 1), (const void *)c->addr)) {
+		c->failed = 1;
+		return 1;
+	}
+	if ((__u32)py_u64(c->wk, p->ts_tid) == c->tid) {
+		c->found = c->addr;
+		return 1;
+	}
+	c->addr = py_u64(c->wk, p->ts_next);
+	return 0;
+}
+
+/* One frame: its word appended to the stack; a shim ends its group. */
+static long py_frame_step(__u32 i, void *vctx)
+{
+	struct py_ctx *c = vctx;
+	const struct offcpu_py_proc *p = c->p;
+	struct py_walk *wk = c->wk;
+	__u64 code, instr, units, w;
+	__u32 n = c->n;
+	__u8 owner;
+
+	if (!c->addr)
+		return 1;
+	if (n >= OFFCPU_MAX_STACK) {
+		py_stat(OFFCPU_PY_TRUNCATED, 1);
+		return 1;
+	}
+	if (bpf_probe_read_user(wk->buf, p->f_read & (OFFCPU_PY_READ - 1), (const void *)c->addr)) {
+		c->failed = 1;
+		return 1;
+	}
+	code = py_u64(wk, p->f_code);
+	instr = py_u64(wk, p->f_instr);
+	owner = wk->buf[p->f_owner & (OFFCPU_PY_READ - 1)];
+	c->addr = py_u64(wk, p->f_previous);
+	if (p->entry == OFFCPU_PY_ENTRY_SHIM && owner == OFFCPU_PY_OWNED_BY_CSTACK) {
+		if (n && n <= OFFCPU_MAX_STACK && OFFCPU_PY_IS_FRAME(c->out->w[n - 1]))
+			c->out->w[n - 1] |= OFFCPU_PY_LAST;
+		return 0;
+	}
+	units = instr >= code && instr - code < 0x1fffe ? (instr - code) / 2 : 0xffff;
+	w = OFFCPU_PY_WORD(code, units, p->entry == OFFCPU_PY_ENTRY_FLAG && owner);
+	if (n >= OFFCPU_MAX_STACK)
+		return 1;
+	c->out->w[n] = w;
+	c->hash = (c->hash ^ w) * 0x100000001b3ULL;
+	c->n = n + 1;
+	c->nf++;
+	return 0;
+}
+
+/*
+ * The stack's Python frames sent to user space, the first time the
+ * process has this stack (py_seen).
+ */
+static __always_inline void py_send(struct py_ctx *c, __u32 tgid, __u32 first)
+{
+	struct py_seen_key k = { .pid = tgid, .hash = c->hash };
+	struct offcpu_py_seen *s = &c->wk->seen;
+	__u8 one = 1;
+	__u32 nf = c->nf;
+
+	if (bpf_map_lookup_elem(&py_seen, &k))
+		return;
+	if (nf > OFFCPU_MAX_STACK || first > OFFCPU_MAX_STACK)
+		return;
+	s->pid = tgid;
+	s->n = nf;
+	if (bpf_probe_read_kernel(s->w, (nf & 127) * 8, &c->out->w[first & 127]))
+		return;
+	if (bpf_ringbuf_output(&py_stacks, s, 8 + (nf & 127) * 8, BPF_RB_FORCE_WAKEUP)) {
+		py_stat(OFFCPU_PY_SEEN_LOST, 1);
+		return;
+	}
+	bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
+}
+
+/*
+ * current's Python frames after the ulen native frames of its user stack
+ * out: OFFCPU_PY_SEP and one word a frame (bpf/python.h). Returns the
+ * stack's new length (ulen when the thread has none). A function of its
+ * own, verified once for all its callers; call it for a process py_maybe()
+ * says may be one.
+ */
+__noinline __u32 py_frames(struct py_ustack *out, __u32 ulen)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), frame;
+	__u32 tgid = id >> 32, zero = 0;
+	__u64 sep = ulen; /* 64-bit: one zero extension, checked and used alike */
+	struct offcpu_py_proc *p;
+	struct py_task *t;
+	struct py_ctx c = {};
+
+	if (!out || ulen >= OFFCPU_MAX_STACK - 1)
+		return ulen;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	c.wk = bpf_map_lookup_elem(&py_walks, &zero);
+	if (!p || !c.wk)
+		return ulen;
+	c.p = p;
+	c.out = out;
+	c.tid = (__u32)id;
+	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return ulen;
+	/* its thread state: the one found before, if it is still this thread's */
+	c.addr = t->tstate;
+	if (c.addr && (bpf_probe_read_user(c.wk->buf, p->ts_read & (OFFCPU_PY_READ - 1),
+					   (const void *)c.addr) ||
+		       (__u32)py_u64(c.wk, p->ts_tid) != c.tid))
+		c.addr = 0;
+	if (!c.addr) {
+		__u64 interp = 0, head = 0;
+
+		for (int i = 0; i < 4 && !c.found && !c.failed; i++) {
+			if (!i && bpf_probe_read_user(&interp, 8, (const void *)p->interp_head))
+				break;
+			if (i && bpf_probe_read_user(&interp, 8, (const void *)(interp + p->interp_next)))
+				break;
+			if (!interp || bpf_probe_read_user(&c.addr, 8, (const void *)(interp + p->interp_threads)))
+				break;
+			if (!i) {
+				head = c.addr;
+				if (t->looked && head == t->head)
+					break; /* searched before, and no thread state came since */
+			}
+			bpf_loop(1024, py_search_step, &c, 0);
+		}
+		t->tstate = c.found;
+		t->head = head;
+		t->looked = !c.found;
+		if (!c.found) {
+			py_stat(c.failed ? OFFCPU_PY_READ_FAILED : OFFCPU_PY_NO_THREAD, 1);
+			return ulen;
+		}
+		c.failed = 0;
+		/* its frame pointer is in the buffer still: read it again anyway (one read) */
+		if (bpf_probe_read_user(c.wk->buf, p->ts_read & (OFFCPU_PY_READ - 1), (const void *)c.found)) {
+			py_stat(OFFCPU_PY_READ_FAILED, 1);
+			return ulen;
+		}
+	}
+	frame = py_u64(c.wk, p->ts_frame);
+	if (p->cf_frame != OFFCPU_PY_NO_CFRAME && frame &&
+	    bpf_probe_read_user(&frame, 8, (const void *)(frame + p->cf_frame))) {
+		py_stat(OFFCPU_PY_READ_FAILED, 1);
+		return ulen;
+	}
+	c.n = ulen + 1;
+	c.addr = frame;
+	c.hash = 0xcbf29ce484222325ULL;
+	bpf_loop(OFFCPU_MAX_STACK, py_frame_step, &c, 0);
+	if (c.failed)
+		py_stat(OFFCPU_PY_READ_FAILED, 1);
+	if (!c.nf)
+		return ulen;
+	barrier_var(sep); /* the check above is the compiler's, not the verifier's */
+	if (sep >= OFFCPU_MAX_STACK)
+		return ulen;
+	out->w[sep] = OFFCPU_PY_SEP | (c.addr && !c.failed ? OFFCPU_PY_SEP_TRUNCATED : 0);
+	py_stat(OFFCPU_PY_STACKS, 1);
+	py_stat(OFFCPU_PY_FRAMES, c.nf);
+	py_send(&c, tgid, sep + 1);
+	return c.n;
+}
+
+#endif
