@@ -373,6 +373,7 @@ static __always_inline void unw_early_table(struct offcpu_unw_proc *p)
 __u64 unw_defer_seq;
 
 struct unw_defer_buf {
+	__u64 hdr; /* room for the start iterator's record header (struct offcpu_iter_hdr) */
 	struct offcpu_unw_deferred d;
 	__u8 slack[8192]; /* a page read at the end may pass OFFCPU_UNW_DEFER_STACK */
 };
@@ -428,11 +429,14 @@ static __always_inline void unw_defer_regs(struct offcpu_unw_deferred *d, struct
 
 /*
  * current's stack from its registers ip, sp, bp, kept raw for user space
- * (the unw_deferred ring): its id, 0 when it could not be kept. A
- * function of its own: verified once, not at every unwind_user call site.
- * Pages not resident end the copy (bpf_probe_read_user cannot fault
- * them in); the stack's own top ends it too.
+ * (the unw_deferred ring): its id; UNW_DEFER_UNREADABLE when not a byte
+ * of it could be read, UNW_DEFER_LOST when the ring was full. A function
+ * of its own: verified once, not at every unwind_user call site. Pages
+ * not resident end the copy (bpf_probe_read_user cannot fault them in);
+ * the stack's own top ends it too.
  */
+#define UNW_DEFER_UNREADABLE 0
+#define UNW_DEFER_LOST (~0ULL)
 __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
 {
 	struct unw_defer_buf *b = bpf_map_lookup_elem(&unw_defer_bufs, &scratch);
@@ -442,7 +446,7 @@ __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
 	__u32 len = 0, n;
 
 	if (!b)
-		return 0;
+		return UNW_DEFER_LOST;
 	d = &b->d;
 	d->pid = id >> 32;
 	d->tid = (__u32)id;
@@ -459,8 +463,10 @@ __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
 	if (len > OFFCPU_UNW_DEFER_STACK)
 		len = OFFCPU_UNW_DEFER_STACK;
 	d->len = len;
-	if (!len || bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
-		return 0;
+	if (!len)
+		return UNW_DEFER_UNREADABLE;
+	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
+		return UNW_DEFER_LOST;
 	return d->id;
 }
 
@@ -1103,9 +1109,11 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 		/* the frames so far, then the deferred stack's mark; never cached */
 		__u64 did = unw_defer(ip, sp, bp, scratch);
 
-		st->stop = did ? OFFCPU_UNW_DEFERRED : OFFCPU_UNW_DEFER_LOST;
+		st->stop = did == UNW_DEFER_UNREADABLE ? OFFCPU_UNW_READ_FAILED
+			   : did == UNW_DEFER_LOST     ? OFFCPU_UNW_DEFER_LOST
+						       : OFFCPU_UNW_DEFERRED;
 		st->cacheable = 0;
-		if (did && nf < OFFCPU_MAX_STACK) {
+		if (st->stop == OFFCPU_UNW_DEFERRED && nf < OFFCPU_MAX_STACK) {
 			rec->frames[nf & 127] = OFFCPU_USTACK_DEFERRED | (did & 0xffffffffffffULL);
 			nf++;
 		}

@@ -512,13 +512,14 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 
 /*
  * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
- * each record of `size` bytes it writes goes to on_record. The first task
+ * each record it writes goes to on_record: records of `size` bytes, or
+ * with size 0 of the size their struct offcpu_iter_hdr says. The first task
  * it visits notes the time on the run-queue clock of the CPU it runs on:
  * bring that clock up to date first (reading this thread's CPU time does,
  * under the run queue's lock).
  */
 static int run_iter(struct bpf_program *prog, size_t size,
-		    int (*on_record)(void *ctx, const void *rec), void *ctx)
+		    int (*on_record)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	const size_t bufsize = 64 * sizeof(struct offcpu_sample);
 	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
@@ -550,9 +551,21 @@ static int run_iter(struct bpf_program *prog, size_t size,
 		if (n == 0)
 			break;
 		have += n;
-		for (; i + size <= have; i += size)
-			if (!err)
-				err = on_record(ctx, buf + i);
+		for (size_t len = size; !err && have - i >= sizeof(struct offcpu_iter_hdr); i += len) {
+			if (!size) {
+				uint32_t l32;
+
+				memcpy(&l32, buf + i + offsetof(struct offcpu_iter_hdr, size), 4);
+				len = l32;
+				if (len < sizeof(struct offcpu_iter_hdr) || len > bufsize) {
+					err = -EBADMSG;
+					break;
+				}
+			}
+			if (have - i < len)
+				break;
+			err = on_record(ctx, buf + i, len);
+		}
 		memmove(buf, buf + i, have - i);
 		have -= i;
 		if (err)
@@ -568,14 +581,20 @@ cleanup:
 struct seen_ctx {
 	int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm);
 	void *ctx;
+	struct offcpu_bpf *b;
 };
 
-static int on_seen_task(void *ctx, const void *rec)
+static int on_seen_task(void *ctx, const void *rec, size_t len)
 {
 	const struct seen_ctx *c = ctx;
 	const struct offcpu_seen_task *t = rec;
 	char comm[sizeof(t->comm) + 1];
 
+	if (t->h.kind == OFFCPU_ITER_STACK)
+		return c->b->fix ? ustack_fix__deferred(c->b->fix, (const uint8_t *)rec + sizeof(t->h),
+							len - sizeof(t->h)) : 0;
+	if (t->h.kind != OFFCPU_ITER_SEEN || len < sizeof(*t))
+		return 0;
 	memcpy(comm, t->comm, sizeof(t->comm));
 	comm[sizeof(t->comm)] = 0;
 	return c->on_task(c->ctx, t->pid, t->tid, comm);
@@ -585,17 +604,17 @@ int offcpu_bpf__start(struct offcpu_bpf *b,
 		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
 		     void *ctx)
 {
-	struct seen_ctx c = { on_task, ctx };
+	struct seen_ctx c = { on_task, ctx, b };
 
-	return run_iter(b->skel->progs.offcpu_start, sizeof(struct offcpu_seen_task),
-			on_seen_task, &c);
+	return run_iter(b->skel->progs.offcpu_start, 0, on_seen_task, &c);
 }
 
-static int on_stop_sample(void *ctx, const void *rec)
+static int on_stop_sample(void *ctx, const void *rec, size_t len)
 {
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_sample *s = rec;
 
+	(void)len; /* of the size run_iter was told */
 	return queue_sample(b, b->m, s, NULL, s->time);
 }
 

@@ -66,6 +66,7 @@ struct pyproc {
 	uint32_t pid;
 	uint32_t gen;    /* its image: bumped at exec (the names' memo keys) */
 	bool live;       /* in the BPF side's py_procs */
+	bool seen;       /* its image's Python was seen (and counted) */
 	bool known;      /* a layout of its version is known */
 	uint32_t version;
 	struct py_layout layout;
@@ -287,10 +288,11 @@ void pyframes__mmap(struct pyframes *p, uint32_t pid, const struct unw_mapping *
 	pp = htab__get(&p->procs, hash__mix(pid), proc_eq, &pid, &added);
 	if (!pp)
 		goto out;
-	if (!added && pp->live)
+	if (!added && pp->seen)
 		goto out; /* a second mapping of its Python */
 	if (!added)
 		pp->gen++; /* a new image (its exec, or a new process of the pid) */
+	pp->seen = true;
 	pp->pid = pid;
 	pp->version = f->b.version;
 	pp->known = f->b.known;
@@ -340,6 +342,7 @@ static void proc_end(struct pyframes *p, uint32_t pid, bool exec)
 	pp = proc_find(p, pid);
 	if (pp) {
 		proc_publish(p, pp, false);
+		pp->seen = false;
 		if (exec) {
 			pp->gen++;
 			pp->known = false;
@@ -376,6 +379,7 @@ void pyframes__fork(struct pyframes *p, uint32_t ppid, uint32_t pid)
 			child->pid = pid;
 			child->gen = gen;
 			child->live = false;
+			child->seen = true;
 			p->nprocs++;
 			proc_publish(p, child, true);
 		}
@@ -717,9 +721,14 @@ void pyframes__summary(const struct pyframes *p, bool verbose, const struct msg_
 			 (unsigned long long)s[OFFCPU_PY_READ_FAILED], (unsigned long long)s[OFFCPU_PY_TRUNCATED]);
 	if (!p->nunknown)
 		return;
-	for (uint32_t i = 0; i < p->nversions; i++)
-		msg_line__add(&line, "%s%u.%u", i ? ", " : "", p->unknown_versions[i] >> 8,
-			      p->unknown_versions[i] & 0xff);
+	for (uint32_t i = 0; i < p->nversions; i++) {
+		uint32_t v = p->unknown_versions[i];
+
+		if (v)
+			msg_line__add(&line, "%s%u.%u", i ? ", " : "", v >> 8, v & 0xff);
+		else
+			msg_line__add(&line, "%sof no version it says", i ? ", " : "");
+	}
 	msg__say(ms, MSG_SUMMARY, "%llu process%s of a Python whose layout offcpu does not know (%s): "
 		 "native stacks only (python.unknown_processes)", (unsigned long long)p->nunknown,
 		 p->nunknown == 1 ? "" : "es", line.text);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -188,6 +189,17 @@ static int file_bytes(Elf *elf, int fd, uint64_t addr, void *buf, size_t n)
 	return -ENOENT;
 }
 
+/* "python3.10" or "libpython3.10.so.1.0": 0x030a; 0 when the name says none. */
+static uint32_t version_in_name(const char *path)
+{
+	const char *base = strrchr(path, '/'), *v = strstr(base ? base : path, "python");
+	unsigned int major, minor;
+
+	if (v && sscanf(v, "python%u.%u", &major, &minor) == 2 && major < 256 && minor < 256)
+		return major << 8 | minor;
+	return 0;
+}
+
 int py_build__probe(const char *path, struct py_build *b)
 {
 	uint64_t version_at, size, runtime_size, hex = 0;
@@ -203,13 +215,14 @@ int py_build__probe(const char *path, struct py_build *b)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;
-	if (!dynsym(elf, "_PyRuntime", &b->runtime, &runtime_size) ||
-	    !dynsym(elf, "Py_Version", &version_at, &size) || size < 4)
+	if (!dynsym(elf, "_PyRuntime", &b->runtime, &runtime_size))
 		goto out;
-	err = file_bytes(elf, fd, version_at, &hex, 4);
-	if (err)
-		goto out;
-	b->version = (uint32_t)hex >> 16;
+	/* Py_Version since 3.11; before, the version the file's name says */
+	if (dynsym(elf, "Py_Version", &version_at, &size) && size >= 4 &&
+	    !file_bytes(elf, fd, version_at, &hex, 4))
+		b->version = (uint32_t)hex >> 16;
+	else
+		b->version = version_in_name(path);
 	{
 		size_t phnum = 0;
 		GElf_Phdr ph;

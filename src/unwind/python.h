@@ -50,7 +50,7 @@ void py_layout__bpf(const struct py_layout *l, uint64_t interp_head, struct offc
 
 /* What a file says of the Python it holds (an interpreter, or libpython). */
 struct py_build {
-	uint32_t version;       /* PY_VERSION_HEX >> 16 */
+	uint32_t version;       /* PY_VERSION_HEX >> 16 (0: not known) */
 	bool known;             /* layout is this version's */
 	struct py_layout layout;
 	uint64_t runtime;       /* _PyRuntime's link-time address */
@@ -59,9 +59,11 @@ struct py_build {
 };
 
 /*
- * Is the ELF file at path a Python (it defines _PyRuntime and Py_Version)?
- * 0 with *b filled (b->known: a version whose layout is known), -ENOENT
- * when it is not one, another negative errno when it cannot be read.
+ * Is the ELF file at path a Python (it defines _PyRuntime; 3.7 and
+ * later)? 0 with *b filled (its version from Py_Version, 3.11 and later,
+ * else from the file's name, 0 when neither says; b->known: a version
+ * whose layout is known), -ENOENT when it is not one, another negative
+ * errno when it cannot be read.
  */
 int py_build__probe(const char *path, struct py_build *b);
 
