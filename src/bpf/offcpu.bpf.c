@@ -430,7 +430,7 @@ static __always_inline void ustack_regs(__u64 ip, __u64 sp, __u64 bp, __u64 *sta
 {
 	if (unwind_dwarf && unwind_user(ip, sp, bp, stack, ulen, scratch)) {
 		if (want_python && py_maybe(bpf_get_current_pid_tgid() >> 32))
-			*ulen = py_frames((struct py_ustack *)stack, *ulen);
+			*ulen = py_frames((struct py_ustack *)stack, *ulen, scratch);
 		return;
 	}
 	*ulen = ustack_fp(ip, bp, stack);

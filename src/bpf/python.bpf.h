@@ -106,7 +106,10 @@ static __always_inline bool py_maybe(__u32 tgid)
 	return h && *h;
 }
 
-/* Per CPU: what the walk reads and writes (too big for the BPF stack). */
+/*
+ * Per CPU and program (UNW_SCRATCH_*, as the unwinder's: programs that can
+ * interrupt each other use their own): what the walk reads and writes.
+ */
 struct py_walk {
 	__u8 buf[OFFCPU_PY_READ];
 	struct offcpu_py_seen seen;
@@ -114,7 +117,7 @@ struct py_walk {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, UNW_SCRATCH__NR);
 	__type(key, __u32);
 	__type(value, struct py_walk);
 } py_walks SEC(".maps");
@@ -227,15 +230,16 @@ static __always_inline void py_send(struct py_ctx *c, __u32 tgid, __u32 first)
 /*
  * current's Python frames after the ulen native frames of its user stack
  * out: OFFCPU_PY_SEP and one word a frame (bpf/python.h). Returns the
- * stack's new length (ulen when the thread has none). A function of its
- * own, verified once for all its callers; call it for a process py_maybe()
- * says may be one.
+ * stack's new length (ulen when the thread has none). scratch: the
+ * calling program's slot (UNW_SCRATCH_*). A function of its own, verified
+ * once for all its callers; call it for a process py_maybe() says may be
+ * one.
  */
-__noinline __u32 py_frames(struct py_ustack *out, __u32 ulen)
+__noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid(), frame;
-	__u32 tgid = id >> 32, zero = 0;
+	__u32 tgid = id >> 32;
 	__u64 sep = ulen; /* 64-bit: one zero extension, checked and used alike */
 	struct offcpu_py_proc *p;
 	struct py_task *t;
@@ -244,7 +248,7 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen)
 	if (!out || ulen >= OFFCPU_MAX_STACK - 1)
 		return ulen;
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
-	c.wk = bpf_map_lookup_elem(&py_walks, &zero);
+	c.wk = bpf_map_lookup_elem(&py_walks, &scratch);
 	if (!p || !c.wk)
 		return ulen;
 	c.p = p;

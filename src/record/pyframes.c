@@ -52,6 +52,7 @@
 #define PY_MAX_NAMES (1u << 24)
 #define PY_MAP_LEN (SYMFILE_TEXT + (uint64_t)PY_MAX_NAMES * SYMFILE_SYM)
 #define PY_UNKNOWN_NAME "[unknown Python function]"
+#define PY_UNKNOWN_ID 0 /* its function in the file: the first */
 #define PY_MAX_VERSIONS 8
 
 /* A file, as a Python or not (memo of py_build__probe by path). */
@@ -71,6 +72,7 @@ struct pyproc {
 	uint32_t version;
 	struct py_layout layout;
 	uint64_t interp_head, eval_lo, eval_hi;
+	uint32_t ppid, pgen; /* forked from this image (0: none): the same code objects */
 };
 
 /* A code object of an image of a process, read once. */
@@ -78,6 +80,8 @@ struct pycode {
 	uint32_t pid, gen;
 	uint64_t addr;
 	bool ok;
+	uint32_t version;      /* read again since: another code object at addr */
+	struct py_code_id id;
 	char *qualname, *file; /* file: as shown (basename) */
 	int firstlineno;
 	uint32_t code_units;   /* where the instructions start, in 2-byte units */
@@ -89,6 +93,7 @@ struct pycode {
 struct pyname {
 	uint32_t pid, gen;
 	uint64_t word; /* OFFCPU_PY_WORD without the group bit */
+	uint32_t version; /* of its code object's entry */
 	uint32_t sym;
 };
 
@@ -106,6 +111,7 @@ struct pyframes {
 	struct htab codes;     /* struct pycode */
 	struct htab names;     /* struct pyname */
 	struct intern syms;    /* the functions of the symbol file, by id */
+	bool used;             /* a sample has a frame in the symbol file */
 	size_t written;        /* functions in the symbol file on disk */
 	uint64_t written_at;
 
@@ -135,7 +141,7 @@ static bool name_eq(const void *e, const void *k)
 {
 	const struct pyname *a = e, *b = k;
 
-	return a->pid == b->pid && a->gen == b->gen && a->word == b->word;
+	return a->pid == b->pid && a->gen == b->gen && a->word == b->word && a->version == b->version;
 }
 
 int pyframes__new(const struct record_opts *o, struct offcpu_bpf *bpf, struct pyframes **out)
@@ -165,6 +171,10 @@ int pyframes__new(const struct record_opts *o, struct offcpu_bpf *bpf, struct py
 	htab__init(&p->codes, sizeof(struct pycode));
 	htab__init(&p->names, sizeof(struct pyname));
 	intern__init(&p->syms);
+	if (intern__id(&p->syms, PY_UNKNOWN_NAME, &(uint32_t){ 0 })) {
+		pyframes__free(p);
+		return -ENOMEM;
+	}
 	*out = p;
 	return 0;
 fail:
@@ -293,6 +303,7 @@ void pyframes__mmap(struct pyframes *p, uint32_t pid, const struct unw_mapping *
 	if (!added)
 		pp->gen++; /* a new image (its exec, or a new process of the pid) */
 	pp->seen = true;
+	pp->ppid = 0;
 	pp->pid = pid;
 	pp->version = f->b.version;
 	pp->known = f->b.known;
@@ -378,6 +389,8 @@ void pyframes__fork(struct pyframes *p, uint32_t ppid, uint32_t pid)
 			*child = copy;
 			child->pid = pid;
 			child->gen = gen;
+			child->ppid = ppid;
+			child->pgen = copy.gen;
 			child->live = false;
 			child->seen = true;
 			p->nprocs++;
@@ -400,6 +413,20 @@ static bool proc_get(struct pyframes *p, uint32_t pid, struct pyproc *out)
 		*out = *pp;
 	pthread_mutex_unlock(&p->lock);
 	return ok;
+}
+
+/* Should pid's /proc be read for a Python now? Once (the threads of a process come one by one). */
+static bool scan_once(struct pyframes *p, uint32_t pid)
+{
+	struct pyproc *pp;
+	bool added;
+
+	pthread_mutex_lock(&p->lock);
+	pp = htab__get(&p->procs, hash__mix(pid), proc_eq, &pid, &added);
+	if (pp && added)
+		pp->pid = pid; /* not a Python (yet): pyframes__mmap makes it one */
+	pthread_mutex_unlock(&p->lock);
+	return pp && added;
 }
 
 /* ---- names (the recorder's thread) ---- */
@@ -431,89 +458,134 @@ static void clean(char *s)
 			*s = '_';
 }
 
-/* The code object at addr of pp's image, read on first sight. */
-static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint64_t addr)
+static uint64_t code_hash(uint32_t pid, uint32_t gen, uint64_t addr)
 {
-	struct pycode k = { .pid = pp->pid, .gen = pp->gen, .addr = addr }, *c;
-	struct py_code pc;
-	bool added;
+	return hash__mix(addr ^ hash__mix((uint64_t)pid << 32 | gen));
+}
 
-	c = htab__get(&p->codes, hash__mix(addr ^ hash__mix((uint64_t)pp->pid << 32 | pp->gen)),
-		      code_eq, &k, &added);
-	if (!c || !added)
-		return c;
-	*c = k;
-	if (py_code__read(pp->pid, &pp->layout, addr, &pc)) {
-		p->ncodes_failed++;
-		return c;
+/* c's names from what was read (pc's strings taken), or from another entry's (copied). */
+static void code_fill(struct pycode *c, struct py_code *pc, const struct pycode *from,
+		      uint32_t code_units)
+{
+	free(c->qualname);
+	free(c->file);
+	free(c->lt);
+	c->qualname = c->file = NULL;
+	c->lt = NULL;
+	c->ltlen = 0;
+	if (from) {
+		c->id = from->id;
+		c->qualname = strdup(from->qualname);
+		c->file = strdup(from->file);
+		c->lt = from->ltlen ? malloc(from->ltlen) : NULL;
+		if (c->lt) {
+			memcpy(c->lt, from->lt, from->ltlen);
+			c->ltlen = from->ltlen;
+		}
+		c->firstlineno = from->firstlineno;
+	} else {
+		c->id = pc->id;
+		c->qualname = pc->qualname;
+		c->file = shown_file(pc->filename);
+		free(pc->filename);
+		c->lt = pc->linetable;
+		c->ltlen = pc->linetable_len;
+		c->firstlineno = pc->firstlineno;
 	}
-	c->qualname = pc.qualname;
-	c->file = shown_file(pc.filename);
-	free(pc.filename);
-	c->firstlineno = pc.firstlineno;
-	c->lt = pc.linetable;
-	c->ltlen = pc.linetable_len;
-	c->code_units = pp->layout.co_code / 2;
-	c->ok = c->qualname && c->file;
+	c->code_units = code_units;
+	c->ok = c->qualname && c->file && (c->lt || !c->ltlen);
 	if (c->ok) {
 		clean(c->qualname);
 		clean(c->file);
 	}
+}
+
+/*
+ * The code object at addr of pp's image, read on first sight; with
+ * check, read again if the object there is not the one read before (its
+ * memory freed and reused: a module's code object goes after its import,
+ * and another takes its place). A process forked from a Python one has its
+ * parent's code objects at the same addresses (a copy of its memory):
+ * those the parent's image has read already, or can read, serve it too,
+ * which matters for a child that execs a moment later (subprocess), its
+ * own memory gone before its stacks' names are read.
+ */
+static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint64_t addr,
+			      bool check)
+{
+	struct pycode k = { .pid = pp->pid, .gen = pp->gen, .addr = addr }, *c, *parent = NULL;
+	struct pycode pk = { .pid = pp->ppid, .gen = pp->pgen, .addr = addr };
+	struct py_code_id id;
+	struct py_code pc;
+	bool added;
+
+	c = htab__get(&p->codes, code_hash(pp->pid, pp->gen, addr), code_eq, &k, &added);
+	if (!c)
+		return NULL;
+	if (!added) {
+		if (!check || !c->ok || py_code__id(pp->pid, &pp->layout, addr, &id) ||
+		    (id.qualname == c->id.qualname && id.filename == c->id.filename &&
+		     id.linetable == c->id.linetable && id.firstlineno == c->id.firstlineno))
+			return c;
+		c->version++;
+	} else {
+		*c = k;
+	}
+	if (pp->ppid && added)
+		parent = htab__find(&p->codes, code_hash(pk.pid, pk.gen, addr), code_eq, &pk);
+	if (parent && parent->ok) {
+		code_fill(c, NULL, parent, parent->code_units);
+		return c;
+	}
+	if (py_code__read(pp->pid, &pp->layout, addr, &pc) &&
+	    (!pp->ppid || py_code__read(pp->ppid, &pp->layout, addr, &pc))) {
+		p->ncodes_failed++;
+		c->ok = false;
+		return c;
+	}
+	code_fill(c, &pc, NULL, pp->layout.co_code / 2);
 	p->ncodes++;
 	return c;
 }
 
-/* The function of frames whose names cannot be read: its id, or -ENOMEM. */
-static int unknown_name(struct pyframes *p)
-{
-	uint32_t id;
-
-	p->nunresolved++;
-	return intern__id(&p->syms, PY_UNKNOWN_NAME, &id) ? -ENOMEM : (int)id;
-}
-
 /* The symbol file's function of Python word w of pp's image: its id, or -ENOMEM. */
-static int name_of(struct pyframes *p, const struct pyproc *pp, uint64_t w)
+static int name_of(struct pyframes *p, const struct pyproc *pp, uint64_t w, bool check)
 {
 	struct pyname k = { .pid = pp->pid, .gen = pp->gen, .word = w & ~OFFCPU_PY_LAST }, *e;
-	struct pycode *c;
+	uint32_t units = OFFCPU_PY_UNITS(w), id = PY_UNKNOWN_ID;
+	struct pycode *c = code_of(p, pp, OFFCPU_PY_CODE(w), check);
 	char *name = NULL;
-	uint32_t id;
 	bool added;
-	int line, err;
+	int line;
 
-	e = htab__get(&p->names, hash__mix(k.word ^ hash__mix((uint64_t)pp->pid << 32 | pp->gen)),
-		      name_eq, &k, &added);
+	if (!c)
+		return -ENOMEM;
+	k.version = c->version;
+	/* the entry stays where it is: intern__id grows another table */
+	e = htab__get(&p->names, code_hash(pp->pid, pp->gen, k.word ^ k.version), name_eq, &k, &added);
 	if (!e)
 		return -ENOMEM;
 	if (!added)
 		return e->sym;
 	*e = k;
-	c = code_of(p, pp, OFFCPU_PY_CODE(w));
-	if (!c || !c->ok) {
-		err = unknown_name(p);
-		id = err;
-		err = err < 0 ? err : 0;
-	} else {
-		uint32_t units = OFFCPU_PY_UNITS(w);
-
+	if (c->ok) {
 		line = units >= c->code_units && units != 0xffff
 			       ? py_linetable__line(c->lt, c->ltlen, c->firstlineno, units - c->code_units)
 			       : -1;
 		if ((line >= 0 ? asprintf(&name, "%s (%s:%d)", c->qualname, c->file, line)
-			       : asprintf(&name, "%s (%s)", c->qualname, c->file)) < 0)
-			name = NULL;
-		err = name ? intern__id(&p->syms, name, &id) : -ENOMEM;
+			       : asprintf(&name, "%s (%s)", c->qualname, c->file)) < 0 ||
+		    intern__id(&p->syms, name, &id)) {
+			free(name);
+			htab__unget(&p->names);
+			return -ENOMEM;
+		}
 		free(name);
 	}
-	if (err || id >= PY_MAX_NAMES) {
-		htab__unget(&p->names);
-		return err ? err : -ENOSPC;
+	if (id == PY_UNKNOWN_ID || id >= PY_MAX_NAMES) {
+		id = PY_UNKNOWN_ID; /* unreadable, or no room left in the file */
+		p->nunresolved++;
 	}
-	e = htab__find(&p->names, hash__mix(k.word ^ hash__mix((uint64_t)pp->pid << 32 | pp->gen)),
-		       name_eq, &k); /* intern may not move it, but be plain about it */
-	if (e)
-		e->sym = id;
+	e->sym = id;
 	return id;
 }
 
@@ -530,7 +602,7 @@ void pyframes__seen(struct pyframes *p, uint32_t pid, const uint64_t *w, uint32_
 	if (!proc_get(p, pid, &pp))
 		return;
 	for (uint32_t i = 0; i < n; i++)
-		if (OFFCPU_PY_IS_FRAME(w[i]) && name_of(p, &pp, w[i]) < 0)
+		if (OFFCPU_PY_IS_FRAME(w[i]) && name_of(p, &pp, w[i], true) < 0)
 			return;
 }
 
@@ -541,6 +613,8 @@ int pyframes__walk(struct pyframes *p, uint32_t pid, uint32_t tid, uint64_t *w, 
 
 	if (!proc_get(p, pid, &pp)) {
 		/* the waits in progress are found before the side-band thread reads /proc */
+		if (!scan_once(p, pid))
+			return 0;
 		pyframes__scan(p, pid);
 		if (!proc_get(p, pid, &pp))
 			return 0;
@@ -574,10 +648,11 @@ int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *nativ
 				j++;
 				continue;
 			}
-			id = have ? name_of(p, &pp, py[j]) : unknown_name(p);
+			id = have ? name_of(p, &pp, py[j], false) : PY_UNKNOWN_ID;
 			if (id < 0)
 				return id;
 			out[n++] = sym_addr(id);
+			p->used = true;
 			if (py[j++] & OFFCPU_PY_LAST && i < nn)
 				break;
 		}
@@ -646,7 +721,7 @@ static int write_file(struct pyframes *p)
 	uint8_t id[SYMFILE_BUILD_ID];
 	int err;
 
-	if (n == p->written)
+	if (!p->used || n == p->written)
 		return 0;
 	names = malloc(n * sizeof(*names));
 	if (!names)

@@ -329,25 +329,50 @@ static int read_str(uint32_t pid, const struct py_layout *l, uint64_t addr, char
 	return 0;
 }
 
-int py_code__read(uint32_t pid, const struct py_layout *l, uint64_t addr, struct py_code *c)
+/* The code object's header (hdr, 256 bytes) and identity. */
+static int code_header(uint32_t pid, const struct py_layout *l, uint64_t addr, uint8_t *hdr,
+		       struct py_code_id *id)
 {
-	uint8_t hdr[256];
-	uint64_t qn, fn, lt, len;
-	uint32_t need = max3(l->co_filename, l->co_qualname, max3(l->co_linetable, l->co_firstlineno, 0)) + 8;
+	uint32_t need = max3(l->co_filename, l->co_qualname, max3(l->co_linetable, l->co_name, 0)) + 8;
 	int32_t first;
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	if (need > sizeof(hdr))
+	if (need < l->co_firstlineno + 4)
+		need = l->co_firstlineno + 4;
+	if (need > 256)
 		return -EINVAL;
 	err = py_mem__read(pid, addr, hdr, need);
 	if (err)
 		return err;
-	qn = u64_at(hdr, l->co_qualname);
-	fn = u64_at(hdr, l->co_filename);
-	lt = u64_at(hdr, l->co_linetable);
+	id->qualname = u64_at(hdr, l->co_qualname);
+	id->filename = u64_at(hdr, l->co_filename);
+	id->linetable = u64_at(hdr, l->co_linetable);
 	memcpy(&first, hdr + l->co_firstlineno, 4);
-	c->firstlineno = first;
+	id->firstlineno = first;
+	return 0;
+}
+
+int py_code__id(uint32_t pid, const struct py_layout *l, uint64_t addr, struct py_code_id *id)
+{
+	uint8_t hdr[256];
+
+	return code_header(pid, l, addr, hdr, id);
+}
+
+int py_code__read(uint32_t pid, const struct py_layout *l, uint64_t addr, struct py_code *c)
+{
+	uint8_t hdr[256];
+	uint64_t qn, fn, lt, len;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	err = code_header(pid, l, addr, hdr, &c->id);
+	if (err)
+		return err;
+	qn = c->id.qualname;
+	fn = c->id.filename;
+	lt = c->id.linetable;
+	c->firstlineno = c->id.firstlineno;
 	err = read_str(pid, l, qn, &c->qualname);
 	if (err == -EINVAL) /* an odd qualname: the plain name */
 		err = read_str(pid, l, u64_at(hdr, l->co_name), &c->qualname);

@@ -70,14 +70,27 @@ int py_build__probe(const char *path, struct py_build *b);
 /* n bytes at addr of process pid: 0, or a negative errno (-ESRCH: gone). */
 int py_mem__read(uint32_t pid, uint64_t addr, void *buf, size_t n);
 
+/*
+ * What tells a code object from another at the same address (one freed,
+ * its memory reused, as a module's code is after its import): the
+ * objects it points to and its first line.
+ */
+struct py_code_id {
+	uint64_t qualname, filename, linetable;
+	int firstlineno;
+};
+
 /* A code object's names, read once. */
 struct py_code {
+	struct py_code_id id;
 	char *qualname, *filename;  /* UTF-8, owned */
 	int firstlineno;
 	uint8_t *linetable;         /* owned */
 	uint32_t linetable_len;
 };
 
+/* The identity of the code object at addr of process pid: 0, or a negative errno. */
+int py_code__id(uint32_t pid, const struct py_layout *l, uint64_t addr, struct py_code_id *id);
 /* Read the code object at addr of process pid: 0, or a negative errno. */
 int py_code__read(uint32_t pid, const struct py_layout *l, uint64_t addr, struct py_code *c);
 void py_code__exit(struct py_code *c);
