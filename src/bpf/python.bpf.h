@@ -108,9 +108,20 @@ static __always_inline bool py_maybe(__u32 tgid)
 
 /*
  * Per CPU and program (UNW_SCRATCH_*, as the unwinder's: programs that can
- * interrupt each other use their own): what the walk reads and writes.
+ * interrupt each other use their own): the walk's state, what it reads and
+ * what it sends. In a map value, not on the BPF stack, as the unwinder's
+ * (struct unw_state): the verifier sees each bpf_loop callback once with
+ * values it cannot know, where counters on the stack would make it follow
+ * every iteration.
  */
 struct py_walk {
+	__u64 addr;   /* the next thread state (search), the next frame (walk) */
+	__u64 found;  /* the thread state searched for */
+	__u64 hash;   /* of the frames' words */
+	__u32 tid;
+	__u32 n;      /* words in the stack */
+	__u32 nf;     /* frames of them */
+	__u32 failed; /* a read failed */
 	__u8 buf[OFFCPU_PY_READ];
 	struct offcpu_py_seen seen;
 };
@@ -122,18 +133,11 @@ struct {
 	__type(value, struct py_walk);
 } py_walks SEC(".maps");
 
-/* The bpf_loop context of a walk. */
+/* The bpf_loop context of a walk (on the stack, as bpf_loop wants): what does not change. */
 struct py_ctx {
 	const struct offcpu_py_proc *p;
 	struct py_walk *wk;
 	struct py_ustack *out;
-	__u64 addr;   /* the next thread state (search), the next frame (walk) */
-	__u64 found;  /* the thread state searched for */
-	__u64 hash;
-	__u32 tid;
-	__u32 n;      /* words written to out */
-	__u32 nf;     /* frames of them */
-	__u32 failed; /* a read failed */
 };
 
 static __always_inline __u64 py_u64(struct py_walk *wk, __u32 off)
@@ -146,18 +150,19 @@ static long py_search_step(__u32 i, void *vctx)
 {
 	struct py_ctx *c = vctx;
 	const struct offcpu_py_proc *p = c->p;
+	struct py_walk *wk = c->wk;
 
-	if (!c->addr)
+	if (!wk->addr)
 		return 1;
-	if (bpf_probe_read_user(c->wk->buf, p->ts_read & (OFFCPU_PY_READ - 1), (const void *)c->addr)) {
-		c->failed = 1;
-		return 1;
-	}
-	if ((__u32)py_u64(c->wk, p->ts_tid) == c->tid) {
-		c->found = c->addr;
+	if (bpf_probe_read_user(wk->buf, p->ts_read & (OFFCPU_PY_READ - 1), (const void *)wk->addr)) {
+		wk->failed = 1;
 		return 1;
 	}
-	c->addr = py_u64(c->wk, p->ts_next);
+	if ((__u32)py_u64(wk, p->ts_tid) == wk->tid) {
+		wk->found = wk->addr;
+		return 1;
+	}
+	wk->addr = py_u64(wk, p->ts_next);
 	return 0;
 }
 
@@ -168,23 +173,23 @@ static long py_frame_step(__u32 i, void *vctx)
 	const struct offcpu_py_proc *p = c->p;
 	struct py_walk *wk = c->wk;
 	__u64 code, instr, units, w;
-	__u32 n = c->n;
+	__u32 n = wk->n;
 	__u8 owner;
 
-	if (!c->addr)
+	if (!wk->addr)
 		return 1;
 	if (n >= OFFCPU_MAX_STACK) {
 		py_stat(OFFCPU_PY_TRUNCATED, 1);
 		return 1;
 	}
-	if (bpf_probe_read_user(wk->buf, p->f_read & (OFFCPU_PY_READ - 1), (const void *)c->addr)) {
-		c->failed = 1;
+	if (bpf_probe_read_user(wk->buf, p->f_read & (OFFCPU_PY_READ - 1), (const void *)wk->addr)) {
+		wk->failed = 1;
 		return 1;
 	}
 	code = py_u64(wk, p->f_code);
 	instr = py_u64(wk, p->f_instr);
 	owner = wk->buf[p->f_owner & (OFFCPU_PY_READ - 1)];
-	c->addr = py_u64(wk, p->f_previous);
+	wk->addr = py_u64(wk, p->f_previous);
 	if (p->entry == OFFCPU_PY_ENTRY_SHIM && owner == OFFCPU_PY_OWNED_BY_CSTACK) {
 		if (n && n <= OFFCPU_MAX_STACK && OFFCPU_PY_IS_FRAME(c->out->w[n - 1]))
 			c->out->w[n - 1] |= OFFCPU_PY_LAST;
@@ -195,9 +200,9 @@ static long py_frame_step(__u32 i, void *vctx)
 	if (n >= OFFCPU_MAX_STACK)
 		return 1;
 	c->out->w[n] = w;
-	c->hash = (c->hash ^ w) * 0x100000001b3ULL;
-	c->n = n + 1;
-	c->nf++;
+	wk->hash = (wk->hash ^ w) * 0x100000001b3ULL;
+	wk->n = n + 1;
+	wk->nf++;
 	return 0;
 }
 
@@ -207,10 +212,10 @@ static long py_frame_step(__u32 i, void *vctx)
  */
 static __always_inline void py_send(struct py_ctx *c, __u32 tgid, __u32 first)
 {
-	struct py_seen_key k = { .pid = tgid, .hash = c->hash };
+	struct py_seen_key k = { .pid = tgid, .hash = c->wk->hash };
 	struct offcpu_py_seen *s = &c->wk->seen;
 	__u8 one = 1;
-	__u32 nf = c->nf;
+	__u32 nf = c->wk->nf;
 
 	if (bpf_map_lookup_elem(&py_seen, &k))
 		return;
@@ -238,84 +243,85 @@ static __always_inline void py_send(struct py_ctx *c, __u32 tgid, __u32 first)
 __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid(), frame;
-	__u32 tgid = id >> 32;
+	__u64 id = bpf_get_current_pid_tgid(), frame, interp = 0, head;
+	__u32 tgid = id >> 32, n, nf;
 	__u64 sep = ulen; /* 64-bit: one zero extension, checked and used alike */
 	struct offcpu_py_proc *p;
+	struct py_walk *wk;
 	struct py_task *t;
-	struct py_ctx c = {};
+	struct py_ctx c;
 
 	if (!out || ulen >= OFFCPU_MAX_STACK - 1)
 		return ulen;
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
-	c.wk = bpf_map_lookup_elem(&py_walks, &scratch);
-	if (!p || !c.wk)
+	wk = bpf_map_lookup_elem(&py_walks, &scratch);
+	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p || !wk || !t)
 		return ulen;
 	c.p = p;
+	c.wk = wk;
 	c.out = out;
-	c.tid = (__u32)id;
-	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t)
-		return ulen;
+	wk->tid = (__u32)id;
+	wk->failed = 0;
+	wk->found = 0;
 	/* its thread state: the one found before, if it is still this thread's */
-	c.addr = t->tstate;
-	if (c.addr && (bpf_probe_read_user(c.wk->buf, p->ts_read & (OFFCPU_PY_READ - 1),
-					   (const void *)c.addr) ||
-		       (__u32)py_u64(c.wk, p->ts_tid) != c.tid))
-		c.addr = 0;
-	if (!c.addr) {
-		__u64 interp = 0, head = 0;
-
-		for (int i = 0; i < 4 && !c.found && !c.failed; i++) {
-			if (!i && bpf_probe_read_user(&interp, 8, (const void *)p->interp_head))
-				break;
-			if (i && bpf_probe_read_user(&interp, 8, (const void *)(interp + p->interp_next)))
-				break;
-			if (!interp || bpf_probe_read_user(&c.addr, 8, (const void *)(interp + p->interp_threads)))
-				break;
-			if (!i) {
-				head = c.addr;
-				if (t->looked && head == t->head)
-					break; /* searched before, and no thread state came since */
-			}
-			bpf_loop(1024, py_search_step, &c, 0);
-		}
-		t->tstate = c.found;
-		t->head = head;
-		t->looked = !c.found;
-		if (!c.found) {
-			py_stat(c.failed ? OFFCPU_PY_READ_FAILED : OFFCPU_PY_NO_THREAD, 1);
-			return ulen;
-		}
-		c.failed = 0;
-		/* its frame pointer is in the buffer still: read it again anyway (one read) */
-		if (bpf_probe_read_user(c.wk->buf, p->ts_read & (OFFCPU_PY_READ - 1), (const void *)c.found)) {
+	wk->addr = t->tstate;
+	if (wk->addr && !bpf_probe_read_user(wk->buf, p->ts_read & (OFFCPU_PY_READ - 1),
+					     (const void *)wk->addr) &&
+	    (__u32)py_u64(wk, p->ts_tid) == wk->tid)
+		wk->found = wk->addr;
+	if (!wk->found) {
+		/*
+		 * Among the threads of the interpreter at the head of the
+		 * runtime's list (the main one, but for subinterpreters), once
+		 * its list has changed since the last search that found none.
+		 */
+		if (bpf_probe_read_user(&interp, 8, (const void *)p->interp_head) || !interp ||
+		    bpf_probe_read_user(&head, 8, (const void *)(interp + p->interp_threads))) {
 			py_stat(OFFCPU_PY_READ_FAILED, 1);
 			return ulen;
 		}
+		if (t->looked && head == t->head) {
+			py_stat(OFFCPU_PY_NO_THREAD, 1);
+			return ulen;
+		}
+		wk->addr = head;
+		bpf_loop(1024, py_search_step, &c, 0);
+		t->tstate = wk->found;
+		t->head = head;
+		t->looked = !wk->found;
+		if (!wk->found) {
+			py_stat(wk->failed ? OFFCPU_PY_READ_FAILED : OFFCPU_PY_NO_THREAD, 1);
+			return ulen;
+		}
 	}
-	frame = py_u64(c.wk, p->ts_frame);
+	/* the thread state is in the buffer: its current frame */
+	frame = py_u64(wk, p->ts_frame);
 	if (p->cf_frame != OFFCPU_PY_NO_CFRAME && frame &&
 	    bpf_probe_read_user(&frame, 8, (const void *)(frame + p->cf_frame))) {
 		py_stat(OFFCPU_PY_READ_FAILED, 1);
 		return ulen;
 	}
-	c.n = ulen + 1;
-	c.addr = frame;
-	c.hash = 0xcbf29ce484222325ULL;
+	wk->n = ulen + 1;
+	wk->nf = 0;
+	wk->addr = frame;
+	wk->failed = 0;
+	wk->hash = 0xcbf29ce484222325ULL;
 	bpf_loop(OFFCPU_MAX_STACK, py_frame_step, &c, 0);
-	if (c.failed)
+	if (wk->failed)
 		py_stat(OFFCPU_PY_READ_FAILED, 1);
-	if (!c.nf)
+	n = wk->n;
+	nf = wk->nf;
+	if (!nf || n > OFFCPU_MAX_STACK)
 		return ulen;
 	barrier_var(sep); /* the check above is the compiler's, not the verifier's */
 	if (sep >= OFFCPU_MAX_STACK)
 		return ulen;
-	out->w[sep] = OFFCPU_PY_SEP | (c.addr && !c.failed ? OFFCPU_PY_SEP_TRUNCATED : 0);
+	out->w[sep] = OFFCPU_PY_SEP | (wk->addr && !wk->failed ? OFFCPU_PY_SEP_TRUNCATED : 0);
 	py_stat(OFFCPU_PY_STACKS, 1);
-	py_stat(OFFCPU_PY_FRAMES, c.nf);
+	py_stat(OFFCPU_PY_FRAMES, nf);
 	py_send(&c, tgid, sep + 1);
-	return c.n;
+	return n;
 }
 
 #endif
