@@ -104,6 +104,7 @@ __u32 kstack_skip[4];  /* per hook: frames of BPF and tracing glue above its ker
 __u32 calib_done[4];
 __u32 exec_tgid;       /* the command (record -- CMD): traced from its first exec on */
 __u32 targets_gen;     /* processes that left the targets (target_known) */
+__u32 switchins_missed; /* the kernel hid a switch-in from the program (preempted) */
 __u64 cgroup_id;       /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
@@ -123,14 +124,34 @@ enum offcpu_hook {
 
 /* ---- per-task state ---- */
 
+/*
+ * A task's last kernel stack at one hook (its own at its switch-out, its
+ * last waker's at sched_waking), in its storage: while the task blocks
+ * where it blocked last, that stack is checked in place (kmemo_verify)
+ * and the cache is not looked up. Written only by the task's own program
+ * runs (its switch-out; its wakers, which the scheduler serialises), so
+ * read without a seal. The copy of a cache entry it is made from is
+ * checked as it is made (kstack_verify).
+ */
+#define OFFCPU_KMEMO_FRAMES 32
+struct offcpu_kmemo {
+	struct offcpu_kfp key;
+	__u64 id;
+	__u32 nr;   /* frames; 0: none kept */
+	__u32 slot; /* the syscall's slot found last time, + 1 (kstack_syscall_slot) */
+	__u32 uses; /* for the audit (audit_due) */
+	__u32 pad;
+	__u64 frames[OFFCPU_KMEMO_FRAMES];
+	__u16 off[OFFCPU_KMEMO_FRAMES];
+};
+
 /* --wakeups: the last waker of a waiting task, noted at sched_waking. */
 struct offcpu_waker {
 	__u64 time;     /* of the sched_waking; 0 when none is pending */
 	__u64 interval; /* the wait it ended (its ts_out): ties the waker to it */
 	struct offcpu_who who;
 	char comm[16];
-	__u32 kslot;    /* as offcpu_task's, for the last waker's stack */
-	__u32 pad;
+	struct offcpu_kmemo kmemo; /* its kernel stack (stack_kernel) */
 };
 
 /*
@@ -160,11 +181,9 @@ struct offcpu_task {
 	__u32 delay_pending; /* asleep in a state off-CPU leaves out: the wakeup starts the wait */
 	__u32 summed;     /* has summed waits: note its exit */
 	__u32 gen;        /* execs and renames seen: the sum keys' gen */
-	__u64 last_sum;   /* sample time of its last summed wait */
 	__u32 start_pending; /* OFFCPU_START_*: waiting since the recording started (see starts) */
 	__u32 target_gen; /* targets_gen + 1 when known a target (target_known) */
-	__u32 kslot;      /* its syscall's slot in its kernel stack last time (kstack_syscall_slot) */
-	__u32 pad;
+	struct offcpu_kmemo kmemo; /* its last kernel stack (stack_kernel) */
 	struct offcpu_waker waker;
 	struct offcpu_acc acc[4];
 };
@@ -360,21 +379,28 @@ struct {
 
 /* What every run of a program that counts waits works with. */
 struct offcpu_run {
-	__u64 now;     /* the samples' clock (monotonic); 0 in a program of another task */
+	__u64 now;     /* the samples' clock, as run_begin's `clock` says */
 	__u64 clk;     /* the intervals' clock: the run queue of the task of the event */
 	__u64 *active; /* this CPU's count of runs inside (the grace period) */
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
 };
 
-/* a program run */
-static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, bool here);
+/* a program run: the samples' clock it reads (run_begin) */
+enum {
+	RUN_SWITCH,    /* the switch: the run queue's clock, just updated, advanced to it (now_of) */
+	RUN_CURRENT,   /* a program of current's own (exit, exec): bpf_ktime_get_ns */
+	RUN_ELSEWHERE, /* of another task's event (waking, wakeup, rename): none, 0 */
+};
+
+static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, __u32 clock);
 static __always_inline __u64 now_of(__u64 clk);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state);
 static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next);
+static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r);
 static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
 					      const struct offcpu_run *r);
 static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu_task *t,
@@ -396,22 +422,27 @@ static __always_inline void gen_end(struct offcpu_task *t, __u32 tid, __u64 star
 static __always_inline void test_stall(void);
 /* stacks */
 static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u32 hook,
-					struct offcpu_who *who, __u32 *kslot);
+					struct offcpu_who *who, struct offcpu_kmemo *kmemo);
 __u64 stack_user(void *ctx, __u32 hook);
 static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack);
-__u64 stack_kernel(void *ctx, __u32 hook, __u64 uhash, __u32 *kslot);
+__u64 stack_kernel(void *ctx, __u32 hook, __u64 uhash, struct offcpu_kmemo *m);
 static __always_inline void kstack_calibrate(void *ctx, __u32 hook);
 static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_stack *st);
 static __always_inline bool in_syscall_entry(__u64 a);
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *cur, __u32 hook,
-					       __u64 uhash, __u32 *kslot, struct offcpu_kfp *k,
+					       __u64 uhash, __u32 *hint, struct offcpu_kfp *k,
 					       struct offcpu_kview *v, __u64 *word);
 static __always_inline __u64 kview_word(const struct offcpu_kview *v, __u32 w);
-static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u32 *kslot);
+static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u32 *hint);
+static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+					  const struct offcpu_kview *v);
+static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+				       const struct offcpu_kstack *sc);
 static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
-					   const struct offcpu_kview *v, struct offcpu_kstack *sc);
+					   const struct offcpu_kview *v, struct offcpu_kstack *sc,
+					   struct offcpu_kmemo *m);
 static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 nr,
-					   const struct offcpu_kview *v);
+					   const struct offcpu_kview *v, struct offcpu_kmemo *m);
 static __always_inline __u64 kstack_seal(const struct offcpu_kstack *e);
 static __always_inline bool kstack_locate(struct offcpu_kstack *e, const struct offcpu_kview *v,
 					  __u32 hook);
@@ -461,7 +492,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 {
 	struct offcpu_run r;
 
-	if (!run_begin(&r, prev, true))
+	if (!run_begin(&r, prev, RUN_SWITCH))
 		return 0;
 	switch_out(ctx, &r, prev, prev_state);
 	switch_in(&r, next);
@@ -481,7 +512,7 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	struct offcpu_run r;
 
-	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, false))
+	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
 	waker_note(ctx, &r, t);
 	run_end(&r);
@@ -505,7 +536,7 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
-	if (!t || !run_begin(&r, p, false))
+	if (!t || !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
 	if (wakeup_times_intervals && t->ts_out && !t->ts_wake)
 		t->ts_wake = r.clk;
@@ -529,7 +560,7 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	struct offcpu_task *t;
 	struct offcpu_run r;
 
-	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) || !run_begin(&r, p, false))
+	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) || !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
 	t = task_of(p, true);
 	if (t) {
@@ -578,7 +609,7 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 	bool last = !p->signal->live.counter;
 	struct offcpu_run r;
 
-	if (t && run_begin(&r, p, true)) {
+	if (t && run_begin(&r, p, RUN_CURRENT)) {
 		if (t->ts_out || t->start_pending)
 			interval_unclosed(t, p, &r);
 		acc_flush(t, &r);
@@ -616,7 +647,7 @@ int BPF_PROG(offcpu_rename, struct task_struct *task, const char *comm)
 	struct offcpu_run r;
 
 	/* a thread exec'ing in its leader's place has its old tid in its sums: offcpu_exec */
-	if (!t || !t->summed || t->who.tid != (__u32)task->pid || !run_begin(&r, task, false))
+	if (!t || !t->summed || t->who.tid != (__u32)task->pid || !run_begin(&r, task, RUN_ELSEWHERE))
 		return 0;
 	gen_end(t, task->pid, task->start_time);
 	run_end(&r);
@@ -652,7 +683,7 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 	}
 	if (unwind_dwarf)
 		unwind_exec(p, (kernel_threads || !(p->flags & PF_KTHREAD)) && wanted(p->tgid, p->pid));
-	if (!t || !run_begin(&r, p, true))
+	if (!t || !run_begin(&r, p, RUN_CURRENT))
 		return 0;
 	acc_flush(t, &r);
 	if (t->summed) {
@@ -753,11 +784,10 @@ int offcpu_cpu_filter(void *ctx)
  * Count this run in on this CPU (an atomic add: a full barrier, so that
  * what follows reads `stopped` and `sum_active` after user space sees the
  * run counted; see wait_quiet in offcpu_bpf.c) and read what the run works
- * with: the clock of p's run queue, and, when p is on this CPU (`here`:
- * the switch's prev, current), the samples' clock. false: the recording
- * has stopped, nothing to do.
+ * with: the clock of p's run queue, and the samples' clock as `clock`
+ * says (RUN_*). false: the recording has stopped, nothing to do.
  */
-static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, bool here)
+static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, __u32 clock)
 {
 	__u32 zero = 0;
 
@@ -771,19 +801,22 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	}
 	r->half = sum_active & 1;
 	r->clk = task_rq_clock(p);
-	r->now = here ? now_of(r->clk) : 0;
+	r->now = clock == RUN_SWITCH ? now_of(r->clk) : clock == RUN_CURRENT ? bpf_ktime_get_ns() : 0;
 	r->cpu = bpf_get_smp_processor_id();
 	return true;
 }
 
 /*
- * The samples' clock (CLOCK_MONOTONIC, as bpf_ktime_get_ns), now, from
- * this CPU's run-queue clock clk, just updated by the scheduler: read
- * once a millisecond on each CPU with the clock it stands for, and
- * advanced by clk in between. A call of bpf_ktime_get_ns costs about 60 ns
- * here, a tenth of the switch program; both clocks count the same TSC, so
- * in a millisecond they part by at most the clock's frequency correction
- * (up to 500 ppm: 0.5 us).
+ * The samples' clock (CLOCK_MONOTONIC, as bpf_ktime_get_ns) near now, in
+ * the switch program, from this CPU's run-queue clock clk, which
+ * __schedule has just updated: read once a millisecond on each CPU with
+ * the clock it stands for, and advanced by clk in between. A call of
+ * bpf_ktime_get_ns costs about 60 ns here, a tenth of the switch program.
+ * It is the time of a sum's last interval, which needs no more than that:
+ * it may be a few us off (the reference was read that much after its
+ * clk, as this run is), and user space keeps a sum before the exit or
+ * exec that ends its task's gen (exits map). A direct sample's time is
+ * read in full (sample_emit).
  */
 static __always_inline __u64 now_of(__u64 clk)
 {
@@ -813,8 +846,8 @@ static __always_inline void run_end(struct offcpu_run *r)
  * prev leaves the CPU. Waiting in a recorded state: its wait starts, noted
  * with its stacks. Otherwise (preempted, or asleep in another state) only
  * --sched-delay notes it: its wait for a CPU starts now, or at its wakeup.
- * Neither needs a storage lookup by default: an interval whose switch-in
- * was missed is repaired at the task's next switch-in (switch_in).
+ * A preemption needs no storage lookup either, until the kernel has been
+ * seen to hide a switch-in (preempted).
  */
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state)
@@ -824,8 +857,11 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	struct offcpu_task *t;
 	__u64 arrival;
 
-	if (!measured && !want_sched_delay)
+	if (!measured && !want_sched_delay) {
+		if (!prev_state && (test_hide || switchins_missed))
+			preempted(prev, r);
 		return;
+	}
 	t = bpf_task_storage_get(&tasks, prev, 0, 0);
 	if (!t || !target_known(t)) {
 		if (!thread_kind_wanted(prev->flags) || !wanted(prev->tgid, prev->pid))
@@ -839,7 +875,7 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	}
 	if (t->ts_out || t->start_pending)
 		interval_unclosed(t, prev, r); /* its switch-in was missed */
-	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kslot);
+	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo);
 	if (!measured) {
 		/* --sched-delay: preempted (runnable: it waits from now) or asleep */
 		if (!prev_state) {
@@ -910,6 +946,25 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 }
 
 /*
+ * A task is preempted. If it still has an interval open, its switch-in
+ * was missed: end that interval now, while sched_info can time it (a
+ * second missed switch-in, after this preemption, would leave its end
+ * unknown). Looked up only once the kernel has hidden a switch-in from
+ * the program in this recording (switchins_missed; or OFFCPU_TEST_HIDE),
+ * as it does on some hosts all the time, and on others never: there a
+ * preemption costs nothing, and the one missed switch-in the kernel may
+ * hide while a program attaches is repaired at the task's next switch-in
+ * or switch-out.
+ */
+static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, prev, 0, 0);
+
+	if (t && (t->ts_out || t->start_pending))
+		interval_unclosed(t, prev, r);
+}
+
+/*
  * The task p runs (it switches out again, is switched in after a switch-in
  * the program did not see, or exits) but its last interval is still open.
  * The kernel skips a tracepoint's programs at times (while another program
@@ -935,6 +990,7 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		start_unclosed(t, p, r);
 	if (!t->ts_out)
 		return;
+	switchins_missed = 1;
 	if (bpf_core_field_exists(p->sched_info.last_arrival)) {
 		pcount = p->sched_info.pcount;
 		delay = p->sched_info.run_delay;
@@ -1038,7 +1094,6 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 		return;
 	}
 	t->summed = 1;
-	t->last_sum = r->now;
 	if (count && key_equal(&a->k, &k)) {
 		a->v.period = period + delta;
 		a->v.count = count + 1;
@@ -1065,8 +1120,8 @@ static __always_inline bool key_equal(const struct offcpu_sum_key *a,
 }
 
 /*
- * One sample on the ring buffer: a direct one (flags 0), or a sum that
- * could not go to the sum map (OFFCPU_SAMPLE_SUM). false, counted as
+ * One sample on the ring buffer: a direct one (flags 0: its time is now),
+ * or a sum that could not go to the sum map (OFFCPU_SAMPLE_SUM). false, counted as
  * `lost` (and its waker's sample too): the ring buffer is full.
  */
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
@@ -1084,6 +1139,8 @@ static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const st
 	s->flags = flags;
 	s->k = *k;
 	s->v = *v;
+	if (!(flags & OFFCPU_SAMPLE_SUM))
+		s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
 	bpf_ringbuf_submit(s, ringbuf_flags());
 	return true;
 }
@@ -1163,15 +1220,16 @@ static __always_inline void acc_flush(struct offcpu_task *t, const struct offcpu
 
 /*
  * End the generation of a task's sums: those so far are noted under their
- * gen (with the task's tid and start time, as they are keyed), timed at
- * the last of them; later sums go under the next gen. Its accumulated
- * waits keep their gen in their key, and their time.
+ * gen (with the task's tid and start time, as they are keyed) with the
+ * time it ended, now: user space times them before it. Later sums go
+ * under the next gen; its accumulated waits keep their gen in their key.
  */
 static __always_inline void gen_end(struct offcpu_task *t, __u32 tid, __u64 start_time)
 {
 	struct offcpu_exit_key k = { .tid = tid, .gen = t->gen, .start_time = start_time };
+	__u64 now = bpf_ktime_get_ns();
 
-	if (bpf_map_update_elem(&exits, &k, &t->last_sum, BPF_ANY))
+	if (bpf_map_update_elem(&exits, &k, &now, BPF_ANY))
 		drop(OFFCPU_DROP_EXITS_FULL);
 	t->gen++;
 	t->summed = 0;
@@ -1195,15 +1253,14 @@ static __always_inline void test_stall(void)
 /*
  * current's cgroup and stacks, as of this program's hook, into who (its
  * identity is the caller's): each stack as its id (0: not taken, or lost,
- * counted). kslot: where the syscall's slot was found last time, for
- * stack_kernel.
+ * counted). kmemo: the last kernel stack taken there (stack_kernel).
  */
 static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u32 hook,
-					struct offcpu_who *who, __u32 *kslot)
+					struct offcpu_who *who, struct offcpu_kmemo *kmemo)
 {
 	who->cgroup = task_cgroup(cur);
 	who->ustack = want_ustack && cur->mm ? stack_user(ctx, hook) : 0;
-	who->kstack = want_kstack ? stack_kernel(ctx, hook, who->ustack, kslot) : 0;
+	who->kstack = want_kstack ? stack_kernel(ctx, hook, who->ustack, kmemo) : 0;
 }
 
 /*
@@ -1265,27 +1322,51 @@ static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack)
 
 /*
  * current's kernel stack from the function that calls this hook's
- * tracepoint on (uhash: its user stack's id, part of the cache key): from
- * the cache when this blocking point was seen before and its frames are
- * still in place (kstack_lookup), else by walking, which also fills the
- * cache. kslot: a hint kept by the caller (kstack_fingerprint). A global
+ * tracepoint on (uhash: its user stack's id, part of the cache key): the
+ * memo's (m: the last one taken there) when it blocks there again and its
+ * frames are in place, else from the cache when this blocking point was
+ * seen before and its frames are still in place (kstack_lookup), else by
+ * walking, which also fills the cache. One served memo hit in
+ * kcache_audit_mask+1 is walked and compared, as a cache hit is. A global
  * function: verified once, not at every call.
  */
-__noinline __u64 stack_kernel(void *ctx __arg_ctx, __u32 hook, __u64 uhash, __u32 *kslot)
+__noinline __u64 stack_kernel(void *ctx __arg_ctx, __u32 hook, __u64 uhash, struct offcpu_kmemo *m)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	__u32 slot = hook & 3;
 	struct offcpu_kstack *sc = bpf_map_lookup_elem(&kscratch, &slot);
 	struct offcpu_kfp k = {};
 	struct offcpu_kview v;
+	__u64 id, wid;
 
-	if (!sc)
+	if (!sc || !m)
 		return 0;
 	kstack_calibrate(ctx, slot);
-	if (use_kcache && cur->mm && kstack_skip[slot & 3] &&
-	    kstack_fingerprint(ctx, cur, slot, uhash, kslot, &k, &v, &sc->word))
-		return kstack_lookup(ctx, &k, &v, sc);
-	return kstack_walk(ctx, slot, &sc->st);
+	if (!use_kcache || !cur->mm || !kstack_skip[slot & 3] ||
+	    !kstack_fingerprint(ctx, cur, slot, uhash, &m->slot, &k, &v, &sc->word))
+		return kstack_walk(ctx, slot, &sc->st);
+	id = kmemo_verify(m, &k, &v);
+	if (!id)
+		return kstack_lookup(ctx, &k, &v, sc, m);
+	if (!audit_due(&m->uses, kcache_audit_mask)) {
+		stat(OFFCPU_STAT_KSTACK_CACHED);
+		return id;
+	}
+	/* a hit the memo would serve, walked and compared */
+	wid = kstack_walk(ctx, slot, &sc->st);
+	if (!wid)
+		return 0;
+	stat(OFFCPU_STAT_KSTACK_CHECKED);
+	if (wid != id) {
+		struct offcpu_kstack *e = bpf_map_lookup_elem(&kcache, &k);
+
+		stat(OFFCPU_STAT_KSTACK_STALE);
+		m->nr = 0;
+		if (e)
+			e->st.nr = OFFCPU_KSTACK_NOCACHE;
+		stat(OFFCPU_STAT_KSTACK_EVICTED);
+	}
+	return wid;
 }
 
 /*
@@ -1339,11 +1420,11 @@ static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_st
 /*
  * Where current blocks, as a cache key (struct offcpu_kfp), and its kernel
  * stack from the context up (v); false when it cannot be told (no user
- * context, the context not on its stack). kslot: the caller's hint for
+ * context, the context not on its stack). hint: the caller's for
  * kstack_syscall_slot; word: a per-CPU scratch word.
  */
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *cur, __u32 hook,
-					       __u64 uhash, __u32 *kslot, struct offcpu_kfp *k,
+					       __u64 uhash, __u32 *hint, struct offcpu_kfp *k,
 					       struct offcpu_kview *v, __u64 *word)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
@@ -1385,7 +1466,7 @@ static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *cu
 	 * exit anyway.)
 	 */
 	if (k->sysnr >= 0 && sys_lo)
-		slot = kstack_syscall_slot(v, kslot);
+		slot = kstack_syscall_slot(v, hint);
 	k->depth = slot >= 0 ? (__u32)slot * 8 | OFFCPU_KFP_SYSCALL : top - sp;
 	k->uip = regs->ip;
 	k->uhash = uhash;
@@ -1418,28 +1499,27 @@ static __always_inline bool in_syscall_entry(__u64 a)
  * % of the time, checked away by kstack_verify).
  *
  * A thread blocks at the same few points, each its own distance below its
- * syscall's slot whatever the offset: the slot found last time (*kslot,
+ * syscall's slot whatever the offset: the slot found last time (*hint,
  * kept by the caller, +1) is tried first, and is taken when it holds such
  * a return address. It is a guess the cache's check makes safe: a wrong
  * slot makes a key whose entry's frames are not in place (walked), never
  * a wrong stack.
  */
 #define OFFCPU_SYSCALL_WORDS 160
-static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u32 *kslot)
+static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u32 *hint)
 {
 	__u32 nw = v->nw, first = nw > OFFCPU_SYSCALL_WORDS ? nw - OFFCPU_SYSCALL_WORDS : 0;
-	__u32 hint = kslot ? *kslot : 0;
+	__u32 h = *hint;
 
-	if (hint && hint - 1 >= first && hint - 1 < nw && in_syscall_entry(kview_word(v, hint - 1)))
-		return hint - 1;
+	if (h && h - 1 >= first && h - 1 < nw && in_syscall_entry(kview_word(v, h - 1)))
+		return h - 1;
 	for (__u32 j = 0; j < OFFCPU_SYSCALL_WORDS; j++) {
 		__u32 i = first + j;
 
 		if (i >= nw)
 			break;
 		if (in_syscall_entry(kview_word(v, i))) {
-			if (kslot)
-				*kslot = i + 1;
+			*hint = i + 1;
 			return i;
 		}
 	}
@@ -1459,7 +1539,8 @@ static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u
  * many hits were walked because their frames were not in place.
  */
 static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
-					   const struct offcpu_kview *v, struct offcpu_kstack *sc)
+					   const struct offcpu_kview *v, struct offcpu_kstack *sc,
+					   struct offcpu_kmemo *m)
 {
 	__u32 hook = k->hook & 3, nr;
 	struct offcpu_kstack *e;
@@ -1474,6 +1555,7 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 			sc->uses = 1;
 			sc->seal = kstack_seal(sc);
 			bpf_map_update_elem(&kcache, k, sc, BPF_NOEXIST);
+			kmemo_keep(m, k, sc);
 		}
 		return id;
 	}
@@ -1482,7 +1564,8 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 	if (nr == OFFCPU_KSTACK_NOCACHE)
 		return kstack_walk(ctx, hook, &sc->st);
 	audit = audit_due(&e->uses, kcache_audit_mask);
-	id = kstack_verify(e, nr, v);
+	m->nr = 0;
+	id = kstack_verify(e, nr, v, m);
 	if (!id) {
 		/*
 		 * Another blocking point with this key, or the entry recycled
@@ -1498,8 +1581,15 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 			sc->uses = 1;
 			sc->seal = kstack_seal(sc);
 			bpf_map_update_elem(&kcache, k, sc, BPF_ANY);
+			kmemo_keep(m, k, sc);
 		}
 		return id;
+	}
+	if (nr <= OFFCPU_KMEMO_FRAMES) {
+		/* the frames kstack_verify copied, as it checked them */
+		m->key = *k;
+		m->id = id;
+		m->nr = nr;
 	}
 	if (!audit) {
 		stat(OFFCPU_STAT_KSTACK_CACHED);
@@ -1513,6 +1603,7 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 	if (wid != id) {
 		stat(OFFCPU_STAT_KSTACK_STALE);
 		e->st.nr = OFFCPU_KSTACK_NOCACHE;
+		m->nr = 0;
 		stat(OFFCPU_STAT_KSTACK_EVICTED);
 	}
 	return wid;
@@ -1520,7 +1611,8 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 
 /*
  * The id of cache entry e (nr frames, read once) when its frames are the
- * stack in v, else 0. Each frame's return address must be at its place.
+ * stack in v, else 0; what was read is copied into the memo m as it is
+ * checked (its first OFFCPU_KMEMO_FRAMES frames). Each frame's return address must be at its place.
  * The kernel's unwinder finds each frame from the return address of the
  * one before (the frame's size is a property of its code), so a stack
  * whose return addresses are those, at those places, is the stack a walk
@@ -1532,7 +1624,7 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
  * leaves a mix that does not.
  */
 static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 nr,
-					   const struct offcpu_kview *v)
+					   const struct offcpu_kview *v, struct offcpu_kmemo *m)
 {
 	__u64 id = e->st.id, seal = id + nr;
 	__u32 nw = v->nw;
@@ -1548,12 +1640,65 @@ static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 
 		f = e->st.frames[j];
 		w = e->off[j];
 		seal += f + w;
+		if (j < OFFCPU_KMEMO_FRAMES) {
+			m->frames[j] = f;
+			m->off[j] = w;
+		}
 		if (w & OFFCPU_KOFF_TOP)
 			w = nw - (w & ~OFFCPU_KOFF_TOP);
 		if (w >= nw || kview_word(v, w) != f)
 			return 0;
 	}
 	return seal == e->seal ? id : 0;
+}
+
+/*
+ * The memo's id when it holds this stack: the same key, and its frames in
+ * place in v (as kstack_verify checks a cache entry); else 0.
+ */
+static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+					  const struct offcpu_kview *v)
+{
+	const __u64 *x = (const __u64 *)&m->key, *y = (const __u64 *)k;
+	__u32 nr = m->nr, nw = v->nw;
+
+	if (!nr || nr > OFFCPU_KMEMO_FRAMES)
+		return 0;
+	for (__u32 i = 0; i < sizeof(*k) / 8; i++)
+		if (x[i] != y[i])
+			return 0;
+	for (__u32 j = 0; j < OFFCPU_KMEMO_FRAMES; j++) {
+		__u32 w;
+
+		if (j >= nr)
+			break;
+		w = m->off[j];
+		if (w & OFFCPU_KOFF_TOP)
+			w = nw - (w & ~OFFCPU_KOFF_TOP);
+		if (w >= nw || kview_word(v, w) != m->frames[j])
+			return 0;
+	}
+	return m->id;
+}
+
+/* The stack just walked and located (sc, private to this CPU) into the memo. */
+static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+				       const struct offcpu_kstack *sc)
+{
+	__u32 nr = sc->st.nr;
+
+	m->nr = 0;
+	if (!nr || nr > OFFCPU_KMEMO_FRAMES)
+		return;
+	for (__u32 j = 0; j < OFFCPU_KMEMO_FRAMES; j++) {
+		if (j >= nr)
+			break;
+		m->frames[j] = sc->st.frames[j];
+		m->off[j] = sc->off[j];
+	}
+	m->key = *k;
+	m->id = sc->st.id;
+	m->nr = nr;
 }
 
 /* The seal of a kernel stack about to be cached: the sum kstack_verify checks. */
@@ -1709,7 +1854,7 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
-	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kslot);
+	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo);
 	t->waker.interval = t->ts_out;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 }

@@ -174,6 +174,9 @@ static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offc
 	return err;
 }
 
+static int queue_sum(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sum_key *k,
+		     const struct offcpu_sum *v, uint64_t now);
+
 /* A record of the ring buffer: a stack, or a sample (direct, or a sum of its own). */
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -185,6 +188,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	if (s->kind == OFFCPU_REC_STACK)
 		err = stack_add(b, data, len);
+	else if (s->kind == OFFCPU_REC_SAMPLE && len >= sizeof(*s) && (s->flags & OFFCPU_SAMPLE_SUM))
+		err = queue_sum(b, b->m, &s->k, &s->v, UINT64_MAX);
 	else if (s->kind == OFFCPU_REC_SAMPLE && len >= sizeof(*s))
 		err = queue_sample(b, b->m, s, s->v.time);
 	if (err)
@@ -750,7 +755,7 @@ static int collect_exits(struct offcpu_bpf *b)
 	return 0;
 }
 
-/* When the task image of sum key k ended (exit or exec); 0: it lives. */
+/* When the gen of sum key k ended (the task's exit, exec or rename); 0: it lives. */
 static uint64_t exit_time(struct offcpu_bpf *b, const struct offcpu_sum_key *sk)
 {
 	struct exit_ent k = {
@@ -761,22 +766,21 @@ static uint64_t exit_time(struct offcpu_bpf *b, const struct offcpu_sum_key *sk)
 	return e ? e->time : 0;
 }
 
-/* A sum of the kernel as a sample, timed at t. */
+/* A sum of the kernel as a sample, timed no later than now. */
 static int queue_sum(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sum_key *k,
 		     const struct offcpu_sum *v, uint64_t now)
 {
 	struct offcpu_sample s = { .kind = OFFCPU_REC_SAMPLE, .flags = OFFCPU_SAMPLE_SUM, .k = *k,
 				   .v = *v };
-	uint64_t t = exit_time(b, k);
+	uint64_t end = exit_time(b, k), t = v->time && v->time <= now ? v->time : now;
 
 	/*
-	 * At the end of its last interval; else (it cannot be, but a time
-	 * is needed) just before its image exited or exec'd, or now.
+	 * At the end of its last interval (on the switch program's clock, a
+	 * few us off at most: see now_of in offcpu.bpf.c), and before the
+	 * exit, exec or rename that ended its task's gen.
 	 */
-	if (v->time && v->time <= now)
-		t = v->time;
-	else
-		t = t && t <= now ? t - 1 : now;
+	if (end && t >= end)
+		t = end - 1;
 	return queue_sample(b, m, &s, t);
 }
 

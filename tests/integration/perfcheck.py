@@ -255,8 +255,10 @@ def innermost_wl(frames):
     return None
 
 
-def cmd_waitmix(path, json_path, thresh_ms):
-    """The waitmix workload recorded: per function, per thread, spin."""
+def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
+    """The waitmix workload recorded: per function, per thread, spin (its
+    CPU samples; "nospin" leaves that out, for a recording whose CPUs were
+    held with interrupts off on purpose, where cpu-clock cannot sample)."""
     wl = json.load(open(json_path))
     thresh = float(thresh_ms) * 1e6
     samples, err = script_samples(path)
@@ -352,7 +354,7 @@ def cmd_waitmix(path, json_path, thresh_ms):
 
     # Spin: cpu-clock samples with wl_spin in the stack, on the spin thread.
     for t in threads:
-        if t["role"] != "spin":
+        if t["role"] != "spin" or spin == "nospin":
             continue
         got = [s for s in cpu if any(fname(f) == "wl_spin" for f in s.frames)]
         total = sum(s.period for s in got)
