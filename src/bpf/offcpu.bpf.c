@@ -26,12 +26,20 @@
  * same wait, after `stopped` is set. Every loss is counted in `drops`.
  *
  * How the file reads: the knobs, the state and the maps; the steps
- * declared; then the programs, in the order a wait meets them (switch,
- * waking, wakeup, fork, exit, rename, exec; then the CPU-sample programs
- * and the iterators, in iter.bpf.h); then the steps, each section in the
- * order its callers use them: a program run; the switch; counting a wait;
- * stacks; wakers; run-queue delay; waits in progress; targets and counters.
- * The DWARF unwinder is unwind.bpf.h.
+ * declared, as a table of contents; then the programs, in the order a wait
+ * meets them (switch, waking, wakeup, fork, exit, rename, exec; then the
+ * CPU-sample programs and the iterators, in iter.bpf.h); then the steps,
+ * each section in the order its callers use them: a program run; the
+ * switch (run-queue delay, --sched-delay, is part of it); counting a wait;
+ * stacks; wakers; waits in progress; targets and counters.
+ *
+ * Its size (about 2 100 lines, a third of them comments): the programs
+ * share the task storage, the maps and most of the steps, and BPF has no
+ * linking between files, so they stay together; the parts that stand apart
+ * are in included files: the DWARF unwinder (unwind.bpf.h) and the
+ * iterators (iter.bpf.h). The steps that take stacks are global functions
+ * (stack_user, stack_kernel, stack_announce), verified once each, not at
+ * every call: what keeps the programs at a fifth of the verifier's limit.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -427,25 +435,25 @@ __u64 stack_user(void *ctx, __u32 hook);
 static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack);
 __u64 stack_kernel(void *ctx, __u32 hook, __u64 uhash, struct offcpu_kmemo *m);
 static __always_inline void kstack_calibrate(void *ctx, __u32 hook);
-static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_stack *st);
-static __always_inline bool in_syscall_entry(__u64 a);
 static __always_inline bool kstack_fingerprint(void *ctx, struct task_struct *cur, __u32 hook,
 					       __u64 uhash, __u32 *hint, struct offcpu_kfp *k,
 					       struct offcpu_kview *v, __u64 *word);
 static __always_inline __u64 kview_word(const struct offcpu_kview *v, __u32 w);
+static __always_inline bool in_syscall_entry(__u64 a);
 static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u32 *hint);
 static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const struct offcpu_kfp *k,
 					  const struct offcpu_kview *v);
-static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
-				       const struct offcpu_kstack *sc);
 static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 					   const struct offcpu_kview *v, struct offcpu_kstack *sc,
 					   struct offcpu_kmemo *m);
 static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 nr,
 					   const struct offcpu_kview *v, struct offcpu_kmemo *m);
+static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+				       const struct offcpu_kstack *sc);
 static __always_inline __u64 kstack_seal(const struct offcpu_kstack *e);
 static __always_inline bool kstack_locate(struct offcpu_kstack *e, const struct offcpu_kview *v,
 					  __u32 hook);
+static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_stack *st);
 __u64 stack_announce(struct offcpu_stack *st);
 static __always_inline __u64 stack_hash(const __u64 *f, __u32 n);
 static __always_inline bool audit_due(__u32 *uses, __u32 mask);
@@ -457,6 +465,10 @@ static __always_inline void start_in(struct offcpu_task *t, struct task_struct *
 				     const struct offcpu_run *r);
 static __always_inline void start_unclosed(struct offcpu_task *t, struct task_struct *p,
 					   const struct offcpu_run *r);
+static __always_inline void start_end(const struct offcpu_start *st, __u64 wake, __u64 run,
+				      const struct offcpu_run *r);
+static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
+				       const struct offcpu_run *r);
 /* targets and counters */
 static __always_inline bool target_known(const struct offcpu_task *t);
 static __always_inline void target_note(struct offcpu_task *t);
@@ -1402,21 +1414,6 @@ static __always_inline void kstack_calibrate(void *ctx, __u32 hook)
 	calib_done[hook & 3] = 1;
 }
 
-/* The kernel's unwinder: current's kernel stack into st, sent; its id. */
-static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_stack *st)
-{
-	long n = bpf_get_stack(ctx, st->frames, sizeof(st->frames),
-			       kstack_skip[hook & 3] & BPF_F_SKIP_FIELD_MASK);
-
-	stat(OFFCPU_STAT_KSTACK_WALKED);
-	if (n <= 0) {
-		drop(hook == OFFCPU_HOOK_WAKING ? OFFCPU_DROP_WAKER_KSTACK : OFFCPU_DROP_KSTACK);
-		return 0;
-	}
-	st->nr = n / 8;
-	return stack_announce(st);
-}
-
 /*
  * Where current blocks, as a cache key (struct offcpu_kfp), and its kernel
  * stack from the context up (v); false when it cannot be told (no user
@@ -1524,6 +1521,35 @@ static __always_inline int kstack_syscall_slot(const struct offcpu_kview *v, __u
 		}
 	}
 	return -1;
+}
+
+/*
+ * The memo's id when it holds this stack: the same key, and its frames in
+ * place in v (as kstack_verify checks a cache entry); else 0.
+ */
+static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const struct offcpu_kfp *k,
+					  const struct offcpu_kview *v)
+{
+	const __u64 *x = (const __u64 *)&m->key, *y = (const __u64 *)k;
+	__u32 nr = m->nr, nw = v->nw;
+
+	if (!nr || nr > OFFCPU_KMEMO_FRAMES)
+		return 0;
+	for (__u32 i = 0; i < sizeof(*k) / 8; i++)
+		if (x[i] != y[i])
+			return 0;
+	for (__u32 j = 0; j < OFFCPU_KMEMO_FRAMES; j++) {
+		__u32 w;
+
+		if (j >= nr)
+			break;
+		w = m->off[j];
+		if (w & OFFCPU_KOFF_TOP)
+			w = nw - (w & ~OFFCPU_KOFF_TOP);
+		if (w >= nw || kview_word(v, w) != m->frames[j])
+			return 0;
+	}
+	return m->id;
 }
 
 /*
@@ -1652,35 +1678,6 @@ static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 
 	return seal == e->seal ? id : 0;
 }
 
-/*
- * The memo's id when it holds this stack: the same key, and its frames in
- * place in v (as kstack_verify checks a cache entry); else 0.
- */
-static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const struct offcpu_kfp *k,
-					  const struct offcpu_kview *v)
-{
-	const __u64 *x = (const __u64 *)&m->key, *y = (const __u64 *)k;
-	__u32 nr = m->nr, nw = v->nw;
-
-	if (!nr || nr > OFFCPU_KMEMO_FRAMES)
-		return 0;
-	for (__u32 i = 0; i < sizeof(*k) / 8; i++)
-		if (x[i] != y[i])
-			return 0;
-	for (__u32 j = 0; j < OFFCPU_KMEMO_FRAMES; j++) {
-		__u32 w;
-
-		if (j >= nr)
-			break;
-		w = m->off[j];
-		if (w & OFFCPU_KOFF_TOP)
-			w = nw - (w & ~OFFCPU_KOFF_TOP);
-		if (w >= nw || kview_word(v, w) != m->frames[j])
-			return 0;
-	}
-	return m->id;
-}
-
 /* The stack just walked and located (sc, private to this CPU) into the memo. */
 static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
 				       const struct offcpu_kstack *sc)
@@ -1783,6 +1780,21 @@ static __always_inline bool kstack_locate(struct offcpu_kstack *e, const struct 
 	return c.s->j == e->st.nr;
 }
 
+/* The kernel's unwinder: current's kernel stack into st, sent; its id. */
+static __always_inline __u64 kstack_walk(void *ctx, __u32 hook, struct offcpu_stack *st)
+{
+	long n = bpf_get_stack(ctx, st->frames, sizeof(st->frames),
+			       kstack_skip[hook & 3] & BPF_F_SKIP_FIELD_MASK);
+
+	stat(OFFCPU_STAT_KSTACK_WALKED);
+	if (n <= 0) {
+		drop(hook == OFFCPU_HOOK_WAKING ? OFFCPU_DROP_WAKER_KSTACK : OFFCPU_DROP_KSTACK);
+		return 0;
+	}
+	st->nr = n / 8;
+	return stack_announce(st);
+}
+
 /*
  * Send the stack in st (st->nr frames) to user space, once: its id (the
  * hash of its frames), or 0 when it has no frames or could not be sent
@@ -1880,49 +1892,6 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
  * since the start.
  */
 
-/* A wait in progress at the start, of period ns, as one direct sample. */
-static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
-				       const struct offcpu_run *r)
-{
-	struct offcpu_sum_key k;
-	struct offcpu_sum v;
-
-	__builtin_memset(&k, 0, sizeof(k));
-	__builtin_memset(&v, 0, sizeof(v));
-	k.who = st->who;
-	k.state = state;
-	v.time = r->now;
-	v.period = period;
-	v.count = 1;
-	v.cpu = r->cpu;
-	sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
-}
-
-/*
- * The wait in progress at the start of a task (st) ended: the task was
- * woken at `wake` (0: unknown) and gets the CPU at `run` (run-queue clock).
- * Off-CPU up to the wakeup, run-queue delay after it.
- */
-static __always_inline void start_end(const struct offcpu_start *st, __u64 wake, __u64 run,
-				      const struct offcpu_run *r)
-{
-	__u64 off;
-
-	if (st->kind == OFFCPU_START_QUEUED) {
-		if (run > rec_start)
-			start_emit(st, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start, r);
-		return;
-	}
-	if (!wake || wake < rec_start || wake > run)
-		wake = st->kind == OFFCPU_START_SLEEP ? run : 0;
-	off = wake > rec_start ? wake - rec_start : 0;
-	/* -m/-M judge the part inside the recording: the period written */
-	if (st->kind == OFFCPU_START_SLEEP && block_time_kept(off))
-		start_emit(st, st->state | OFFCPU_IN_PROGRESS_START, off, r);
-	if (want_sched_delay && wake && wake < run)
-		start_emit(st, OFFCPU_SCHED_DELAY | st->state, run - wake, r);
-}
-
 /*
  * next, waiting since the start (t->start_pending), gets the CPU. When it
  * was switched in since, unseen, start_unclosed ends the wait instead.
@@ -1972,6 +1941,49 @@ static __always_inline void start_unclosed(struct offcpu_task *t, struct task_st
 	if (st->kind == OFFCPU_START_SLEEP)
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	start_end(st, arrival - (delay - st->run_delay), arrival, r);
+}
+
+/*
+ * The wait in progress at the start of a task (st) ended: the task was
+ * woken at `wake` (0: unknown) and gets the CPU at `run` (run-queue clock).
+ * Off-CPU up to the wakeup, run-queue delay after it.
+ */
+static __always_inline void start_end(const struct offcpu_start *st, __u64 wake, __u64 run,
+				      const struct offcpu_run *r)
+{
+	__u64 off;
+
+	if (st->kind == OFFCPU_START_QUEUED) {
+		if (run > rec_start)
+			start_emit(st, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start, r);
+		return;
+	}
+	if (!wake || wake < rec_start || wake > run)
+		wake = st->kind == OFFCPU_START_SLEEP ? run : 0;
+	off = wake > rec_start ? wake - rec_start : 0;
+	/* -m/-M judge the part inside the recording: the period written */
+	if (st->kind == OFFCPU_START_SLEEP && block_time_kept(off))
+		start_emit(st, st->state | OFFCPU_IN_PROGRESS_START, off, r);
+	if (want_sched_delay && wake && wake < run)
+		start_emit(st, OFFCPU_SCHED_DELAY | st->state, run - wake, r);
+}
+
+/* A wait in progress at the start, of period ns, as one direct sample. */
+static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
+				       const struct offcpu_run *r)
+{
+	struct offcpu_sum_key k;
+	struct offcpu_sum v;
+
+	__builtin_memset(&k, 0, sizeof(k));
+	__builtin_memset(&v, 0, sizeof(v));
+	k.who = st->who;
+	k.state = state;
+	v.time = r->now;
+	v.period = period;
+	v.count = 1;
+	v.cpu = r->cpu;
+	sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
 }
 
 /* ==== targets and counters ==== */
