@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The waits in progress at the start and the stop of a recording: the
- * task iterators offcpu_start and offcpu_stop and their helpers, included
- * by offcpu.bpf.c after the switch path, whose state (task storage,
- * `starts`, interval_unclosed) they read; "waits in progress" there says
- * how the two halves meet. Run once each from user space
- * (record/offcpu_bpf.c, offcpu_bpf__start and __stop), never on the hot
- * path.
+ * The task iterators, included by offcpu.bpf.c after its programs, whose
+ * state (task storage, `starts`, the accumulators) and steps
+ * (interval_unclosed, sum_add) they use: the waits in progress at the
+ * start and the stop of a recording (offcpu_start, offcpu_stop; "waits in
+ * progress" in offcpu.bpf.c says how the two halves meet), each run once,
+ * and the flush of the tasks' accumulators at every drain (offcpu_flush).
+ * Run from user space (record/offcpu_bpf.c), never on the hot path.
  */
 #ifndef OFFCPU_ITER_BPF_H
 #define OFFCPU_ITER_BPF_H
