@@ -100,9 +100,9 @@ static int stack_add(struct offcpu_bpf *b, const struct offcpu_stack *st, size_t
 	struct stack_ent *e;
 	bool added;
 
-	if (len < OFFCPU_STACK_HDR_SIZE || n > OFFCPU_MAX_STACK ||
+	if (len < OFFCPU_STACK_HDR_SIZE || !n || n > OFFCPU_MAX_STACK ||
 	    len < OFFCPU_STACK_HDR_SIZE + n * sizeof(uint64_t))
-		return 0;
+		return 0; /* not one the BPF side sends */
 	e = htab__get(&b->stacks, hash__mix(st->id), stack_eq, &st->id, &added);
 	if (!e)
 		return -ENOMEM;
