@@ -142,6 +142,17 @@ $(BUILD)/workloads/unwindmix-nocfi: $(BUILD)/workloads/unwindmix
 	$(call msg,OBJCOPY,$@)
 	$(Q)objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr $< $@
 
+# stubs calls a one-instruction function of its own library through the PLT.
+$(BUILD)/workloads/libstublib.so: tests/workloads/lib/stublib.c
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared -o $@ $<
+
+$(BUILD)/workloads/stubs: tests/workloads/stubs.c $(BUILD)/workloads/libstublib.so
+	$(Q)mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -o $@ $< -L$(BUILD)/workloads -lstublib -Wl,-rpath,'$$ORIGIN'
+
 workloads: $(WORKLOAD_BINS) $(NOFP_BINS)
 
 unit: $(UNIT_BINS)
