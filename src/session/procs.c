@@ -13,6 +13,7 @@
 
 #include "session/session_int.h"
 #include "symbols/vdso.h"
+#include "util/bsearch.h"
 #include "util/hash.h"
 
 void procs__init(struct session *s)
@@ -142,20 +143,24 @@ struct proc *procs__proc(struct session *s, uint32_t pid, bool create)
 	return p;
 }
 
-/* First map whose end is above addr (binary search). */
+struct addr_key {
+	const struct proc *p;
+	uint64_t addr;
+};
+
+static bool ends_above(const void *ctx, size_t i)
+{
+	const struct addr_key *k = ctx;
+
+	return k->p->maps[i].end > k->addr;
+}
+
+/* First map whose end is above addr. */
 static size_t maps_lower(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n;
+	struct addr_key k = { p, addr };
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(p->n, ends_above, &k);
 }
 
 const struct map *procs__find_map(const struct proc *p, uint64_t addr)

@@ -14,6 +14,7 @@
 #include "profile/callgraph.h"
 #include "profile/profile.h"
 #include "output/report.h"
+#include "util/bsearch.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
@@ -180,6 +181,27 @@ static void test_outputs(void **state)
 	unlink(path);
 }
 
+static bool above(const void *ctx, size_t i)
+{
+	const int *k = ctx;
+	static const int v[] = { 1, 3, 3, 3, 7 };
+
+	return v[i] > *k;
+}
+
+/* util/bsearch.h, which every sorted-table lookup goes through: the partition point at each edge. */
+static void test_bsearch_first(void **state)
+{
+	static const struct { int key; size_t n, want; } c[] = {
+		{ 0, 5, 0 }, { 1, 5, 1 }, { 2, 5, 1 }, { 3, 5, 4 }, { 6, 5, 4 }, { 7, 5, 5 },
+		{ 9, 5, 5 }, { 9, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, { 3, 2, 2 }, { 2, 2, 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		assert_int_equal(bsearch_first(c[i].n, above, &c[i].key), c[i].want);
+}
+
 static void test_fmt_ns(void **state)
 {
 	char b[32];
@@ -227,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_profile_and_callgraph),
 		cmocka_unit_test(test_outputs),
 		cmocka_unit_test(test_fmt_ns),
+		cmocka_unit_test(test_bsearch_first),
 		cmocka_unit_test(test_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
