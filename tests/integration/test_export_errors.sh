@@ -59,6 +59,11 @@ expect 2 "bad --min-width '-1'" "$O" -- "$BIN" flamegraph -i "$SRC" --min-width 
 expect 2 'exclude each other' "$O" -- "$BIN" flamegraph -i "$SRC" --cpu-only --off-cpu-only -o "$O"
 expect 2 "bad list 'x'" "$O" -- "$BIN" flamegraph -i "$SRC" --pid x -o "$O"
 expect 2 "bad --time" "$O" -- "$BIN" flamegraph -i "$SRC" --time 5 -o "$O"
+# not numbers a time can be: nan, inf, past 64 bits of ns, an end before the start
+for t in nan, 1,inf -inf, 1e300, ,18446744074 5,1; do
+	expect 2 "bad --time '$t'" "$O" -- "$BIN" flamegraph -i "$SRC" --time "$t" -o "$O"
+	expect 2 "bad --time '$t'" - -- "$BIN" report -i "$SRC" --time "$t"
+done
 expect 2 '-o needs an argument' - -- "$BIN" flamegraph -i "$SRC" -o
 expect 2 '--pprof needs an argument' - -- "$BIN" report -i "$SRC" --pprof
 expect 2 'exclude each other' "$P" -- "$BIN" report -i "$SRC" --folded --pprof "$P"
