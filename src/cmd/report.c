@@ -10,7 +10,7 @@
 #include "cmd/read_opts.h"
 #include "output/outputs.h"
 
-enum { OPT_HEADER = OPT_READ_LAST, OPT_HEADER_ONLY, OPT_BY, OPT_LIMIT };
+enum { OPT_HEADER = OPT_READ_LAST, OPT_HEADER_ONLY, OPT_BY, OPT_LIMIT, OPT_IDLE };
 
 /* report's own options; the outputs' rows (output/outputs.h) come after them. */
 static const struct option own_opts[] = {
@@ -22,6 +22,7 @@ static const struct option own_opts[] = {
 	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "idle", no_argument, NULL, OPT_IDLE },
 };
 #define NR_OWN (sizeof(own_opts) / sizeof(own_opts[0]))
 
@@ -118,6 +119,9 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return by(arg, a->o);
 	case OPT_LIMIT:
 		return limit(arg, a->o);
+	case OPT_IDLE:
+		a->o->idle = true;
+		return 1;
 	}
 	return read_opts__report(c, arg, argc, argv, a->o);
 }

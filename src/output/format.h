@@ -3,6 +3,7 @@
 #ifndef OFFCPU_OUTPUT_FORMAT_H
 #define OFFCPU_OUTPUT_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,15 @@
 
 /* "1.23 s", "45.6 ms", "789 us", "12 ns" */
 void report__fmt_ns(char *buf, size_t len, uint64_t ns);
+
+/*
+ * The recording's window, after session__run(): its start and stop as
+ * offcpu's recorder wrote them (waits in progress at either end are cut
+ * to it), else the first and last sample as perf's SAMPLE_TIME feature
+ * says, else the first and last record with a time. false when none is
+ * known.
+ */
+bool report__window(const struct session *s, uint64_t *first, uint64_t *last);
 
 /*
  * A frame's name in every output: its symbol, else [its DSO], else

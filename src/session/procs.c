@@ -15,6 +15,7 @@
 #include "symbols/vdso.h"
 #include "util/bsearch.h"
 #include "util/hash.h"
+#include "util/vec.h"
 
 void procs__init(struct session *s)
 {
@@ -29,6 +30,7 @@ void procs__free(struct session *s)
 {
 	for (size_t i = 0; i < htab__n(&s->procs); i++)
 		free(proc_at(s, i)->maps);
+	free(s->lives);
 	htab__free(&s->procs);
 	htab__free(&s->threads);
 	htab__free(&s->dsos);
@@ -308,6 +310,12 @@ int procs__on_fork(struct session *s, const struct perf_rec *rec)
 
 	if (!t)
 		return -ENOMEM;
+	if (t->exit_time) { /* a reused tid: the thread that had it is kept as it ended */
+		if (vec__reserve((void **)&s->lives, &s->cap_lives, s->nr_lives + 1, sizeof(*s->lives), 16))
+			return -ENOMEM;
+		s->lives[s->nr_lives++] = (struct session_thread){ t->pid, t->tid, t->comm, t->fork_time,
+								   t->exit_time };
+	}
 	t->pid = rec->fork.pid;
 	t->fork_time = rec->time;
 	t->exit_time = 0; /* a reused tid starts a new life */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "output/format.h"
 #include "output/outputs.h"
 #include "output/pprof/pprof.h"
 #include "util/hash.h"
@@ -344,7 +345,7 @@ static int put_header(struct enc *e, struct pb *b, int cpu_ev, int64_t cpu, int6
 		value_type(b, PROFILE_PERIOD_TYPE, cpu, ns);
 		pb__uint(b, PROFILE_PERIOD, period);
 	}
-	if (perf_reader__sample_time(r, &first, &last) && last > first)
+	if (report__window(e->s, &first, &last) && last > first)
 		pb__uint(b, PROFILE_DURATION_NANOS, last - first);
 	snprintf(buf, sizeof(buf), "offcpu report --pprof of %s", e->o ? e->o->input : "perf.data");
 	c = str_id(&e->st, buf);
