@@ -503,31 +503,53 @@ static int print_event(struct rep *r, int ev)
 	return err;
 }
 
+/* Whether the file has off-CPU samples (perf's --off-cpu or offcpu's). */
+static bool has_offcpu(const struct perf_reader *rd)
+{
+	for (int i = 0; i < perf_reader__nr_attrs(rd); i++)
+		if (perf_reader__attr(rd, i)->is_offcpu)
+			return true;
+	return false;
+}
+
 /*
- * What the file says was lost, on one line: "nothing lost", or each
- * non-zero drop.* counter and perf's lost samples. Its counters in full
- * with --header.
+ * What the file says was lost, on one line. "nothing lost" only when the
+ * file is whole and its counters say so: offcpu's loss counters (its
+ * drop.* counters and perf's LOST records), or for perf's own files of CPU
+ * samples its LOST records. "unknown" when the file is not whole (the
+ * counters come at its end: a recorder killed, a file cut off) or has no
+ * counters for its off-CPU samples (perf --off-cpu keeps none for the
+ * waits its BPF program sums). Every counter with --header.
  */
 static void print_lost(FILE *f, const struct perf_reader *rd)
 {
 	uint64_t lost = perf_reader__lost(rd), val;
-	const char *name, *sep = "";
+	bool whole_records, counters = perf_reader__nr_offcpu_counters(rd) > 0;
+	const char *name, *cut = perf_reader__incomplete(rd, &whole_records);
+	char list[1024] = "";
+	size_t at = 0;
 
-	fprintf(f, "# ");
-	if (lost) {
-		fprintf(f, "lost: %" PRIu64 " samples (perf's LOST records)", lost);
-		sep = ", ";
-	}
-	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val); i++)
-		if (!strncmp(name, "drop.", 5) && val) {
-			fprintf(f, "%s%s %" PRIu64, *sep ? sep : "lost: ", name, val);
-			sep = ", ";
-		}
-	fprintf(f, "%s\n", *sep ? " (--header: every counter)" : "nothing lost");
+	if (lost)
+		at += snprintf(list + at, sizeof(list) - at, "%" PRIu64 " samples (perf's LOST records)", lost);
+	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val) && at < sizeof(list); i++)
+		if (!strncmp(name, "drop.", 5) && val)
+			at += snprintf(list + at, sizeof(list) - at, "%s%s %" PRIu64, at ? ", " : "", name, val);
+	if (cut && whole_records && counters)
+		cut = NULL; /* only features after the counters are missing: they still count */
+	if (cut)
+		fprintf(f, "# lost: unknown: %s%s%s\n", cut, list[0] ? "; before the cut: " : "", list);
+	else if (!counters && has_offcpu(rd))
+		fprintf(f, "# lost: unknown for off-CPU samples (the file has no loss counters)%s%s\n",
+			list[0] ? "; " : "", list);
+	else if (list[0])
+		fprintf(f, "# lost: %s (--header: every counter)\n", list);
+	else
+		fprintf(f, "# nothing lost\n");
 }
 
-static void print_header(FILE *f, const struct perf_reader *rd, const struct report_opts *o)
+static void print_header(FILE *f, const struct session *s, const struct report_opts *o)
 {
+	const struct perf_reader *rd = session__reader(s);
 	bool full = o->header != HEADER_SHORT || o->verbose;
 	uint64_t first, last, val;
 	const char *name;
@@ -535,15 +557,15 @@ static void print_header(FILE *f, const struct perf_reader *rd, const struct rep
 	fprintf(f, "# offcpu report of %s\n#\n", o->input);
 	if (full)
 		fprintf(f, "# Total Lost Samples: %" PRIu64 "\n", perf_reader__lost(rd));
-	if (perf_reader__sample_time(rd, &first, &last) && last >= first) {
+	if (report__window(s, &first, &last)) {
 		char tbuf[32];
 		report__fmt_ns(tbuf, sizeof(tbuf), last - first);
 		fprintf(f, "# Sample duration: %s\n", tbuf);
 	}
-	if (perf_reader__truncated(rd))
-		fprintf(f, "# WARNING: the recording is cut off; this report covers the whole records only\n");
-	if (!full)
-		print_lost(f, rd);
+	if (perf_reader__incomplete(rd, NULL))
+		fprintf(f, "# WARNING: %s; this report covers the whole records it holds\n",
+			perf_reader__incomplete(rd, NULL));
+	print_lost(f, rd);
 	for (int i = 0; full && perf_reader__offcpu_counter(rd, i, &name, &val); i++)
 		fprintf(f, "# offcpu %s: %" PRIu64 "%s\n", name, val,
 			!strncmp(name, "drop.", 5) && val ? "  (samples lost)" : "");
@@ -568,7 +590,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 		r.mask |= 1u << o->sort[k];
 	r.children = o->children != 0;
 	if (!o->quiet)
-		print_header(f, rd, o);
+		print_header(f, s, o);
 	for (int rank = 0; rank < 4 && o->header != HEADER_ONLY; rank++)
 		for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
 			const struct perf_evattr *a = perf_reader__attr(rd, ev);
