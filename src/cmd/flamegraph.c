@@ -157,8 +157,6 @@ int cmd_flamegraph(int argc, char **argv)
 	else if (strcmp(fd.output, "-"))
 		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fd.output,
 			drawn.frames, drawn.what);
-	else if (drawn.empty)
-		fprintf(stderr, "offcpu flamegraph: %s\n", drawn.sub);
 	profile__free(p);
 	session__free(s);
 	report_opts__free(&o);

@@ -407,6 +407,8 @@ static void print_titles(struct rep *r, const struct perf_evattr *a,
 	if (o->quiet)
 		return;
 	fprintf(r->f, "# Samples: %" PRIu64 " of event '%s'\n", pe->samples, a->name);
+	if (profile__attr_from(r->p, r->event))
+		fprintf(r->f, "# Derived from %s\n", profile__attr_from(r->p, r->event));
 	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
 	if (offcpu) {
 		report__fmt_ns(tbuf, sizeof(tbuf), pe->period);
@@ -480,7 +482,7 @@ static void free_graphs(struct rep *r)
 
 static int print_event(struct rep *r, int ev)
 {
-	const struct perf_evattr *a = perf_reader__attr(session__reader(r->s), ev);
+	const struct perf_evattr *a = profile__attr(r->p, r->s, ev);
 	const struct profile_event *pe = profile__event(r->p, ev);
 	const struct report_opts *o = r->o;
 	size_t shown = 0, width[SK_MAX] = { 0 };
@@ -581,10 +583,13 @@ static int section_rank(const struct perf_evattr *a)
 int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
 			const struct report_opts *o)
 {
-	const struct perf_reader *rd = session__reader(s);
 	struct rep r = { .s = s, .p = p, .o = o, .f = f };
-	int err = 0;
+	int err = 0, shown = 0;
 
+	for (int ev = 0; ev < profile__nr_events(p); ev++)
+		shown += profile__event(p, ev)->samples && report__event_match(o, profile__attr(p, s, ev));
+	if (!shown && o->header != HEADER_ONLY)
+		return -ENODATA;
 	htab__init(&r.ents, sizeof(struct entry));
 	for (int k = 0; k < o->nr_sort; k++)
 		r.mask |= 1u << o->sort[k];
@@ -593,7 +598,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 		print_header(f, s, o);
 	for (int rank = 0; rank < 4 && o->header != HEADER_ONLY; rank++)
 		for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
-			const struct perf_evattr *a = perf_reader__attr(rd, ev);
+			const struct perf_evattr *a = profile__attr(p, s, ev);
 
 			if (section_rank(a) != rank || !profile__event(p, ev)->samples ||
 			    !report__event_match(o, a))
@@ -608,7 +613,13 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 
 static int stdio_write(const struct output_run *r)
 {
-	return report_stdio__print(r->f, r->s, r->p, r->o);
+	int err = report_stdio__print(r->f, r->s, r->p, r->o);
+
+	if (err == -ENODATA)
+		snprintf(r->err, r->errlen, "%s: no samples%s%s%s", r->o->input,
+			 r->o->event ? " of event " : "", r->o->event ? r->o->event : "",
+			 report__filtered(r->o) ? " that pass the filters" : "");
+	return err;
 }
 
 /* The report without an output option. */

@@ -69,6 +69,7 @@ static int offwake_tree(struct fg_tree *t, const struct fg_draw *fd, struct sess
 	report__fmt_ns(with, sizeof(with), fg_tree__total(t, FG_OFF_CPU));
 	report__fmt_ns(all, sizeof(all), oev >= 0 ? profile__event(p, oev)->period : 0);
 	snprintf(out->what, sizeof(out->what), "off-CPU %s with a known waker, of %s", with, all);
+	out->empty = !fg_tree__total(t, FG_OFF_CPU);
 	out->title = default_title(fd, NULL);
 	return 0;
 }
@@ -124,6 +125,13 @@ int flamegraph__draw(const struct fg_draw *fd, const struct report_opts *o, stru
 		goto cleanup;
 	}
 	snprintf(out->sub, sizeof(out->sub), "%s: %s", o->input, out->what);
+	if (out->empty) { /* an empty picture is no answer: nothing is written */
+		snprintf(err, errlen, "%s: %s%s: nothing drawn, %s not written", o->input,
+			 fd->wakeups ? "no off-CPU time with a known waker" : out->what,
+			 fd->wakeups && report__filtered(o) ? " that passes the filters" : "", fd->output);
+		ret = -ENODATA;
+		goto cleanup;
+	}
 	so.subtitle = out->sub;
 	if (!so.title)
 		so.title = out->title;

@@ -452,6 +452,12 @@ int pprof__write(const char *path, const struct session *s, const struct profile
 		return -ENOMEM;
 	}
 	profile__time_events(p, s, ms, &cpu, &off);
+	if (cpu < 0 && off < 0) { /* an empty profile is no answer: nothing is written */
+		snprintf(errbuf, errlen, "%s: no on-CPU or off-CPU samples%s: %s not written", o->input,
+			 report__filtered(o) ? " that pass the filters" : "", path);
+		err = -ENODATA;
+		goto cleanup;
+	}
 	err = pprof__encode(b, s, p, cpu, off, o);
 	if (err) {
 		snprintf(errbuf, errlen, "--pprof: %s", strerror(-err));
@@ -462,9 +468,16 @@ int pprof__write(const char *path, const struct session *s, const struct profile
 		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
 		goto cleanup;
 	}
-	if (cpu < 0 && off < 0)
-		msg__say(ms, MSG_NOTE, "%s: no on-CPU or off-CPU time in %s (empty profile)", path,
-			 o->input);
+	{
+		char on[32] = "-", offt[32] = "-";
+
+		if (cpu >= 0)
+			report__fmt_ns(on, sizeof(on), profile__event(p, cpu)->period);
+		if (off >= 0)
+			report__fmt_ns(offt, sizeof(offt), profile__event(p, off)->period);
+		msg__say(ms, MSG_NOTE, "wrote %s: on-CPU %s, off-CPU %s (go tool pprof -http=: %s)", path,
+			 on, offt, path);
+	}
 cleanup:
 	pb__free(b);
 	return err;
