@@ -177,11 +177,20 @@ static int walk(struct rep *r, bool graphs, bool caller)
 	return 0;
 }
 
+/*
+ * A frame's name in the report: its symbol; else its DSO, as the folded
+ * and flame graph outputs name it, with the address in it (each address
+ * is an entry of its own: "[postgres]+0x47259d"); an address in no known
+ * DSO as perf shows it.
+ */
 static const char *sym_name(const struct frame *f, char *buf, size_t len)
 {
 	if (f->sym)
 		return f->sym;
-	snprintf(buf, len, "0x%016" PRIx64, f->addr);
+	if (strcmp(f->dso, "[unknown]"))
+		snprintf(buf, len, "[%s]+0x%" PRIx64, f->dso_short, f->addr);
+	else
+		snprintf(buf, len, "0x%016" PRIx64, f->addr);
 	return buf;
 }
 
@@ -190,7 +199,7 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 		       size_t len)
 {
 	const struct frame *f = e->sym != CG_NONE ? session__frame(r->s, e->sym) : NULL;
-	char tmp[64];
+	char tmp[256];
 
 	switch (k) {
 	case SK_COMM:
@@ -273,7 +282,7 @@ static double pct(uint64_t v, uint64_t total)
 static void graph_name(const struct rep *r, uint32_t frame, char *buf, size_t len)
 {
 	const struct frame *f = session__frame(r->s, frame);
-	char tmp[64];
+	char tmp[256];
 
 	if (!f) {
 		snprintf(buf, len, "[unknown]");
