@@ -545,8 +545,13 @@ static void print_lost(FILE *f, const struct perf_reader *rd)
 	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val) && at < sizeof(list); i++)
 		if (!strncmp(name, "drop.", 5) && val)
 			at += snprintf(list + at, sizeof(list) - at, "%s%s %" PRIu64, at ? ", " : "", name, val);
-	if (cut && whole_records && counters)
-		cut = NULL; /* only features after the counters are missing: they still count */
+	/*
+	 * Only features are missing, every record is there: offcpu's counters
+	 * (read, ahead of the cut) or, in perf's files of CPU samples, its LOST
+	 * records still count.
+	 */
+	if (cut && whole_records && (counters || !has_offcpu(rd)))
+		cut = NULL;
 	if (cut)
 		fprintf(f, "# lost: unknown: %s%s%s\n", cut, list[0] ? "; before the cut: " : "", list);
 	else if (!counters && has_offcpu(rd))

@@ -293,7 +293,7 @@ static int parse_offcpu(struct perf_reader *r, const uint8_t *p, const uint8_t *
 }
 
 /* Walk the feature table after the data section and parse what we use. */
-static int parse_features(struct perf_reader *r)
+static int parse_features(struct perf_reader *r, const char *path)
 {
 	uint64_t tab = r->hdr.data.offset + r->hdr.data.size;
 	int nr = 0, k = 0, err;
@@ -306,8 +306,8 @@ static int parse_features(struct perf_reader *r)
 		/* the data is whole: what follows it was cut off (a copy stopped short) */
 		r->incomplete = "its feature sections are cut off";
 		r->features_cut = true;
-		return reader__warn(r, "the feature table at offset %" PRIu64 " (%d entries) is past the end of the file: the file is cut off after its data; its features (build ids, event names, loss counters) are not read",
-				    tab, nr);
+		return reader__warn(r, "%s: the feature table at offset %" PRIu64 " (%d entries) is past the end of the file: the file is cut off after its data; its features (build ids, event names, loss counters) are not read",
+				    path, tab, nr);
 	}
 	for (int bit = 0; bit < PERF_FEAT_BITS; bit++) {
 		uint64_t off, size;
@@ -322,8 +322,8 @@ static int parse_features(struct perf_reader *r)
 			/* those after it are past the end too: the file is cut there */
 			r->incomplete = "its feature sections are cut off";
 			r->features_cut = true;
-			return reader__warn(r, "feature %d section (offset %" PRIu64 ", size %" PRIu64 ") is past the end of the file: the file is cut off after its data; that feature and those after it are not read",
-					    bit, off, size);
+			return reader__warn(r, "%s: feature %d section (offset %" PRIu64 ", size %" PRIu64 ") is past the end of the file: the file is cut off after its data; that feature and those after it are not read",
+					    path, bit, off, size);
 		}
 		p = r->map + off;
 		end = p + size;
@@ -484,7 +484,7 @@ static int reader__init(struct perf_reader *r, const char *path)
 				   path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
-		err = parse_features(r);
+		err = parse_features(r, path);
 	}
 	return err;
 }
