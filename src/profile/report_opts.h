@@ -50,7 +50,7 @@ struct report_opts {
 	int limit;               /* --threads rows shown; 0 all */
 	int thread_sort;         /* --threads --sort: an enum thread_sort, -1 not given (off) */
 	bool idle;               /* --threads: list the threads asleep the whole window in one wait */
-	int children;            /* -1 default (on), 0 off, 1 on */
+	int children;            /* -1 default (off: see stdio.c), 0 off, 1 on */
 	enum sort_key sort[SK_MAX];
 	int nr_sort;
 	bool sort_given;         /* --sort with report's keys (not the default) */
