@@ -77,7 +77,11 @@ static int parse_graph(const char *arg, struct report_opts *o)
 		char *end;
 		double v;
 
-		if (!strcmp(tok, "none"))
+		if (!strcmp(tok, "folded")) {
+			fprintf(stderr, "offcpu: -g folded: use --folded (one `comm;frame;...;frame VALUE` line per stack)\n");
+			err = -EINVAL;
+			break;
+		} else if (!strcmp(tok, "none"))
 			o->graph = GRAPH_NONE;
 		else if (!strcmp(tok, "caller"))
 			o->graph = GRAPH_CALLER;
@@ -185,6 +189,9 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 		break;
 	case OPT_MAX_STACK:
 		err = max_stack(arg, o);
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
 		break;
 	default:
 		return 0;

@@ -56,6 +56,7 @@ static void usage(FILE *f)
 		"  -v, --verbose           the whole header, shared objects by path\n"
 		"  -e, --event NAME        only this event\n"
 		"      --srcline           file:line of each frame\n"
+		"      --no-demangle       C++ and Rust names as the binary has them\n"
 		"      --inline            show inlined frames\n"
 		"      --stdio             accepted for perf compatibility\n");
 	read_opts__filter_usage(f);

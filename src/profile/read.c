@@ -15,7 +15,8 @@ struct session *report__open(const struct report_opts *o, bool defer_kernel,
 			     const struct msg_sink *ms, char *err, size_t errlen)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
-				   .no_symbols = o->no_symbols, .defer_kernel = defer_kernel };
+				   .no_symbols = o->no_symbols, .no_demangle = o->no_demangle,
+				   .defer_kernel = defer_kernel };
 
 	if (ms)
 		so.msg = *ms;

@@ -30,6 +30,7 @@ struct report_opts {
 	/* the session */
 	bool srcline, inlines;
 	bool no_symbols;
+	bool no_demangle;        /* C++ and Rust names as they are in the binary */
 	/* the filters */
 	const char *event;       /* only this event (name, before any ':') */
 	struct id_list pids, tids, cpus;

@@ -59,7 +59,7 @@ static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 
 	so.srcline = s->opts.srcline;
 	so.inlines = s->opts.inlines;
-	so.demangle = true;
+	so.demangle = !s->opts.no_demangle;
 	so.kallsyms = s->opts.kallsyms;
 	s->sym = symbolizer__new(&so);
 	if (!s->sym) {

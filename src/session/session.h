@@ -57,6 +57,7 @@ struct session_opts {
 	bool srcline;
 	bool inlines;
 	bool no_symbols;   /* skip the symbolizer (tests, raw dumps) */
+	bool no_demangle;  /* names as the binary has them (perf's --no-demangle) */
 	const char *kallsyms;
 	/*
 	 * Kernel addresses are named at the end of session__run() (kallsyms is
