@@ -41,7 +41,9 @@ const char *frame__name(const struct frame *fr, char *buf, size_t len)
 {
 	if (fr->sym)
 		return fr->sym;
-	if (strcmp(fr->dso, "[unknown]"))
+	if (fr->dso_short[0] == '[') /* [kernel.kallsyms], [vdso]: already in brackets */
+		snprintf(buf, len, "%s", fr->dso_short);
+	else if (strcmp(fr->dso, "[unknown]"))
 		snprintf(buf, len, "[%s]", fr->dso_short);
 	else
 		snprintf(buf, len, "[unknown]");
@@ -50,12 +52,9 @@ const char *frame__name(const struct frame *fr, char *buf, size_t len)
 
 void frame__fput(FILE *f, const struct frame *fr, const char *inl, const char *kern)
 {
-	if (fr->sym)
-		fputs(fr->sym, f);
-	else if (strcmp(fr->dso, "[unknown]"))
-		fprintf(f, "[%s]", fr->dso_short);
-	else
-		fputs("[unknown]", f);
+	char buf[512];
+
+	fputs(frame__name(fr, buf, sizeof(buf)), f);
 	if (fr->inlined)
 		fputs(inl, f);
 	else if (fr->kernel)

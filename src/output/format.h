@@ -23,8 +23,8 @@ void report__fmt_ns(char *buf, size_t len, uint64_t ns);
 bool report__window(const struct session *s, uint64_t *first, uint64_t *last);
 
 /*
- * A frame's name in every output: its symbol, else [its DSO], else
- * [unknown]. Returns the symbol or buf.
+ * A frame's name in every output: its symbol, else [its DSO] ([vdso],
+ * [kernel.kallsyms] as they are), else [unknown]. Returns the symbol or buf.
  */
 const char *frame__name(const struct frame *fr, char *buf, size_t len);
 

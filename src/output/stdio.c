@@ -191,17 +191,20 @@ static int walk(struct rep *r, bool graphs, bool caller)
 /*
  * A frame's name in the report: its symbol; else its DSO, as the folded
  * and flame graph outputs name it, with the address in it (each address
- * is an entry of its own: "[postgres]+0x47259d"); an address in no known
- * DSO as perf shows it.
+ * is an entry of its own: "[postgres]+0x47259d"); a kernel address, or
+ * one in no known DSO, as perf shows it.
  */
 static const char *sym_name(const struct frame *f, char *buf, size_t len)
 {
+	char dso[256];
+
 	if (f->sym)
 		return f->sym;
-	if (strcmp(f->dso, "[unknown]"))
-		snprintf(buf, len, "[%s]+0x%" PRIx64, f->dso_short, f->addr);
-	else
+	if (f->kernel || !strcmp(f->dso, "[unknown]")) {
 		snprintf(buf, len, "0x%016" PRIx64, f->addr);
+		return buf;
+	}
+	snprintf(buf, len, "%s+0x%" PRIx64, frame__name(f, dso, sizeof(dso)), f->addr);
 	return buf;
 }
 
