@@ -71,8 +71,12 @@ expect 1 "flamegraph: cannot write $TESTDIR/no/dir.svg" "$TESTDIR/no/dir.svg" --
 	"$BIN" flamegraph -i "$SRC" -o "$TESTDIR/no/dir.svg"
 expect 1 "report: cannot write $TESTDIR/no/p.pb.gz" "$TESTDIR/no/p.pb.gz" -- \
 	"$BIN" report -i "$SRC" --pprof "$TESTDIR/no/p.pb.gz"
-# a filter that leaves nothing is not an error: an empty graph that says so
-expect 0 'no on-CPU or off-CPU samples that pass the filters' - -- \
+# a filter that leaves nothing: nothing drawn is an error, and nothing written
+expect 1 'no on-CPU or off-CPU samples that pass the filters: nothing drawn' "$O" -- \
 	"$BIN" flamegraph -i "$SRC" --comm nosuch -o "$O"
-grep -q 'No samples' "$O" || fail "--comm nosuch: the graph does not say 'No samples'"
+expect 1 'no on-CPU or off-CPU samples that pass the filters: .* not written' "$P" -- \
+	"$BIN" report -i "$SRC" --comm nosuch --pprof "$P"
+expect 1 'no samples that pass the filters to fold' - -- "$BIN" report -i "$SRC" --comm nosuch --folded
+expect 1 'no samples that pass the filters' - -- "$BIN" report -i "$SRC" --comm nosuch
+expect 1 'no thread has samples .* that pass the filters' - -- "$BIN" report -i "$SRC" --comm nosuch -T
 measure "$n bad inputs: clear message, exit 1/2, nothing left behind ($(basename "$BIN") $( [ "$BIN" = "$OFFCPU" ] || echo 'under ASan+UBSan'))"
