@@ -181,11 +181,12 @@ def report_periods(path):
 UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 
-def threads_rows(binary, path):
+def threads_rows(binary, path, extra=("--idle",)):
     """`offcpu report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in
-    ns; a column the file has nothing for ('-') is None."""
+    ns; a column the file has nothing for ('-') is None. Every thread (--idle:
+    those asleep the whole window in one wait too) unless extra says otherwise."""
     rows = {}
-    for line in run([binary, "report", "-i", path, "--threads", "--limit", "0"]).splitlines():
+    for line in run([binary, "report", "-i", path, "--threads", "--limit", "0"] + list(extra)).splitlines():
         if line.startswith("#"):
             continue
         m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
@@ -589,10 +590,51 @@ def cmd_eventsum(path, event):
     print(sum(s.period for s in samples if s.event == event))
 
 
+# The scheduler's entry points (src/profile/trim.c): the frame below them is
+# where a thread blocked.
+SCHED = re.compile(r"^(__schedule|__schedule_loop|schedule|schedule_idle|schedule_user|"
+                   r"schedule_preempt_disabled|schedule_timeout[a-z_]*|schedule_hrtimeout[a-z_]*|"
+                   r"io_schedule[a-z_]*|rt_mutex_schedule|schedule_rtlock|preempt_schedule[a-z_]*|"
+                   r"_?_cond_resched[a-z_]*)(\.[a-z]+\.[0-9]+)?$")
+# Frames every system call passes through: no answer to "where did it wait".
+PASS_THROUGH = {"entry_SYSCALL_64_after_hwframe", "entry_SYSCALL_64", "do_syscall_64", "x64_sys_call"}
+
+
+def cmd_firstscreen(offcpu, path):
+    """The first 30 lines of the default `offcpu report` of a whole-machine
+    recording name a blocking function: their first entry, and every entry
+    among them, is a function perf script shows threads blocked in (the
+    frame below the scheduler's in an offcpu-time callchain), and none is a
+    frame every system call passes through."""
+    samples, _ = script_samples(path)
+    blocked = {}
+    for s in samples:
+        if s.event != "offcpu-time":
+            continue
+        names = [fname(f) for f in s.frames]
+        i = 0
+        while i + 1 < len(names) and SCHED.match(names[i]):
+            i += 1
+        if names:
+            blocked[names[i]] = blocked.get(names[i], 0) + s.period
+    head = run([offcpu, "report", "-i", path]).splitlines()[:30]
+    entries = [l.split()[-1] for l in head if re.match(r"^\s+[\d.]+%\s", l)]
+    measure("first 30 lines of the default report: entries %s; perf script's top blocking functions: %s"
+            % (", ".join(entries) or "none", ", ".join(
+                "%s %.1f ms" % (k, v / 1e6) for k, v in sorted(blocked.items(), key=lambda kv: -kv[1])[:4])))
+    check(entries and entries[0] in blocked, "the first entry (%s) is no function perf script shows a "
+          "thread blocked in" % (entries[0] if entries else None))
+    check(all(e in blocked for e in entries), "entries in the first 30 lines where no thread blocked: %s"
+          % [e for e in entries if e not in blocked])
+    check(not PASS_THROUGH & set(entries), "the first 30 lines lead with frames every system call has: %s"
+          % sorted(PASS_THROUGH & set(entries)))
+    finish()
+
+
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
             "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
-            "eventsum": cmd_eventsum}
+            "eventsum": cmd_eventsum, "firstscreen": cmd_firstscreen}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -88,3 +88,11 @@ pct=$("$OFFCPU" report -i "$f" --no-children --sort sym -g none | awk '$NF == "w
 awk -v h="$heavy" -v t="$total" -v p="$pct" 'BEGIN { d = 100 * h / t - p; exit !(d < 0.01 && d > -0.01) }' ||
 	fail "work_heavy: folded gives $heavy/$total, report says $pct%"
 measure "fp: work_heavy self $pct% in report = $heavy of $total ns in folded"
+
+# A frame without a symbol (the fixture's binary is gone) is named by its
+# DSO: [fixture_work] in folded stacks, [fixture_work]+0xADDR in the report
+"$OFFCPU" report -i "$TESTDIR/fp.data" --folded 2>/dev/null | grep -q ';\[fixture_work\];' ||
+	fail "fp: folded does not name fixture_work's frames [fixture_work]"
+n=$("$OFFCPU" report -i "$TESTDIR/fp.data" --sort sym -g none 2>/dev/null | grep -c '\[\.\] \[fixture_work\]+0x[0-9a-f]*$')
+[ "$n" -gt 0 ] || fail "fp: the report does not name fixture_work's frames [fixture_work]+0x..."
+measure "fp: $n report entries [fixture_work]+0x..., folded [fixture_work]"
