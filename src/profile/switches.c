@@ -52,6 +52,7 @@ struct switches {
 	struct perf_evattr attr;
 	struct htab pend;     /* struct pending, by tid */
 	uint64_t switches, waits, exact, next_event, at_end;
+	uint64_t unreadable;  /* switch samples without their RAW data: no wait taken */
 	char from[256];
 };
 
@@ -235,8 +236,10 @@ int switches__sample(struct switches *w, const struct rsample *rs, session_sampl
 		err = end_wait(w, tid, s->time, false, cb, ctx);
 		return err ? err : cb(ctx, rs);
 	}
-	if (!s->raw || s->raw_size < RAW_MIN)
+	if (!s->raw || s->raw_size < RAW_MIN) {
+		w->unreadable++;
 		return 0;
+	}
 	w->switches++;
 	next = (uint32_t)raw_u64(s, RAW_NEXT_PID, 4);
 	if (next && next != tid) {
@@ -273,9 +276,9 @@ int switches__finish(struct switches *w, const struct session *s, session_sample
 			err = emit(w, p, last, END_FILE, cb, ctx);
 	}
 	snprintf(w->from, sizeof(w->from),
-		 "%s: %" PRIu64 " waits, each from a switch-out in S or D to the thread's switch-in"
-		 " (%" PRIu64 " seen, %" PRIu64 " taken as its next event, %" PRIu64 " open at the end)",
-		 SWITCH_EVENT, w->waits, w->exact, w->next_event, w->at_end);
+		 "%s: %" PRIu64 " waits from a switch-out in S or D; %" PRIu64 " ended at their"
+		 " switch-in, %" PRIu64 " at the thread's next event (upper bounds), %" PRIu64
+		 " at the file's end", SWITCH_EVENT, w->waits, w->exact, w->next_event, w->at_end);
 	return err;
 }
 
@@ -299,4 +302,7 @@ void switches__note(const struct switches *w, const struct msg_sink *ms)
 		 " (an upper bound: its time on CPU before it is counted too; a whole-machine"
 		 " recording, -a, has every switch-in), %" PRIu64 " waits open at the end, counted to it",
 		 OFFCPU_EVENT_NAME, w->switches, SWITCH_EVENT, w->waits, w->exact, w->next_event, w->at_end);
+	if (w->unreadable)
+		msg__say(ms, MSG_WARNING, "%" PRIu64 " %s samples without their raw data: no wait taken from them",
+			 w->unreadable, SWITCH_EVENT);
 }
