@@ -296,7 +296,7 @@ static int parse_offcpu(struct perf_reader *r, const uint8_t *p, const uint8_t *
 static int parse_features(struct perf_reader *r, const char *path)
 {
 	uint64_t tab = r->hdr.data.offset + r->hdr.data.size;
-	int nr = 0, k = 0, err;
+	int nr = 0, k = 0, err, cut = -1, ncut = 0;
 
 	for (int i = 0; i < PERF_FEAT_BITS / 64; i++)
 		nr += popcount64(r->hdr.adds_features[i]);
@@ -319,11 +319,11 @@ static int parse_features(struct perf_reader *r, const char *path)
 		size = rd64(r->map + tab + 16 * k + 8);
 		k++;
 		if (!in_file(r, off, size)) {
-			/* those after it are past the end too: the file is cut there */
-			r->incomplete = "its feature sections are cut off";
-			r->features_cut = true;
-			return reader__warn(r, "%s: feature %d section (offset %" PRIu64 ", size %" PRIu64 ") is past the end of the file: the file is cut off after its data; that feature and those after it are not read",
-					    path, bit, off, size);
+			/* a file cut after its data (the sections past the cut), or a bad entry: not read */
+			if (cut < 0)
+				cut = bit;
+			ncut++;
+			continue;
 		}
 		p = r->map + off;
 		end = p + size;
@@ -370,7 +370,12 @@ static int parse_features(struct perf_reader *r, const char *path)
 		if (err)
 			return err;
 	}
-	return 0;
+	if (cut < 0)
+		return 0;
+	r->incomplete = "its feature sections are cut off";
+	r->features_cut = true;
+	return reader__warn(r, "%s: %d feature section(s) past the end of the file, from feature %d on: the file is cut off after its data; those features are not read",
+			    path, ncut, cut);
 }
 
 static int parse_attrs(struct perf_reader *r)

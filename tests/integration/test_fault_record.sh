@@ -56,7 +56,7 @@ cut() {
 	n=$(grep -c '^# Samples:' tail.rep)
 	diff <(grep '^# Samples:' "$1.rep") <(grep '^# Samples:' tail.rep) >/dev/null ||
 		bad "file without its last 100 bytes: not every sample of the whole file"
-	measure "cut in the middle of its data: '${half#\# }'; without its last 100 bytes: $n sections as the whole file's $whole, '${tail#\# }', $(grep -o 'feature [0-9]* section' tail.err)"
+	measure "cut in the middle of its data: '${half#\# }'; without its last 100 bytes: $n sections as the whole file's $whole, '${tail#\# }', features cut $(grep -o 'from feature [0-9]* on' tail.err)"
 }
 
 # 1. The command fails or dies by a signal.
