@@ -95,11 +95,13 @@ static int time_tree(struct fg_tree *t, const struct fg_draw *fd, const struct r
 	report__fmt_ns(on, sizeof(on), fg_tree__total(t, FG_ON_CPU));
 	report__fmt_ns(off, sizeof(off), fg_tree__total(t, FG_OFF_CPU));
 	if (po.cpu_event >= 0 && po.off_event >= 0)
-		snprintf(out->what, sizeof(out->what), "on-CPU %s, off-CPU %s", on, off);
+		snprintf(out->what, sizeof(out->what), "on-CPU %s, off-CPU %s%s", on, off,
+			 profile__attr_from(p, po.off_event) ? " (from sched:sched_switch)" : "");
 	else if (po.cpu_event >= 0)
 		snprintf(out->what, sizeof(out->what), "on-CPU %s", on);
 	else if (po.off_event >= 0)
-		snprintf(out->what, sizeof(out->what), "off-CPU %s", off);
+		snprintf(out->what, sizeof(out->what), "off-CPU %s%s", off,
+			 profile__attr_from(p, po.off_event) ? " (from sched:sched_switch)" : "");
 	else
 		snprintf(out->what, sizeof(out->what), "no %s samples%s",
 			 fd->cpu_only ? "on-CPU" : fd->off_only ? "off-CPU" : "on-CPU or off-CPU",
