@@ -7,14 +7,21 @@ workload's own measurement.
     switch_check.py exact OFFCPU SWITCHES.data OWN.data WAITMIX.json
         SWITCHES.data: perf record -a -e sched:sched_switch -g (filtered to
         waitmix's switches) around `offcpu record -o OWN.data --sched-delay
-        -- waitmix`: every switch-in of a waitmix thread is in the file, so
-        each wait ends where it ended. Per waitmix thread with 20 ms or more
-        off-CPU: the derived off-CPU time (report --threads, S + D) within
-        5 % of offcpu's own for that thread, S + D plus the run-queue delay
-        after its wake-ups (sched-delay samples in state S or D: offcpu ends
-        an interval at the wake-up and counts the wait for a CPU apart; a
-        switch event only says when the thread ran again). The derived S
-        and D each within 5 % + 1 ms of offcpu's.
+        -- waitmix`: the switch-ins of waitmix's threads are in the file, so
+        each wait ends where it ended. The reference of a thread is offcpu's
+        own S + D plus its run-queue delay after its wake-ups (sched-delay
+        samples in state S or D: offcpu ends an interval at the wake-up and
+        counts the wait for a CPU apart; a switch event only says when the
+        thread ran again). Over the waitmix threads with 20 ms or more
+        off-CPU, the derived total (report --threads, S + D) within 5 % of
+        the references' total; per thread, the derived time at least its
+        reference - 5 % (S and D each too, + 1 ms), and at most its
+        reference + 5 % plus its time on CPU and its other run-queue delay:
+        on this VM no tracer sees a switch while a thread of the
+        hypervisor's agent runs, so a switch-in after one is not in the
+        file and that wait ends at the thread's next event, after it ran
+        (the fsync thread, which runs 20 ms between its waits: +75 % in 1 of
+        6 suite runs).
 
     switch_check.py bound OFFCPU SWITCHES.data WAITMIX.json
         SWITCHES.data: perf record -e sched:sched_switch -g -- waitmix (its
@@ -91,7 +98,7 @@ def cmd_exact(offcpu, switches, own, json_path):
     derived_common(offcpu, switches)
     wm = wm_threads(json_path)
     mine, theirs, rq = threads_rows(offcpu, switches), threads_rows(offcpu, own), rq_after_wake(offcpu, own)
-    compared = 0
+    compared = got_sum = ref_sum = 0
     for tid, t in sorted(wm.items()):
         o = theirs.get(tid)
         if o is None or (o["s"] + o["d"]) < MIN_NS:
@@ -100,18 +107,29 @@ def cmd_exact(offcpu, switches, own, json_path):
         check(d is not None, "%s (tid %d): no row in the derived --threads" % (t["role"], tid))
         if d is None:
             continue
-        ref = o["s"] + o["d"] + rq.get(tid, 0)
+        wake = rq.get(tid, 0)
+        ref = o["s"] + o["d"] + wake
+        ran = (o["on"] or 0) + max((o["rq"] or 0) - wake, 0)  # what an end after it ran may add
         got = d["s"] + d["d"]
         compared += 1
-        measure("%-12s tid %d: derived S %.3f D %.3f ms; offcpu's S %.3f D %.3f + run-queue after wake-ups %.3f ms (%+.2f %%)"
+        got_sum += got
+        ref_sum += ref
+        measure("%-12s tid %d: derived S %.3f D %.3f ms; offcpu's S %.3f D %.3f + run-queue after wake-ups %.3f ms (%+.2f %%; on CPU and preempted %.3f ms)"
                 % (t["role"], tid, d["s"] / 1e6, d["d"] / 1e6, o["s"] / 1e6, o["d"] / 1e6,
-                   rq.get(tid, 0) / 1e6, 100.0 * (got - ref) / ref))
-        check(abs(got - ref) <= TOL * ref, "%s: derived %.3f ms, offcpu's %.3f ms (beyond 5 %%)"
+                   wake / 1e6, 100.0 * (got - ref) / ref, ran / 1e6))
+        check(got >= ref - TOL * ref, "%s: derived %.3f ms, below offcpu's %.3f ms - 5 %%"
               % (t["role"], got / 1e6, ref / 1e6))
+        check(got <= ref + TOL * ref + ran, "%s: derived %.3f ms, above offcpu's %.3f ms + 5 %% + its %.3f ms on CPU"
+              % (t["role"], got / 1e6, ref / 1e6, ran / 1e6))
         for k in ("s", "d"):
-            check(abs(d[k] - o[k]) <= TOL * (o[k] + rq.get(tid, 0)) + 1e6,
+            check(d[k] >= o[k] - TOL * (o[k] + wake) - 1e6,
                   "%s: derived %s %.3f ms, offcpu's %.3f ms" % (t["role"], k.upper(), d[k] / 1e6, o[k] / 1e6))
     check(compared >= 6, "only %d threads compared" % compared)
+    check(ref_sum and abs(got_sum - ref_sum) <= TOL * ref_sum,
+          "total derived %.3f ms, offcpu's %.3f ms (beyond 5 %%)" % (got_sum / 1e6, ref_sum / 1e6))
+    if ref_sum:
+        measure("total: derived %.3f ms, offcpu's %.3f ms (%+.2f %%)"
+                % (got_sum / 1e6, ref_sum / 1e6, 100.0 * (got_sum - ref_sum) / ref_sum))
 
 
 def cmd_bound(offcpu, switches, json_path):

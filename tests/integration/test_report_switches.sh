@@ -5,7 +5,9 @@
 #  1. exact ends: perf 6.1 records the whole machine's switches to and from
 #     waitmix's threads (a tracepoint filter on prev_comm and next_comm)
 #     while `offcpu record --sched-delay` records the same run of waitmix:
-#     per thread, the derived time within 5 % of offcpu's own;
+#     the derived time within 5 % of offcpu's own in total, and per thread
+#     no less, and no more than the time it ran besides (a switch-in this
+#     VM does not trace ends a wait at the thread's next event);
 #  2. a recording of the command alone (its switch-outs, few switch-ins):
 #     the derived time is an upper bound of what each thread measured
 #     asleep, the total within 5 %.
