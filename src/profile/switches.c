@@ -300,7 +300,8 @@ void switches__note(const struct switches *w, const struct msg_sink *ms)
 		 " %" PRIu64 " waits, each from a switch-out in S or D to the thread's next switch-in;"
 		 " %" PRIu64 " switch-ins in the file, %" PRIu64 " taken as the thread's next event"
 		 " (an upper bound: its time on CPU before it is counted too; a whole-machine"
-		 " recording, -a, has every switch-in), %" PRIu64 " waits open at the end, counted to it",
+		 " recording, -a, has the switch-ins the kernel traces), %" PRIu64
+		 " waits open at the end, counted to it",
 		 OFFCPU_EVENT_NAME, w->switches, SWITCH_EVENT, w->waits, w->exact, w->next_event, w->at_end);
 	if (w->unreadable)
 		msg__say(ms, MSG_WARNING, "%" PRIu64 " %s samples without their raw data: no wait taken from them",

@@ -6,9 +6,10 @@
  * the thread that comes on next. As hotspot does, each switch-out of a
  * thread in S or D becomes an off-CPU interval with that stack, timed to
  * the thread's next switch-in:
- *   - a switch event whose next_pid is the thread: the exact end (every
- *     switch-in of a whole-machine recording, -a; in a recording of a
- *     command, those from another thread of the recorded ones);
+ *   - a switch event whose next_pid is the thread: the exact end (the
+ *     switch-ins the kernel traces, in a whole-machine recording, -a; in
+ *     a recording of a command, those from another thread of the
+ *     recorded ones);
  *   - else the thread's next event of any kind (its next switch-out, a
  *     CPU sample, its exit): an upper bound, the time it ran before is
  *     counted too;

@@ -7,8 +7,10 @@ workload's own measurement.
     switch_check.py exact OFFCPU SWITCHES.data OWN.data WAITMIX.json
         SWITCHES.data: perf record -a -e sched:sched_switch -g (filtered to
         waitmix's switches) around `offcpu record -o OWN.data --sched-delay
-        -- waitmix`: the switch-ins of waitmix's threads are in the file, so
-        each wait ends where it ended. The reference of a thread is offcpu's
+        -- waitmix`: the switch-ins of waitmix's threads the kernel traces
+        are in the file, and those waits end where they ended (on this VM
+        switches from an idle CPU are almost never traced: there a wait
+        ends at the thread's next event). The reference of a thread is offcpu's
         own S + D plus its run-queue delay after its wake-ups (sched-delay
         samples in state S or D: offcpu ends an interval at the wake-up and
         counts the wait for a CPU apart; a switch event only says when the
@@ -17,11 +19,10 @@ workload's own measurement.
         the references' total; per thread, the derived time at least its
         reference - 5 % (S and D each too, + 1 ms), and at most its
         reference + 5 % plus its time on CPU and its other run-queue delay:
-        on this VM no tracer sees a switch while a thread of the
-        hypervisor's agent runs, so a switch-in after one is not in the
-        file and that wait ends at the thread's next event, after it ran
-        (the fsync thread, which runs 20 ms between its waits: +75 % in 1 of
-        6 suite runs).
+        a wait whose switch-in is not in the file (from an idle CPU, or
+        after a thread of the hypervisor's agent, which no tracer sees)
+        ends at the thread's next event, after it ran (the fsync thread,
+        which runs 20 ms between its waits: +75 % in 1 of 6 suite runs).
 
     switch_check.py bound OFFCPU SWITCHES.data WAITMIX.json
         SWITCHES.data: perf record -e sched:sched_switch -g -- waitmix (its

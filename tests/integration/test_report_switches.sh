@@ -6,8 +6,9 @@
 #     waitmix's threads (a tracepoint filter on prev_comm and next_comm)
 #     while `offcpu record --sched-delay` records the same run of waitmix:
 #     the derived time within 5 % of offcpu's own in total, and per thread
-#     no less, and no more than the time it ran besides (a switch-in this
-#     VM does not trace ends a wait at the thread's next event);
+#     no less, and no more than the time it ran besides (a switch-in the
+#     kernel does not trace, as from an idle CPU on this VM, ends a wait at
+#     the thread's next event);
 #  2. a recording of the command alone (its switch-outs, few switch-ins):
 #     the derived time is an upper bound of what each thread measured
 #     asleep, the total within 5 %.
