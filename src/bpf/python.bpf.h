@@ -317,7 +317,7 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 	barrier_var(sep); /* the check above is the compiler's, not the verifier's */
 	if (sep >= OFFCPU_MAX_STACK)
 		return ulen;
-	out->w[sep] = OFFCPU_PY_SEP | (wk->addr && !wk->failed ? OFFCPU_PY_SEP_TRUNCATED : 0);
+	out->w[sep] = OFFCPU_PY_SEP | OFFCPU_PY_SEP_OF(tgid) | (wk->addr && !wk->failed ? OFFCPU_PY_SEP_TRUNCATED : 0);
 	py_stat(OFFCPU_PY_STACKS, 1);
 	py_stat(OFFCPU_PY_FRAMES, nf);
 	py_send(&c, tgid, sep + 1);

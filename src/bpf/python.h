@@ -50,13 +50,16 @@ struct offcpu_py_proc {
 
 /*
  * The tagged words (src/bpf/unwind.h: OFFCPU_USTACK_TAG) after a stack's
- * native frames: OFFCPU_PY_SEP (its low bits: OFFCPU_PY_SEP_TRUNCATED), then
+ * native frames: OFFCPU_PY_SEP (its low bits: OFFCPU_PY_SEP_TRUNCATED and the tgid), then
  * one word per frame, innermost first: tag 0xa, or 0xb on the last frame
  * of a group; bits 59-44 the instruction's offset in the code object in
  * 2-byte units (0xffff: beyond), bits 43-0 the code object's address / 8.
  */
 #define OFFCPU_PY_SEP 0xc000000000000000ULL
 #define OFFCPU_PY_SEP_TRUNCATED 1ULL /* frames left out for want of room */
+/* bits 8-39 of the separator: the process (stacks travel by id, without their pid) */
+#define OFFCPU_PY_SEP_PID(w) ((__u32)((__u64)(w) >> 8))
+#define OFFCPU_PY_SEP_OF(pid) ((__u64)(__u32)(pid) << 8)
 #define OFFCPU_PY_FRAME 0xa000000000000000ULL
 #define OFFCPU_PY_LAST (1ULL << 60)
 #define OFFCPU_PY_IS_FRAME(w) (((__u64)(w) >> 61) == 5)

@@ -157,6 +157,8 @@ int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t
 			native = i;
 		} else if (tag == OFFCPU_PY_SEP >> 60) {
 			native = native < i ? native : i;
+			if (!pid)
+				pid = OFFCPU_PY_SEP_PID(stack[i]);
 			for (uint32_t j = i + 1; j < len && npy < OFFCPU_MAX_STACK; j++)
 				if (OFFCPU_PY_IS_FRAME(stack[j]))
 					pyw[npy++] = stack[j];
@@ -173,6 +175,8 @@ int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t
 			nat = f->pool + e->off;
 			native = e->n;
 		}
+		if (e && !pid)
+			pid = e->pid;
 		if (e && !npy && e->npy) {
 			memcpy(pyw, f->pool + e->off + e->n, e->npy * sizeof(*pyw));
 			npy = e->npy;
