@@ -43,13 +43,14 @@ struct {
 /*
  * A thread's PyThreadState, found once; when none was, the head of the
  * interpreter's list of threads then: a new thread state goes in at the
- * head, so the list is searched again only once it changed (a C thread of
- * a Python process never has one, and is not searched at every switch).
+ * head, so the list is searched again once it changed, and now and then
+ * (a C thread of a Python process never has one, and is not searched at
+ * every switch).
  */
 struct py_task {
 	__u64 tstate;
 	__u64 head;   /* threads.head when none was found (with looked) */
-	__u64 looked;
+	__u64 looked; /* searches that found none under that head (see py_frames) */
 };
 
 struct {
@@ -281,15 +282,23 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 			py_stat(OFFCPU_PY_READ_FAILED, 1);
 			return ulen;
 		}
-		if (t->looked && head == t->head) {
+		/*
+		 * 3.11 sets a new thread's native id in the thread itself,
+		 * after its thread state went in at the head: the first 16
+		 * searches under the same head are made, then one in 64.
+		 */
+		if (t->looked && head == t->head && ++t->looked > 16 && (t->looked & 63)) {
 			py_stat(OFFCPU_PY_NO_THREAD, 1);
 			return ulen;
 		}
 		wk->addr = head;
 		bpf_loop(1024, py_search_step, &c, 0);
 		t->tstate = wk->found;
+		if (wk->found)
+			t->looked = 0;
+		else if (!t->looked || head != t->head)
+			t->looked = 1;
 		t->head = head;
-		t->looked = !wk->found;
 		if (!wk->found) {
 			py_stat(wk->failed ? OFFCPU_PY_READ_FAILED : OFFCPU_PY_NO_THREAD, 1);
 			return ulen;

@@ -134,8 +134,9 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
 
 bool ustack_fix__wanted(const __u64 *stack, uint32_t n)
 {
+	/* 0xa-0xd: the tags; a kernel stack's addresses have 0xf (stacks travel by id, untold) */
 	for (uint32_t i = 0; i < n && i < OFFCPU_MAX_STACK; i++)
-		if (OFFCPU_USTACK_TAG(stack[i]) >= 0xa)
+		if (OFFCPU_USTACK_TAG(stack[i]) >= 0xa && OFFCPU_USTACK_TAG(stack[i]) <= 0xd)
 			return true;
 	return false;
 }
