@@ -89,6 +89,7 @@ struct offcpu_bpf {
 	struct ustack_fix *fix;  /* user stacks finished in user space (dwarf), or NULL */
 	struct pyframes *py;     /* Python frames (--python), or NULL */
 	struct ring_buffer *drb; /* the deferred stacks (dwarf) */
+	struct ring_buffer *prb; /* the new Python stacks (--python; also read through rb) */
 	struct offcpu_stack fst; /* a stack ... */
 	struct offcpu_cpu_sample fc; /* ... a CPU sample with its user stack finished */
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
@@ -102,7 +103,17 @@ struct offcpu_bpf {
  */
 static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen)
 {
-	int err = ustack_fix__apply(b->fix, pid, stack, ulen, false);
+	int err;
+
+	/*
+	 * The Python stacks sent before it first: their code objects' names
+	 * are read (again, when an address has a new object) before its
+	 * frames are named. Both rings are read in this one thread, which
+	 * the shared consumer position keeps apart.
+	 */
+	if (b->prb)
+		ring_buffer__consume(b->prb);
+	err = ustack_fix__apply(b->fix, pid, stack, ulen, false);
 
 	if (err == -ENOENT) {
 		ring_buffer__consume(b->drb);
@@ -451,8 +462,12 @@ static int open_rings(struct offcpu_bpf *b)
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_event, b, NULL);
 	if (!b->rb)
 		return -errno;
-	if (b->python) /* woken at once: a process's names are read while it lives */
+	if (b->python) { /* woken at once: a process's names are read while it lives */
 		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.py_stacks), on_py_seen, b);
+		b->prb = ring_buffer__new(bpf_map__fd(sk->maps.py_stacks), on_py_seen, b, NULL);
+		if (!err && !b->prb)
+			err = -errno;
+	}
 	if (!err && b->cpu_sampling)
 		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
 	return err;
@@ -514,6 +529,7 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 		return;
 	ring_buffer__free(b->rb);
 	ring_buffer__free(b->drb);
+	ring_buffer__free(b->prb);
 	offcpu_skel__destroy(b->skel);
 	free(b->exits);
 	free(b->keys);
