@@ -1496,8 +1496,9 @@ int BPF_PROG(offcpu_delay_wakeup, struct task_struct *p)
 }
 
 /*
- * Follow the command's process tree: a child of a traced process is traced.
- * Threads share the tgid and need nothing.
+ * Follow the process tree of the command and of the -p targets, as perf's
+ * inherit: a child of a traced process is traced. Threads share the tgid
+ * and need nothing. A child the full map cannot take is counted.
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
@@ -1507,8 +1508,9 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0;
-	if (follow_children && bpf_map_lookup_elem(&tgids, &ptgid))
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	if (follow_children && bpf_map_lookup_elem(&tgids, &ptgid) &&
+	    bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY))
+		drop(OFFCPU_DROP_CHILD_UNTRACED);
 	if (unwind_dwarf)
 		unwind_fork(ptgid, ctgid);
 	return 0;

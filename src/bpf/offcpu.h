@@ -81,6 +81,9 @@ enum offcpu_loss {
 	/* no task storage: a run-queue wait not measured */                                    \
 	X(DELAY_STORAGE, "drop.sched_delay_storage", "sched-delay storage unavailable",         \
 	  OFFCPU_LOSS_DELAY)                                                                    \
+	/* -p or a command: a child forked by a target, not followed (target map full) */       \
+	X(CHILD_UNTRACED, "drop.child_untraced", "child process not followed (target map full)",  \
+	  OFFCPU_LOSS_DATA)                                                                     \
 	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */                    \
 	/* its ring buffer full: a CPU sample lost */                                           \
 	X(CPU_RINGBUF, "drop.cpu_ringbuf_full", "cpu samples (BPF ring buffer full)",           \

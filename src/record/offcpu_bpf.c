@@ -221,7 +221,8 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->filter_tid = o->tids.n > 0;
 	sk->rodata->filter_cpu = o->cpus.n > 0;
 	sk->rodata->filter_cgroup = o->cgroup != NULL;
-	sk->rodata->follow_children = o->argv != NULL;
+	/* -p follows the children its processes fork, as perf's inherit; -t does not */
+	sk->rodata->follow_children = o->argv != NULL || o->pids.n;
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->test_hide = o->test_hide;
@@ -267,7 +268,7 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
-	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->dwarf);
+	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->pids.n || o->dwarf);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
 				  b->filter_perf && !o->no_cpu && !b->cpu_sampling);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_sample, b->cpu_sampling);
