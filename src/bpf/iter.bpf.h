@@ -171,7 +171,9 @@ int offcpu_start(struct bpf_iter__task *ctx)
 
 /*
  * A wait that ran from `from` to `to` (run-queue clock), written at the
- * stop as a direct sample (the samples' time: the stop) to user space.
+ * stop as a direct sample (the samples' time: the stop): to user space
+ * through the iterator's seq, or, from the exit program (seq NULL), on the
+ * ring buffer.
  */
 static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
 				      struct offcpu_sample *s, __u32 state, __u64 from, __u64 to)
@@ -183,77 +185,110 @@ static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *
 	s->period = to > from ? to - from : 0;
 	s->count = 1;
 	s->cpu = BPF_CORE_READ(p, thread_info.cpu);
-	bpf_seq_write(seq, s, sizeof(*s));
+	if (seq)
+		bpf_seq_write(seq, s, sizeof(*s));
+	else if (bpf_ringbuf_output(&events, s, sizeof(*s), 0))
+		drop(OFFCPU_DROP_RINGBUF);
 }
 
 /*
- * The stop, the programs detached: every wait still open ends at the stop
- * and is written to user space (bpf_seq_write: as many as there are, none
- * lost). A task woken but not yet running ends its off-CPU interval at its
- * wakeup; its wait for a CPU is then the one in progress. A wait whose task
- * ran since (its switch-in unseen) is ended as interval_unclosed does, on
- * the ring buffer.
+ * Take p's storage of map (&tasks, &delays) for the stop, as the one that
+ * ends its waits: the stop iterator and the exit program (a task may exit
+ * while the iterator runs) both delete it first, and only the one whose
+ * delete succeeds goes on. The storage's memory stays readable for the
+ * rest of the program (it is freed after an RCU grace period).
  */
-SEC("iter/task")
-int offcpu_stop(struct bpf_iter__task *ctx)
+static __always_inline bool stop_claim(void *map, struct task_struct *p)
 {
-	struct seq_file *seq = ctx->meta->seq;
-	struct task_struct *p = ctx->task;
+	long err = bpf_task_storage_delete(map, p);
+
+	if (err && err != -ENOENT) /* ENOENT: the other one has it */
+		drop(OFFCPU_DROP_TASK_STORAGE);
+	return !err;
+}
+
+/*
+ * The stop for one task p (the programs still attached, in stopping mode):
+ * every wait still open ends at the stop. A task woken but not yet running
+ * ends its off-CPU interval at its wakeup; its wait for a CPU is then the
+ * one in progress. A wakeup after the stop was noted at the task's
+ * switch-in (stop_wake, see stop_switch). A wait whose task ran since
+ * without a switch-in seen is ended as interval_unclosed does, on the ring
+ * buffer.
+ */
+static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p)
+{
 	struct offcpu_start *st = NULL;
 	struct offcpu_delay *d;
 	struct offcpu_task *t;
 	__u64 pcount, queued, wake;
 	__u32 state;
 
-	note_time(&rec_stop, &rec_stop_mono);
-	if (!p)
-		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
-	if (!t)
-		return 0;
-	pcount = p->sched_info.pcount;
-	/* on a run queue since then (woken or preempted), 0 when not */
-	queued = p->sched_info.last_queued;
-	if (t->start_pending)
-		st = bpf_task_storage_get(&starts, p, 0, 0);
-	if ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount))
-		interval_unclosed(t, p, rec_stop_mono);
-	if (t->start_pending && st) {
-		bool woken = queued >= rec_start && queued < rec_stop;
+	if (t && (t->ts_out || t->start_pending) && stop_claim(&tasks, p)) {
+		pcount = p->sched_info.pcount;
+		/* on a run queue since then (woken or preempted), 0 when not */
+		queued = t->stop_wake ? t->stop_wake : p->sched_info.last_queued;
+		if (t->start_pending)
+			st = bpf_task_storage_get(&starts, p, 0, 0);
+		if (!t->stop_wake &&
+		    ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount)))
+			interval_unclosed(t, p, rec_stop_mono);
+		if (t->start_pending && st) {
+			bool woken = queued >= rec_start && queued < rec_stop;
 
-		state = st->s.state;
-		if (st->kind == OFFCPU_START_QUEUED) {
-			stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
-					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
-		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
-			stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
-				  rec_start, rec_stop);
-		} else if (woken) {
-			if (st->kind == OFFCPU_START_SLEEP)
-				stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
-			if (want_sched_delay)
-				stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
-					  queued, rec_stop);
+			state = st->s.state;
+			if (st->kind == OFFCPU_START_QUEUED) {
+				stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
+						  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
+			} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
+				stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
+					  rec_start, rec_stop);
+			} else if (woken) {
+				if (st->kind == OFFCPU_START_SLEEP)
+					stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
+				if (want_sched_delay)
+					stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+						  queued, rec_stop);
+			}
 		}
-	}
-	if (t->ts_out) {
-		state = t->s.state;
-		wake = t->ts_wake ? t->ts_wake : queued;
-		if (wake >= t->ts_out && wake < rec_stop) {
-			stop_emit(seq, p, &t->s, state, t->ts_out, wake);
-			if (want_sched_delay)
-				stop_emit(seq, p, &t->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
-					  wake, rec_stop);
-		} else {
-			stop_emit(seq, p, &t->s, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+		if (t->ts_out) {
+			state = t->s.state;
+			wake = t->stop_wake ? t->stop_wake : t->ts_wake ? t->ts_wake : queued;
+			if (wake >= t->ts_out && wake < rec_stop) {
+				stop_emit(seq, p, &t->s, state, t->ts_out, wake);
+				if (want_sched_delay)
+					stop_emit(seq, p, &t->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+						  wake, rec_stop);
+			} else {
+				stop_emit(seq, p, &t->s, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+			}
 		}
 	}
 	if (want_sched_delay) {
 		d = bpf_task_storage_get(&delays, p, 0, 0);
-		if (d && d->ts_queued)
+		/* a wait queued after the stop (its wakeup program still runs) is outside */
+		if (d && d->ts_queued && d->ts_queued < rec_stop && stop_claim(&delays, p))
 			stop_emit(seq, p, &d->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | d->s.state,
 				  d->ts_queued, rec_stop);
 	}
+}
+
+/*
+ * The stop: every wait still open ends at the stop and is written to user
+ * space (bpf_seq_write: as many as there are, none lost), while the
+ * programs, in stopping mode, note what the iterator needs (stop_switch)
+ * and the exit program ends the waits of a task that exits meanwhile.
+ */
+SEC("iter/task")
+int offcpu_stop(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *p = ctx->task;
+
+	note_time(&rec_stop, &rec_stop_mono);
+	if (p)
+		stop_task(seq, p);
 	return 0;
 }
 

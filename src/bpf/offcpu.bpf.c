@@ -36,6 +36,7 @@
 #include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000
+#define ENOENT 2
 #define EEXIST 17
 /* x86-64's THREAD_SIZE without KASAN; only used to tell stack depths apart. */
 #define OFFCPU_THREAD_SIZE 16384
@@ -88,6 +89,12 @@ __u32 exec_tgid;      /* the command (record -- CMD): traced from its first exec
 __u64 cgroup_id;      /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
+/*
+ * The recording is stopping (set by user space, offcpu_bpf__stop): the
+ * programs stay attached until the stop iterator has ended every wait, but
+ * start and end none (see stop_switch).
+ */
+__u32 stopping;
 
 struct offcpu_task {
 	__u64 ts_out;  /* switch-out, rq clock; 0 when not waiting */
@@ -101,6 +108,7 @@ struct offcpu_task {
 	__u64 khash;
 	__u64 sp;      /* scratch: the kernel stack pointer at switch-out */
 	__u64 start_pending; /* OFFCPU_START_*: waiting since the recording started (see starts) */
+	__u64 stop_wake; /* stopping: the wakeup of its open wait, noted at its switch-in (stop_switch) */
 	struct offcpu_sample s;
 };
 
@@ -1365,6 +1373,46 @@ static __always_inline void preempted(struct task_struct *prev, __u64 now)
 		interval_unclosed(t, prev, now);
 }
 
+/* The stop's time, on this run queue's clock (clk) and the samples': noted once. */
+static __always_inline void stop_note(__u64 clk)
+{
+	if (rec_stop)
+		return;
+	rec_stop_mono = bpf_ktime_get_ns();
+	rec_stop = clk;
+}
+
+/*
+ * The recording is stopping: the stop iterator (offcpu_stop, iter.bpf.h)
+ * ends every wait still open, at the stop, and nothing else may (it and
+ * the exit program claim a task's waits by deleting its storage). What it
+ * could not tell afterwards is noted here: the stop's time, at the first
+ * switch after it, and the wakeup of a waiting task that gets the CPU now.
+ * The iterator may reach that task only after it has run and waited many
+ * times more; sched_info then holds only the last of those (the stop used
+ * to count such a wait lost: "interval end not seen", on busy threads).
+ * A wait whose switch-in was missed before (pcount moved) is left to the
+ * iterator's interval_unclosed.
+ */
+static __always_inline void stop_switch(struct task_struct *next, __u64 clk)
+{
+	struct offcpu_task *t;
+	struct offcpu_start *st;
+
+	stop_note(clk);
+	t = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (!t || t->stop_wake)
+		return;
+	/* pcount counts this switch-in only after the tracepoint */
+	if (t->ts_out && next->sched_info.pcount == t->pcount_out) {
+		t->stop_wake = interval_end(next, t, clk);
+	} else if (!t->ts_out && t->start_pending) {
+		st = bpf_task_storage_get(&starts, next, 0, 0);
+		if (st && next->sched_info.pcount == st->pcount)
+			t->stop_wake = next->sched_info.last_queued ? next->sched_info.last_queued : clk;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -1374,6 +1422,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 	struct offcpu_task *tn; /* next's, for both switch-in sides */
 	bool measured;
+
+	if (stopping) {
+		stop_switch(next, clk);
+		return 0;
+	}
 
 	/*
 	 * The state, not `preempt`, decides: a task preempted after it set
@@ -1521,14 +1574,24 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
  * timed inside its lifetime. A dead thread group leaves the target set, so
  * that a process reusing its pid is not traced by mistake.
  */
+static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p);
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(offcpu_exit, struct task_struct *p)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	__u64 now = bpf_ktime_get_ns();
 
-	if (t)
+	/*
+	 * Stopping: the stop iterator may not see p any more (reaped before
+	 * it gets there), so p's waits end here, as it would end them.
+	 */
+	if (stopping) {
+		stop_note(task_rq_clock(p));
+		stop_task(NULL, p);
+	} else if (t) {
 		interval_unclosed(t, p, now);
+	}
 	if (t && t->summed) {
 		struct offcpu_exit_key k = { .tid = p->pid, .gen = t->gen, .start_time = p->start_time };
 

@@ -497,16 +497,23 @@ static int on_stop_sample(void *ctx, const void *rec)
 
 int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
 {
+	int err;
+
 	/*
-	 * Detach first: no wait ends or starts any more, and the iterator is
-	 * the only one left to touch the tasks' storage (programs already
-	 * running on other CPUs are given a moment to finish).
+	 * Stopping mode first: from here no wait starts or ends in the
+	 * programs, which note the stop's time and each waiting task's wakeup
+	 * for the iterator (programs already running on other CPUs are given
+	 * a moment to finish). They stay attached until the iterator is done:
+	 * detached before, a busy thread could wake, run and wait again many
+	 * times before the iterator reached it, its wakeup then unknown (its
+	 * wait was counted lost, "interval end not seen").
 	 */
-	offcpu_skel__detach(b->skel);
+	__atomic_store_n(&b->skel->bss->stopping, 1, __ATOMIC_SEQ_CST);
 	usleep(1000);
 	b->m = m;
-	return run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample,
-			b);
+	err = run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample, b);
+	offcpu_skel__detach(b->skel);
+	return err;
 }
 
 void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop)

@@ -244,7 +244,9 @@ int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
  * Waits in progress: __start (after attach) finds the targets already
  * waiting, whose waits then count from now on, and names every target to
  * on_task (pid, tid, comm: for those gone before /proc is read); __stop
- * detaches the programs and queues every wait still open, ended now.
+ * queues every wait still open, ended now (the iterator's; those of tasks
+ * that exit meanwhile come through the ring buffer: poll after it), and
+ * detaches the programs.
  * __window: the two times on the samples' clock (0 when not run).
  */
 int offcpu_bpf__start(struct offcpu_bpf *b,
