@@ -468,15 +468,17 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 
 /*
  * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
- * OFFCPU_TEST_WAKEUP_PROG): 0, or 2 after the message.
+ * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_UNWIND_FAIL): 0, or 2 after the
+ * message.
  */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
-	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG");
+	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL");
 	unsigned long long n;
 
 	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
+	o->test_unwind_fail = ufail && *ufail && strcmp(ufail, "0");
 	if (hide && *hide) {
 		if (parse_uint(hide, 1000000, &n)) {
 			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",

@@ -731,22 +731,25 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 	return 0;
 }
 
-/* Sum a per-CPU array of n u64 counters into out[]. */
+/* Sum a per-CPU array of n u64 counters into out[]: 0, or a negative errno (out[] zeroed). */
 static int sum_percpu(const struct offcpu_bpf *b, int fd, uint64_t *out, uint32_t n)
 {
 	uint64_t *v = calloc(b->ncpus, sizeof(*v));
+	int err = v ? 0 : -ENOMEM;
 
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
+	memset(out, 0, n * sizeof(*out));
+	for (uint32_t i = 0; !err && i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			err = -errno;
+			break;
+		}
 		for (int c = 0; c < b->ncpus; c++)
 			out[i] += v[c];
 	}
+	if (err)
+		memset(out, 0, n * sizeof(*out));
 	free(v);
-	return 0;
+	return err;
 }
 
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR])

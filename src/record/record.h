@@ -66,6 +66,8 @@ struct record_opts {
 	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
+	bool test_unwind_fail; /* OFFCPU_TEST_UNWIND_FAIL: the unwinder's loader fails */
+	int nice;             /* --nice: the recorder's own nice value (0: as started) */
 	bool quiet;           /* -q: no summary at the end */
 	bool status_line;     /* a live status line (MSG_STATUS) while recording: the
 				 messages go to a terminal, and no -q */
@@ -329,6 +331,11 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
  * thread keeps them up to date. Call after the BPF programs are attached.
  */
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
+/*
+ * The thread's failure (a negative errno), 0 while it keeps the tables:
+ * once it failed it has stopped, and stacks taken since may miss frames.
+ */
+int unwind_loader__error(const struct unwind_loader *l);
 /* Stop the thread (the tables stay in the maps). */
 void unwind_loader__stop(struct unwind_loader *l);
 void unwind_loader__free(struct unwind_loader *l);
@@ -400,7 +407,9 @@ int recorder__loop(struct recorder *r);
  * The command and the events stopped, the waits in progress ended, the
  * rest written, the file's feature sections and header, the summary
  * (unless -q). After a failed loop (loop_err), only the stop: nothing more
- * is written, loop_err is returned. What was written stays readable.
+ * is written, loop_err is returned. What was written stays readable. A
+ * recording whose unwinder failed on the way is finished whole, and that
+ * failure returned (said): its user stacks are incomplete.
  */
 int recorder__finish(struct recorder *r, int loop_err);
 void recorder__free(struct recorder *r);

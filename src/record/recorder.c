@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +113,8 @@ void recorder__free(struct recorder *r)
 	free(r->seen);
 	if (libbpf_ms == r->ms) /* the parts are gone: libbpf says nothing more of ours */
 		libbpf_ms = NULL;
+	if (r->signals)
+		recorder__restore_signals();
 	free(r);
 }
 
@@ -212,14 +216,43 @@ static void on_written(void *ctx, const void *rec, size_t len)
 	(void)dso_hits__record(r->hits, rec, len, cpu_sample_type());
 }
 
+/*
+ * The output, or the FILE.old it would become, is another user's: said
+ * (true), or not (false: the -EPERM has another cause).
+ */
+static bool foreign_output(const struct recorder *r)
+{
+	const char *out = r->o->output;
+	char old[4096 + 8];
+	struct stat st;
+
+	snprintf(old, sizeof(old), "%s.old", out);
+	if (!lstat(out, &st) && st.st_uid != geteuid() &&
+	    (!r->o->give_output || st.st_uid != r->o->owner_uid)) {
+		msg__say(r->ms, MSG_ERROR, "%s belongs to uid %u, not to you: it is left alone "
+			 "(remove it, or choose another -o)", out, (unsigned int)st.st_uid);
+		return true;
+	}
+	if (!lstat(old, &st) && st.st_uid != geteuid() &&
+	    (!r->o->give_output || st.st_uid != r->o->owner_uid)) {
+		msg__say(r->ms, MSG_ERROR, "%s would replace %s, which belongs to uid %u, not to you: "
+			 "both are left alone (remove it, or choose another -o)", out, old,
+			 (unsigned int)st.st_uid);
+		return true;
+	}
+	return false;
+}
+
 /* The output file (given to the user under sudo), the queue, the signals. */
 static int open_output(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
 	int err;
 
-	err = perf_writer__new(o->output, &r->w);
-	if (err) {
+	err = perf_writer__new_for(o->output, o->give_output ? o->owner_uid : geteuid(), &r->w);
+	if (err == -EPERM && foreign_output(r)) {
+		return err;
+	} else if (err) {
 		msg__say(r->ms, MSG_ERROR, "cannot write %s: %s", o->output, strerror(-err));
 		return err;
 	}
@@ -232,10 +265,16 @@ static int open_output(struct recorder *r)
 	}
 	r->m = merge__new();
 	r->hits = dso_hits__new();
-	if (!r->m || !r->hits || recorder__setup_signals()) {
+	if (!r->m || !r->hits) {
 		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
+	err = recorder__setup_signals();
+	if (err) {
+		msg__say(r->ms, MSG_ERROR, "cannot take the signals: %s", strerror(-err));
+		return err;
+	}
+	r->signals = true;
 	perf_writer__set_tap(r->w, on_written, r);
 	return 0;
 }
@@ -274,16 +313,17 @@ static int open_targets(struct recorder *r)
 
 	r->filter_sideband = o->argv || o->pids.n || o->tids.n;
 	if (r->have_child)
-		tgid_set__add(&r->targets, r->wl.pid);
-	for (size_t i = 0; i < o->pids.n; i++)
-		tgid_set__add(&r->targets, o->pids.v[i]);
-	if (!tgids) {
+		err = tgid_set__add(&r->targets, r->wl.pid);
+	for (size_t i = 0; !err && i < o->pids.n; i++)
+		err = tgid_set__add(&r->targets, o->pids.v[i]);
+	for (size_t i = 0; !err && tgids && i < o->tids.n; i++) {
+		tgids[i] = tgid_of(o->tids.v[i]);
+		err = tgid_set__add(&r->targets, tgids[i]);
+	}
+	if (!tgids || err) {
+		free(tgids);
 		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < o->tids.n; i++) {
-		tgids[i] = tgid_of(o->tids.v[i]);
-		tgid_set__add(&r->targets, tgids[i]);
 	}
 	if ((o->pids.n || o->tids.n) && !o->all_cpus)
 		err = target_watch__new(o, tgids, &r->watch, &gone);
