@@ -2,6 +2,7 @@
 /* `offcpu record`: options into a record_opts, then a session. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,14 @@ static const char usage_text[] =
 	"\n"
 	"Recording:\n"
 	"  -o, --output FILE          output file (default perf.data; an existing one\n"
-	"                             becomes FILE.old)\n"
+	"                             becomes FILE.old, unless it or FILE.old is another\n"
+	"                             user's)\n"
 	"  -d, --duration SECS        stop after SECS seconds; a number after -p, -t or -a\n"
 	"                             with no COMMAND is the same (offcpu record -p PID 5)\n"
-	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
+	"  -F, --freq HZ|max          CPU sampling frequency (default 999); max: the\n"
+	"                             kernel's (kernel.perf_event_max_sample_rate)\n"
+	"  -c, --count N              a CPU sample every N events instead (cpu-clock,\n"
+	"                             task-clock: every N ns)\n"
 	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
 	"      --no-cpu               off-CPU only, no CPU samples\n"
 	"      --off-cpu-thresh MS    waits of MS or more are written one by one, shorter\n"
@@ -49,10 +54,12 @@ static const char usage_text[] =
 	"                             libraries, python...), falling back to frame\n"
 	"                             pointers where a binary has no such table; fp\n"
 	"                             follows frame pointers only (cheaper, loses callers\n"
-	"                             in code built without them)\n"
+	"                             in code built without them); perf's dwarf,SIZE is\n"
+	"                             taken as dwarf (no stack is copied: SIZE is unused)\n"
 	"  -U, --user-stacks-only     the same as --stacks user\n"
 	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
-	"  -g                         call graphs: always on (accepted as in perf record)\n"
+	"  -g, --off-cpu              call graphs, off-CPU time: always on (accepted as in\n"
+	"                             perf record)\n"
 	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
 	"                             from the cache of blocking points when the thread\n"
 	"                             blocks where it blocked before)\n"
@@ -84,6 +91,8 @@ enum {
 	OPT_USER,
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
+	OPT_OFF_CPU,
+	OPT_SWITCH_OUTPUT,
 };
 
 /* -u/-k and -U/-K: each pair is one choice, asked at most once. */
@@ -98,6 +107,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
 	{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_THRESH },
@@ -110,6 +120,8 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "user-threads-only", no_argument, NULL, 'u' },
 	{ "kernel-threads-only", no_argument, NULL, 'k' },
 	{ "user-stacks-only", no_argument, NULL, 'U' },
@@ -122,17 +134,29 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+/* After a usage error's message: the forms, and where the options are. */
+static const char usage_short[] =
+	"usage: offcpu record [options] [-- COMMAND [ARGS...]] | -p PID | -t TID | -a [SECS]\n"
+	"       (offcpu record --help lists the options)\n";
+
 static int bad(const char *opt, const char *val, const char *why)
 {
-	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
-		usage_text);
+	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n%s", val, opt, why,
+		usage_short);
 	return 2;
 }
 
 /* Options that cannot go together: usage, exit 2. */
 static int conflict(const char *why)
 {
-	fprintf(stderr, "offcpu record: %s\n\n%s", why, usage_text);
+	fprintf(stderr, "offcpu record: %s\n%s", why, usage_short);
+	return 2;
+}
+
+/* A habit of perf record that offcpu does not take: one line, with what to do instead; exit 2. */
+static int habit(const char *opt, const char *instead)
+{
+	fprintf(stderr, "offcpu record: %s: %s\n", opt, instead);
 	return 2;
 }
 
@@ -143,6 +167,18 @@ static int parse_double(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return errno || end == s || *end ? -EINVAL : 0;
+}
+
+/*
+ * A duration in seconds: a finite number above 0, at most 10^9 s (31 years:
+ * its nanoseconds fit in 64 bits with room to add the start time). strtod
+ * takes "nan", "inf" and 1e300, none of which is a duration.
+ */
+#define MAX_DURATION 1e9
+static int parse_duration(const char *s, double *out)
+{
+	return parse_double(s, out) || !isfinite(*out) || *out <= 0 || *out > MAX_DURATION
+		       ? -EINVAL : 0;
 }
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
@@ -191,6 +227,54 @@ static int parse_stacks(const char *s, bool *user, bool *kernel)
 	return *user || *kernel ? 0 : -EINVAL;
 }
 
+/*
+ * -e with a tracepoint (perf record -e sched:sched_switch): offcpu records
+ * its own events; -e picks the CPU-sampling one. 2 after the line, or -1
+ * when arg is no tracepoint.
+ */
+static int tracepoint_event(const char *arg)
+{
+	char opt[96];
+
+	if (!strchr(arg, ':'))
+		return -1;
+	snprintf(opt, sizeof(opt), "-e %s", arg);
+	if (!strcmp(arg, "sched:sched_switch"))
+		return habit(opt, "not needed: offcpu records every switch itself, with its stacks and "
+			     "times (event offcpu-time); -e picks the CPU-sampling event (cpu-clock, "
+			     "task-clock, cycles)");
+	if (!strcmp(arg, "sched:sched_wakeup") || !strcmp(arg, "sched:sched_waking"))
+		return habit(opt, "use --wakeups: who woke each wait, with its stacks (event "
+			     "offcpu-wakeup); -e picks the CPU-sampling event (cpu-clock, task-clock, "
+			     "cycles)");
+	return habit(opt, "offcpu records its own events (offcpu-time and CPU samples) and no "
+		     "tracepoint: use perf record for that; -e picks the CPU-sampling event (cpu-clock, "
+		     "task-clock, cycles)");
+}
+
+/*
+ * --call-graph dwarf|fp, or perf's dwarf,SIZE: the size of the stack copy
+ * perf takes, which offcpu does not (it unwinds in the kernel), said unused.
+ */
+static int call_graph(struct record_opts *o, const char *arg)
+{
+	unsigned long long size;
+
+	if (!strcmp(arg, "dwarf") || !strcmp(arg, "fp")) {
+		o->dwarf = arg[0] == 'd';
+		return 0;
+	}
+	if (!strncmp(arg, "dwarf,", 6) && !parse_uint(arg + 6, UINT32_MAX, &size)) {
+		o->dwarf = true;
+		fprintf(stderr, "offcpu record: --call-graph %s: the size is unused (user stacks are "
+			"unwound in the kernel; no copy of the stack is taken)\n", arg);
+		return 0;
+	}
+	if (!strcmp(arg, "lbr"))
+		return habit("--call-graph lbr", "no LBR: use dwarf (the default) or fp");
+	return bad("--call-graph", arg, "expected dwarf or fp");
+}
+
 /* The options of the events and their stacks, for option(). */
 static int event_option(struct record_opts *o, int c, const char *arg, char **argv)
 {
@@ -198,11 +282,23 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 
 	switch (c) {
 	case 'F':
+		if (!strcmp(arg, "max")) {
+			o->freq_max = true;
+			return 0;
+		}
 		if (parse_uint(arg, 100000, &u) || !u)
-			return bad("-F", arg, "expected a frequency in Hz (1-100000)");
+			return bad("-F", arg, "expected a frequency in Hz (1-100000) or max");
 		o->freq = u;
+		o->freq_max = false;
+		return 0;
+	case 'c':
+		if (parse_uint(arg, 1ULL << 62, &u) || !u)
+			return bad("-c", arg, "expected a count of events > 0 (cpu-clock: ns)");
+		o->period = u;
 		return 0;
 	case 'e':
+		if (tracepoint_event(arg) > 0)
+			return 2;
 		if (strcmp(arg, "cpu-clock") && strcmp(arg, "task-clock") &&
 		    strcmp(arg, "cycles"))
 			return bad("-e", arg, "cpu-clock, task-clock or cycles");
@@ -242,13 +338,10 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 		o->sched_delay = true;
 		return 0;
 	case OPT_CALL_GRAPH:
-		if (!strcmp(arg, "dwarf"))
-			o->dwarf = true;
-		else if (!strcmp(arg, "fp"))
-			o->dwarf = false;
-		else
-			return bad("--call-graph", arg, "expected dwarf or fp");
-		return 0;
+		return call_graph(o, arg);
+	case OPT_SWITCH_OUTPUT:
+		return habit("--switch-output", "not supported: one recording is one file; record "
+			     "again (-d SECS each) for one file per period");
 	case OPT_USER:
 		if (!*arg)
 			return bad("--user", arg, "expected a user name or uid");
@@ -259,12 +352,12 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 		return 0;
 	default:
 		if (optopt && optopt < 256)
-			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
+			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n",
 				optopt);
 		else
-			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
+			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n",
 				argv[optind - 1]);
-		fputs(usage_text, stderr);
+		fputs(usage_short, stderr);
 		return 2;
 	}
 }
@@ -302,8 +395,8 @@ static int option(struct record_opts *o, int c, const char *arg, char **argv)
 		o->cgroup = arg;
 		return 0;
 	case 'd':
-		if (parse_double(arg, &o->duration) || o->duration <= 0)
-			return bad("-d", arg, "expected seconds > 0");
+		if (parse_duration(arg, &o->duration))
+			return bad("-d", arg, "expected seconds, more than 0 and at most 1e9");
 		return 0;
 	default:
 		return event_option(o, c, arg, argv);
@@ -351,7 +444,8 @@ static int habit_option(struct record_opts *o, struct only *only, int c, const c
 		o->max_ns = u * 1000;
 		return 0;
 	case 'g':
-		return 0; /* perf's "call graphs on": they always are */
+	case OPT_OFF_CPU:
+		return 0; /* perf's "call graphs on", "off-CPU too": they always are */
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -434,8 +528,8 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
 		double secs;
 
-		if (parse_double(argv[optind], &secs) || secs <= 0)
-			return bad("the duration", argv[optind], "expected seconds > 0");
+		if (parse_duration(argv[optind], &secs))
+			return bad("the duration", argv[optind], "expected seconds, more than 0 and at most 1e9");
 		if (o->duration > 0)
 			return conflict("two durations: -d and a trailing number");
 		o->duration = secs;
@@ -443,6 +537,10 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	}
 	if (o->min_ns > o->max_ns)
 		return conflict("-m is above -M: no wait would be kept");
+	if (o->period && (o->freq_max || o->freq))
+		return conflict("-c and -F: a sample every N events, or N a second, not both");
+	if (!o->freq)
+		o->freq = 999;
 	if (only->threads == ONLY_USER && o->kernel_threads)
 		return conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
 	if (only->threads) {
@@ -453,12 +551,12 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->argv && (o->pids.n || o->tids.n || o->all_cpus)) {
-		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
-			usage_text);
+		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n%s",
+			usage_short);
 		return 2;
 	}
 	if (o->user && !o->argv) {
-		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
+		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n%s", usage_short);
 		return 2;
 	}
 	if (!o->argv && !o->pids.n && !o->tids.n)
@@ -525,7 +623,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
 		.output = "perf.data",
-		.freq = 999,
+		.freq = 0, /* -F: 999 unless -c (check) */
 		.event = "cpu-clock",
 		.thresh_ns = 500000000ULL,
 		.state_mask = OFFCPU_STATE_S | OFFCPU_STATE_D,
@@ -544,7 +642,7 @@ int cmd_record(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
-	while (!ret && (c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts,
+	while (!ret && (c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:c:e:uUkKm:M:gqvh", long_opts,
 					NULL)) != -1) {
 		before = optind;
 		if (c == 'h') {

@@ -46,6 +46,8 @@ struct record_opts {
 	bool all_cpus;
 	double duration;      /* seconds; 0 = until the command exits or a signal */
 	unsigned int freq;
+	bool freq_max;        /* -F max: the kernel's maximum (perf_event_max_sample_rate) */
+	uint64_t period;      /* -c N: a CPU sample every N events (ns for cpu-clock); 0: -F */
 	const char *event;    /* cpu-clock, task-clock, cycles */
 	bool no_cpu;
 	uint64_t thresh_ns;
