@@ -192,22 +192,6 @@ static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *
 }
 
 /*
- * Take p's storage of map (&tasks, &delays) for the stop, as the one that
- * ends its waits: the stop iterator and the exit program (a task may exit
- * while the iterator runs) both delete it first, and only the one whose
- * delete succeeds goes on. The storage's memory stays readable for the
- * rest of the program (it is freed after an RCU grace period).
- */
-static __always_inline bool stop_claim(void *map, struct task_struct *p)
-{
-	long err = bpf_task_storage_delete(map, p);
-
-	if (err && err != -ENOENT) /* ENOENT: the other one has it */
-		drop(OFFCPU_DROP_TASK_STORAGE);
-	return !err;
-}
-
-/*
  * The stop for one task p (the programs still attached, in stopping mode):
  * every wait still open ends at the stop. A task woken but not yet running
  * ends its off-CPU interval at its wakeup; its wait for a CPU is then the

@@ -1373,6 +1373,23 @@ static __always_inline void preempted(struct task_struct *prev, __u64 now)
 		interval_unclosed(t, prev, now);
 }
 
+/*
+ * Take p's storage of map (&tasks, &delays) for the stop, as the one that
+ * ends its waits: the stop iterator, the exit program (a task may exit
+ * while the iterator runs) and the switch program (stop_switch) all delete
+ * it first, and only the one whose delete succeeds goes on. The storage's
+ * memory stays readable for the rest of the program (it is freed after an
+ * RCU grace period).
+ */
+static __always_inline bool stop_claim(void *map, struct task_struct *p)
+{
+	long err = bpf_task_storage_delete(map, p);
+
+	if (err && err != -ENOENT) /* ENOENT: another one has it */
+		drop(OFFCPU_DROP_TASK_STORAGE);
+	return !err;
+}
+
 /* The stop's time, on this run queue's clock (clk) and the samples': noted once. */
 static __always_inline void stop_note(__u64 clk)
 {
@@ -1391,15 +1408,21 @@ static __always_inline void stop_note(__u64 clk)
  * The iterator may reach that task only after it has run and waited many
  * times more; sched_info then holds only the last of those (the stop used
  * to count such a wait lost: "interval end not seen", on busy threads).
- * A wait whose switch-in was missed before (pcount moved) is left to the
- * iterator's interval_unclosed.
+ * A thread that switches out with a wait still open had its switch-in
+ * missed (the kernel hid it): the wait is ended now, as at any switch-out
+ * (interval_unclosed), while sched_info can still time it, and claimed as
+ * the iterator claims it.
  */
-static __always_inline void stop_switch(struct task_struct *next, __u64 clk)
+static __always_inline void stop_switch(struct task_struct *prev, struct task_struct *next,
+					__u64 now, __u64 clk)
 {
 	struct offcpu_task *t;
 	struct offcpu_start *st;
 
 	stop_note(clk);
+	t = bpf_task_storage_get(&tasks, prev, 0, 0);
+	if (t && (t->ts_out || t->start_pending) && !t->stop_wake && stop_claim(&tasks, prev))
+		interval_unclosed(t, prev, now);
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t || t->stop_wake)
 		return;
@@ -1424,7 +1447,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	bool measured;
 
 	if (stopping) {
-		stop_switch(next, clk);
+		stop_switch(prev, next, now, clk);
 		return 0;
 	}
 
