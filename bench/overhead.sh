@@ -7,8 +7,8 @@
 # figure is the median of the pairs' ratios of the benchmark's own reported
 # time. Prints a markdown table.
 #
-#   bench/overhead.sh [ROW...]      rows: default fp wakeups sched-delay no-cpu
-#                                   user-stacks no-kstack-cache perf perf-new
+#   bench/overhead.sh [ROW...]      rows: default fp nice0 wakeups sched-delay
+#                                   no-cpu user-stacks no-kstack-cache perf perf-new
 #                                   bcc (libbpf-tools' offcputime, Debian
 #                                   package libbpf-tools: bench/with-offcputime.sh)
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000),
@@ -73,6 +73,7 @@ for r in "${rows[@]}"; do
 	case $r in
 	default) row "offcpu record (defaults: user stacks from DWARF tables + kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
 	fp) row "offcpu record --call-graph fp (user stacks by frame pointers)" "$OFFCPU" record -q --call-graph fp -o "$OUT/x" -- ;;
+	nice0) row "offcpu record --nice 0 (defaults, the recorder at the caller's priority)" "$OFFCPU" record -q --nice 0 -o "$OUT/x" -- ;;
 	wakeups) row "offcpu record --wakeups (defaults + waker stacks at each wakeup)" "$OFFCPU" record -q --wakeups -o "$OUT/x" -- ;;
 	sched-delay) row "offcpu record --sched-delay (defaults + run-queue delay)" "$OFFCPU" record -q --sched-delay -o "$OUT/x" -- ;;
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;

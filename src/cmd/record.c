@@ -74,6 +74,10 @@ static const char usage_text[] =
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
 	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
 	"                             preemption or fork (event sched-delay)\n"
+	"      --nice N               the recorder's own nice value, -20 to 19 (default\n"
+	"                             -20: on a machine whose CPUs are all busy it still\n"
+	"                             starts, drains and stops in time; its CPU time is\n"
+	"                             the same at any value); 0: as it was started\n"
 	"  -q, --quiet                no status line or summary\n"
 	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
 	"                             progress, switch-ins the kernel hid\n"
@@ -93,6 +97,7 @@ enum {
 	OPT_NO_KCACHE,
 	OPT_OFF_CPU,
 	OPT_SWITCH_OUTPUT,
+	OPT_NICE,
 };
 
 /* -u/-k and -U/-K: each pair is one choice, asked at most once. */
@@ -121,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "user-threads-only", no_argument, NULL, 'u' },
 	{ "kernel-threads-only", no_argument, NULL, 'k' },
@@ -342,6 +348,17 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 	case OPT_SWITCH_OUTPUT:
 		return habit("--switch-output", "not supported: one recording is one file; record "
 			     "again (-d SECS each) for one file per period");
+	case OPT_NICE: {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || n < -20 || n > 19)
+			return bad("--nice", arg, "expected a nice value, -20 to 19");
+		o->nice = n;
+		return 0;
+	}
 	case OPT_USER:
 		if (!*arg)
 			return bad("--user", arg, "expected a user name or uid");
@@ -634,6 +651,7 @@ int cmd_record(int argc, char **argv)
 		.kstack_cache = true,
 		.user_threads = true,
 		.max_ns = UINT64_MAX,
+		.nice = -20,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};

@@ -304,6 +304,24 @@ static int open_command(struct recorder *r)
 	return 0;
 }
 
+/*
+ * The recorder's own priority (--nice, default -20), from here on: after
+ * the command's fork, which keeps the caller's. On a machine whose CPUs
+ * are all busy, a recorder at the default share loads its programs (about
+ * 1 s of the verifier's CPU time) at 1/100th of a CPU, starts and stops
+ * seconds late, and drains its rings too late to hold every sample. Its
+ * CPU time is the same at any priority: what it costs the workload does
+ * not change, only when it is paid (README, "What it costs"). Set on this
+ * thread; the unwinder's loader thread, started later, inherits it.
+ */
+static void raise_priority(const struct recorder *r)
+{
+	if (!r->o->nice || !setpriority(PRIO_PROCESS, 0, r->o->nice))
+		return;
+	msg__say(r->ms, MSG_NOTE, "cannot set the recorder's nice value to %d (%s): on a busy "
+		 "machine it may start, drain and stop late", r->o->nice, strerror(errno));
+}
+
 /* The processes whose side-band is kept; the -p/-t targets watched. */
 static int open_targets(struct recorder *r)
 {
@@ -415,6 +433,8 @@ int recorder__open(struct recorder *r)
 	err = open_output(r);
 	if (!err)
 		err = open_command(r);
+	if (!err)
+		raise_priority(r);
 	if (!err)
 		err = open_targets(r);
 	if (!err)
