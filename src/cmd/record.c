@@ -583,14 +583,14 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 
 /*
  * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
- * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL, OFFCPU_TEST_UNWIND_FAIL): 0, or 2
- * after the message.
+ * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL, OFFCPU_TEST_UNWIND_FAIL,
+ * OFFCPU_TEST_STOP_DELAY): 0, or 2 after the message.
  */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
 	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *stall = getenv("OFFCPU_TEST_STALL");
-	const char *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL");
+	const char *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL"), *sdelay = getenv("OFFCPU_TEST_STOP_DELAY");
 	unsigned long long n;
 
 	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
@@ -618,6 +618,14 @@ static int test_knobs(struct record_opts *o)
 			return 2;
 		}
 		o->test_stall_ms = n;
+	}
+	if (sdelay && *sdelay) {
+		if (parse_uint(sdelay, 1000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_STOP_DELAY: expected milliseconds (at most 1000), got '%s'\n",
+				sdelay);
+			return 2;
+		}
+		o->test_stop_delay_ms = n;
 	}
 	return 0;
 }

@@ -69,6 +69,7 @@ struct offcpu_bpf {
 	bool filter_perf;
 	bool dwarf;        /* --call-graph dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
+	uint32_t stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop iterator runs this late */
 	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
 	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
 	int nr_cpu_ids;
@@ -388,6 +389,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	if (!b)
 		return -ENOMEM;
 	b->dwarf = o->dwarf;
+	b->stop_delay_ms = o->test_stop_delay_ms;
 	b->cpu_sampling = o->dwarf && !o->no_cpu;
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
 	err = alloc_batches(b);
@@ -632,6 +634,8 @@ int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
 	err = wait_quiet(b);
 	if (!err)
 		err = offcpu_bpf__poll(b, m);
+	if (b->stop_delay_ms) /* a recorder starved here, for the tests */
+		usleep(b->stop_delay_ms * 1000);
 	if (!err) {
 		b->m = m;
 		err = run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample),

@@ -714,6 +714,34 @@ def cmd_stopdup(path):
     finish()
 
 
+def cmd_stopwaits(offcpu, path, min_threads, max_ms):
+    """The waits ended at the stop of a recording of napper (each wait 0.5-3
+    ms) whose stop was late (OFFCPU_TEST_STOP_DELAY): each, timed at the
+    stop (the file's record.stop_ns), ends at the stop or at its wakeup
+    before it, never at the late iterator's time (at most max_ms); and at
+    least min_threads threads have one (every thread not on a CPU at the
+    stop is in a wait then, woken or not). The main thread, which joins
+    them from the start, is left out."""
+    stop = None
+    for line in run([offcpu, "report", "-i", path, "--stdio", "--header"]).splitlines():
+        m = re.match(r"^# offcpu record\.stop_ns: (\d+)", line)
+        if m:
+            stop = int(m.group(1))
+    check(stop, "no record.stop_ns in the file's header")
+    samples, _ = script_samples(path, raw=True)
+    # napper's threads, not its main thread (joining them since the start)
+    at_stop = [s for s in samples if s.event == "offcpu-time" and s.time == stop and s.tid != s.pid]
+    tids = {s.tid for s in at_stop}
+    longest = max(s.period for s in at_stop) if at_stop else 0
+    measure("%d waits ended at the stop on %d threads (at least %s expected), the longest %.3f ms "
+            "(at most %s)" % (len(at_stop), len(tids), min_threads, longest / 1e6, max_ms))
+    check(len(tids) >= int(min_threads), "waits ended at the stop on %d threads, expected at least %s"
+          % (len(tids), min_threads))
+    check(longest <= float(max_ms) * 1e6, "a wait ended at the stop lasted %.3f ms, more than %s ms: "
+          "timed at the late iterator, not at the stop" % (longest / 1e6, max_ms))
+    finish()
+
+
 # The scheduler's entry points (src/profile/trim.c): the frame below them is
 # where a thread blocked.
 SCHED = re.compile(r"^(__schedule|__schedule_loop|schedule|schedule_idle|schedule_user|"
@@ -759,7 +787,7 @@ if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
             "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
             "eventsum": cmd_eventsum, "tree": cmd_tree, "once": cmd_once, "stopdup": cmd_stopdup,
-            "firstscreen": cmd_firstscreen}
+            "firstscreen": cmd_firstscreen, "stopwaits": cmd_stopwaits}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])
