@@ -602,10 +602,10 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	struct offcpu_task *t;
 	struct offcpu_run r;
 
-	if (stopping || !thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) ||
-	    !run_begin(&r, p, RUN_ELSEWHERE))
+	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) || !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
-	t = task_of(p, true);
+	/* stopping (read inside the run, as run_begin reads `stopped`): no new wait */
+	t = stopping ? NULL : task_of(p, true);
 	if (t) {
 		t->who.cgroup = task_cgroup(p);
 		t->who.ustack = 0;
@@ -613,7 +613,7 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 		t->delay_state = OFFCPU_STATE_NEW;
 		t->delay_pending = 0;
 		t->ts_queued = r.clk;
-	} else {
+	} else if (!stopping) {
 		drop(OFFCPU_DROP_DELAY_STORAGE);
 	}
 	run_end(&r);
