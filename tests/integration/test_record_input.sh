@@ -13,6 +13,9 @@
 #  - FILE.old never moves or replaces another user's file: the output, or
 #    the FILE.old it would become, owned by uid 65534 is refused, both left
 #    as they were.
+#  - --nice N: the recorder's nice value (/proc/PID/stat) from the
+#    command's fork on, -20 by default, the command's the caller's; --nice 0
+#    leaves the recorder as started (under nice -n 3); 20 is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -113,5 +116,26 @@ rc=$?
 measure "-o p.data, p.data.old owned by uid 65534: exit $rc, \"$(head -1 p.err)\""
 [ "$rc" = 1 ] && grep -q 'would replace p.data.old, which belongs to uid 65534' p.err || bad "-o over another user's FILE.old: exit $rc"
 [ "$(cat p.data)" = mine ] && [ "$(cat p.data.old)" = theirs ] || bad "-o over another user's FILE.old: a file was moved or changed"
+
+# --nice: the recorder's own priority; the command keeps the caller's
+refused "--nice 20" 2 'expected a nice value, -20 to 19' 3 -- --nice 20 -- true
+mine=$(cut -d' ' -f19 /proc/$$/stat)
+# nice_of [ARGS]: the recorder's nice value and its command's, as the command reads them
+nice_of() {
+	# shellcheck disable=SC2016
+	"$@" -q --call-graph fp --no-cpu -o n.data -- \
+		sh -c 'sleep 0.3; cut -d" " -f19 /proc/$PPID/stat; cut -d" " -f19 /proc/$$/stat' 2>n.err |
+		tr '\n' ' ' | sed 's/ $//'
+}
+for c in "default:-20 $mine" "--nice -7:-7 $mine" "nice -n 3, --nice 0:$((mine + 3)) $((mine + 3))"; do
+	name=${c%%:*} want=${c#*:}
+	case $name in
+	default) got=$(nice_of "$OFFCPU" record) ;;
+	--nice*) got=$(nice_of "$OFFCPU" record --nice -7) ;;
+	*) got=$(nice_of nice -n 3 "$OFFCPU" record --nice 0) ;;
+	esac
+	measure "$name: recorder and command at nice '$got' (the test's own: $mine)"
+	[ "$got" = "$want" ] || { bad "$name: recorder and command at nice '$got', expected '$want'"; cat n.err >&2; }
+done
 
 [ "$nfail" = 0 ] || fail "$nfail checks failed"
