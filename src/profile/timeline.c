@@ -783,6 +783,12 @@ int timeline__read(const struct report_opts *o, const struct msg_sink *ms, struc
 	tl->last_off = UINT32_MAX;
 	htab__init(&tl->threads, sizeof(struct thread_in));
 	htab__init(&tl->nodes, sizeof(struct node));
+	/* never NULL, so that every array + offset is defined, empty or not */
+	if (vec__reserve((void **)&tl->ev, &tl->cap_ev, 1, sizeof(*tl->ev), 1024) ||
+	    vec__reserve((void **)&tl->slices, &tl->cap_slices, 1, sizeof(*tl->slices), 1024) ||
+	    vec__reserve((void **)&tl->summed, &tl->cap_summed, 1, sizeof(*tl->summed), 64) ||
+	    vec__reserve((void **)&tl->wakes, &tl->cap_wakes, 1, sizeof(*tl->wakes), 64))
+		goto cleanup;
 	/* kernel frames named as they come: the trim reads their names */
 	tl->s = report__open(o, false, ms, err, errlen);
 	if (!tl->s) {
