@@ -59,7 +59,7 @@ enum {
 	MAP_IID = 1, MAP_PATH_IDS = 7,
 	FR_IID = 1, FR_NAME_ID = 2, FR_MAPPING_ID = 3, FR_REL_PC = 4, FR_KIND = 7,
 	CSK_IID = 1, CSK_FRAME_IDS = 2,
-	PS_CPU = 1, PS_PID = 2, PS_TID = 3, PS_CALLSTACK_IID = 4, PS_TIMEBASE_COUNT = 6,
+	PS_CPU = 1, PS_PID = 2, PS_TID = 3, PS_CALLSTACK_IID = 4,
 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
@@ -600,7 +600,7 @@ static void sample(struct pf *p, const struct cur *c)
 	pb__uint(p->pk, PS_TID, t->tid);
 	if (sa->stack)
 		pb__uint(p->pk, PS_CALLSTACK_IID, stack_iid(p, sa->stack));
-	pb__uint(p->pk, PS_TIMEBASE_COUNT, sa->period);
+	/* no timebase_count: trace processor keeps none, and cpu-clock's is the same for all */
 	pb__end(p->pk, ps);
 	pkt_end(p);
 	p->w->samples++;
