@@ -41,6 +41,9 @@ static const char *const markers[NR_MARKERS] = {
 	[M_RUNQ] = "[runnable]",
 };
 
+/* A file above this many bytes is said to be large (speedscope keeps an object per event). */
+#define SPEEDSCOPE_LARGE (512ULL << 20)
+
 struct ss {
 	const struct timeline *tl;
 	struct session *s;
@@ -330,6 +333,10 @@ int timeline__speedscope(const struct timeline *tl, const char *path, const stru
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(EIO));
 	if (!ret)
 		left_out(tl, ms);
+	if (!ret && w->bytes > SPEEDSCOPE_LARGE)
+		msg__say(ms, MSG_HINT, "%.0f MB of speedscope events: more than a browser tab holds "
+			 "well; --pid, --tid, --comm or --time narrow it (Perfetto's format is far smaller)",
+			 w->bytes / 1e6);
 cleanup:
 	free(x.index);
 	free(x.order);
