@@ -475,6 +475,16 @@ static uint32_t flow_into(const struct pf *p, const struct tl_slice *sl, size_t 
 	return p->flow_ok[prev->wake - 1] ? prev->wake : 0;
 }
 
+/* "comm pid/tid" of a wakeup's waker, or "[irq]". */
+static const char *waker_label(const struct pf *p, const struct tl_wake *w, char *buf, size_t len)
+{
+	if (w->waker == TL_NO_THREAD)
+		snprintf(buf, len, "[irq]");
+	else
+		tl_thread__label(timeline__thread(p->tl, w->waker), buf, len);
+	return buf;
+}
+
 static void slice_begin(struct pf *p, const struct cur *c)
 {
 	const struct tl_slice *sl = &c->sl[c->isl];
@@ -494,15 +504,8 @@ static void slice_begin(struct pf *p, const struct cur *c)
 		pb__uint(p->pk, TE_CALLSTACK_IID, stack_iid(p, sl->stack));
 	if (flow)
 		pb__fixed64(p->pk, TE_TERMINATING_FLOW_IDS, flow);
-	if (sl->kind == TL_OFFCPU && sl->wake) {
-		const struct tl_wake *w = timeline__wake(p->tl, sl->wake - 1);
-
-		if (w->waker == TL_NO_THREAD)
-			snprintf(who, sizeof(who), "[irq]");
-		else
-			tl_thread__label(timeline__thread(p->tl, w->waker), who, sizeof(who));
-		da_str(p, DA_WOKEN_BY, who);
-	}
+	if (sl->kind == TL_OFFCPU && sl->wake)
+		da_str(p, DA_WOKEN_BY, waker_label(p, timeline__wake(p->tl, sl->wake - 1), who, sizeof(who)));
 	if (sl->flags & TL_WAKE_UNKNOWN)
 		da_str(p, DA_ENDS, "at its switch-in: the run-queue wait after its wakeup was not "
 				   "recorded one by one, so it ended earlier by that much");
@@ -565,7 +568,7 @@ static void summed_instant(struct pf *p, const struct cur *c)
 {
 	const struct tl_summed *su = &c->su[c->isu];
 	struct tl_slice as = { .kind = su->kind, .state = su->state, .stack = su->stack };
-	char name[320], full[360];
+	char name[320], full[360], who[160];
 	size_t te;
 
 	tl_slice__name(p->tl, &as, name, sizeof(name));
@@ -580,6 +583,8 @@ static void summed_instant(struct pf *p, const struct cur *c)
 		pb__uint(p->pk, TE_CALLSTACK_IID, stack_iid(p, su->stack));
 	da_uint(p, DA_WAITS, su->count);
 	da_uint(p, DA_TOTAL_NS, su->total);
+	if (su->wake)
+		da_str(p, DA_WOKEN_BY, waker_label(p, timeline__wake(p->tl, su->wake - 1), who, sizeof(who)));
 	da_str(p, DA_NOTE, "summed in the kernel: timed at the end of the last of them");
 	pb__end(p->pk, te);
 	pkt_end(p);

@@ -37,6 +37,8 @@ struct ev {
 struct wake_rec {
 	struct tl_wake w;
 	uint32_t waker_pid, waker_tid, waker_comm;
+	bool summed;       /* of a sum of short waits: no time of its own, on no waker's track */
+	bool placed;       /* its wait is a slice (not left out), which gave it its time */
 };
 
 struct thread_in {
@@ -273,6 +275,7 @@ static int add_wake(struct timeline *tl, const struct rsample *rs)
 	w->waker_pid = rs->waker_pid;
 	w->waker_tid = rs->waker_tid;
 	w->waker_comm = rs->waker_comm;
+	w->summed = off->flags & OFFCPU_RAW_AGGREGATED;
 	off->wake = (uint32_t)tl->nr_wakes;
 	return 0;
 }
@@ -324,7 +327,7 @@ static int on_sample(void *ctx, const struct rsample *rs)
 	if (stack < 0)
 		return -ENOMEM;
 	e.stack = (uint32_t)stack;
-	if (e.kind == EV_OFF && !(e.flags & OFFCPU_RAW_AGGREGATED))
+	if (e.kind == EV_OFF)
 		tl->last_off = (uint32_t)tl->nr_ev;
 	if (e.flags & OFFCPU_RAW_AGGREGATED) {
 		if (e.kind == EV_OFF) {
@@ -647,7 +650,8 @@ static int lay_thread(struct timeline *tl, uint32_t ti, const struct ev *ev, siz
 			if (!s)
 				return -ENOMEM;
 			*s = (struct tl_summed){ ev[i].time, ev[i].period, ev[i].count, ev[i].stack,
-						 ev[i].kind == EV_OFF ? TL_OFFCPU : TL_RUNQ, ev[i].state };
+						 ev[i].wake, ev[i].kind == EV_OFF ? TL_OFFCPU : TL_RUNQ,
+						 ev[i].state };
 		}
 	}
 	if (!t->measured)
@@ -659,6 +663,12 @@ static int lay_thread(struct timeline *tl, uint32_t ti, const struct ev *ev, siz
 	tl->nr_slices = first + nsl;
 	thread_life(tl, t, ev, n, tl->slices + first, nsl);
 	return lay_gaps(tl, first, t, may);
+}
+
+/* Whether a wakeup is drawn on its waker's track: a task's, of a wait shown. */
+static bool drawn(const struct wake_rec *w)
+{
+	return w->w.waker != TL_NO_THREAD && !w->summed && w->placed;
 }
 
 /* Wakeups: their times from the slices they ended; per waker, in time order. */
@@ -673,6 +683,7 @@ static int lay_wakes(struct timeline *tl)
 
 			if (!sl->wake || sl->kind != TL_OFFCPU)
 				continue;
+			tl->wakes[sl->wake - 1].placed = true;
 			w = &tl->wakes[sl->wake - 1].w;
 			w->time = sl->end;
 			w->exact = !(sl->flags & (TL_WAKE_UNKNOWN | TL_TO_STOP));
@@ -684,13 +695,13 @@ static int lay_wakes(struct timeline *tl)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < tl->nr_wakes; i++)
-		if (tl->wakes[i].w.waker != TL_NO_THREAD)
+		if (drawn(&tl->wakes[i]))
 			count[tl->wakes[i].w.waker + 1]++;
 	for (uint32_t ti = 0; ti < tl->nr_th; ti++)
 		count[ti + 1] += count[ti];
 	memcpy(tl->wakes_by_off, count, (tl->nr_th + 1) * sizeof(*count));
 	for (size_t i = 0; i < tl->nr_wakes; i++)
-		if (tl->wakes[i].w.waker != TL_NO_THREAD)
+		if (drawn(&tl->wakes[i]))
 			tl->wakes_by[count[tl->wakes[i].w.waker]++] = (uint32_t)i;
 	free(count);
 	/* each waker's in time order (insertion: they come nearly sorted) */

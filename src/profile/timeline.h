@@ -83,14 +83,16 @@ struct tl_sample {
 struct tl_summed {
 	uint64_t time, total, count;
 	uint32_t stack;
+	uint32_t wake;        /* their waker (record --wakeups sums waits per waker): index + 1, else 0 */
 	uint8_t kind;         /* TL_OFFCPU or TL_RUNQ */
 	char state;
 };
 
 /*
- * A wakeup (record --wakeups) of a wait shown: who woke the sleeper, when
- * (its wait's end: the sleeper's switch-in when that is unknown), with
- * the waker's stack at the wakeup.
+ * A wakeup (record --wakeups): who woke the sleeper, when (its wait's end:
+ * the sleeper's switch-in when that is unknown; 0 for the waker of a sum
+ * of short waits, which has no time), with the waker's stack at the
+ * wakeup.
  */
 struct tl_wake {
 	uint64_t time;

@@ -161,13 +161,17 @@ static void build(const struct spec *sp)
 		off_sample(w, SLEEPER, OFFCPU_SCHED_DELAY | OFFCPU_STATE_S, 500, T0 + 4000, 1, NULL);
 	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000, 1, NULL);
 	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000, 1, wk);
-	if (sp->overlap)
+	if (sp->overlap) {
 		off_sample(w, SLEEPER, OFFCPU_STATE_D, 100, T0 + 2000, 1, NULL);
+		off_sample(w, SLEEPER, OFFCPU_STATE_D, 100, T0 + 2000, 1, wk);
+	}
 	cpu_sample(w, SLEEPER, T0 + 4500, 100);
 	if (sp->sched_delay)
 		off_sample(w, SLEEPER, OFFCPU_SCHED_DELAY, 200, T0 + 5000, 1, NULL);
-	if (sp->summed_off)
+	if (sp->summed_off) {
 		off_sample(w, SLEEPER, OFFCPU_STATE_S, 300, T0 + 6000, 3, NULL);
+		off_sample(w, SLEEPER, OFFCPU_STATE_S, 300, T0 + 6000, 3, wk);
+	}
 	task_event(w, PERF_RECORD_EXIT, SLEEPER, T0 + 7000);
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
@@ -290,12 +294,21 @@ static void test_partial(void **state)
 	assert_int_equal(su->total, 300);
 	assert_int_equal(su->time, T0 + 6000);
 	assert_int_equal(timeline__thread(tl, s)->summed_off, 3);
+	/* the sum's waker is its own, and draws nothing on the waker's track */
+	assert_int_equal(su->wake, 2);
+	assert_int_equal(timeline__wake(tl, 1)->waker, thread_of(tl, WAKER));
+	assert_int_equal(timeline__info(tl)->unjoined, 0);
+	timeline__wakes_by(tl, thread_of(tl, WAKER), &n);
+	assert_int_equal(n, 1);
 	timeline__free(tl);
 	report_opts__free(&o);
 	unlink(path);
 }
 
-/* A wait inside another of its thread (perf's summed samples) is left out and counted. */
+/*
+ * A wait inside another of its thread (perf's summed samples) is left out
+ * and counted, and its wakeup is drawn on no track.
+ */
 static void test_overlap(void **state)
 {
 	struct spec sp = { .sched_delay = true, .overlap = true };
@@ -309,6 +322,8 @@ static void test_overlap(void **state)
 	timeline__slices(tl, thread_of(tl, SLEEPER), &n);
 	assert_int_equal(n, 7);
 	assert_int_equal(timeline__info(tl)->overlaps, 1);
+	timeline__wakes_by(tl, thread_of(tl, WAKER), &n);
+	assert_int_equal(n, 1);
 	timeline__free(tl);
 	report_opts__free(&o);
 	unlink(path);
