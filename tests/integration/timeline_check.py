@@ -285,8 +285,10 @@ def exact(tr, w):
     check(naps_ns <= w['naps_ns'] and naps_ns >= 5 * 2000000,
           "naps: %.3f ms asleep, the thread measured %.3f ms around them" % (naps_ns / 1e6, w['naps_ns'] / 1e6))
     before = [s for s in sl[:i] if tr.name(s['ev']) == 'on CPU']
+    # before it: its start, pinning itself to CPU c (a D wait when it has to move), its naps,
+    # its run, preemptions by whatever else runs on CPU c
     check(all(tr.name(s['ev']) in ('on CPU', 'runnable (new)', 'runnable (preempted)', 'runnable (woken)')
-              or tr.name(s['ev']).startswith('S ') for s in sl[:i]), "sleeper before its wait: %s" % names[:i])
+              or tr.name(s['ev'])[:2] in ('S ', 'D ') for s in sl[:i]), "sleeper before its wait: %s" % names[:i])
     oncpu_before = sum(s['end'] - s['begin'] for s in before)
     near(oncpu_before, w['cpu_block'], "sleeper on CPU before its wait (against its CPU time there)")
     # the wait
