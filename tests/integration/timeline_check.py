@@ -243,6 +243,12 @@ class Trace:
         return None, None
 
 
+def on_cpu(tr, slices, start, end):
+    """Time of the 'on CPU' slices among these inside [start, end]."""
+    return sum(max(0, min(s['end'], end) - max(s['begin'], start))
+               for s in slices if tr.name(s['ev']) == 'on CPU')
+
+
 def near(got, want, what, tol=TOL, base=None):
     """got within tol of want (tol of base when given: a time point against a duration)."""
     room = tol * (base if base is not None else want)
@@ -282,14 +288,15 @@ def exact(tr, w):
     naps = [s for s in sl[:i] if tr.name(s['ev']).startswith('S ') and 'tl_naps' in tr.stack_names(s['ev'])]
     check(len(naps) == 5, "sleeper: %d naps before the pipe wait, want 5" % len(naps))
     naps_ns = sum(s['end'] - s['begin'] for s in naps)
-    check(naps_ns <= w['naps_ns'] and naps_ns >= 5 * 2000000,
+    # each at least its 2 ms less the few microseconds from arming the timer to leaving the CPU
+    check(naps_ns <= w['naps_ns'] and naps_ns >= 5 * 1900000,
           "naps: %.3f ms asleep, the thread measured %.3f ms around them" % (naps_ns / 1e6, w['naps_ns'] / 1e6))
     before = [s for s in sl[:i] if tr.name(s['ev']) == 'on CPU']
     # before it: its start, pinning itself to CPU c (a D wait when it has to move), its naps,
     # its run, preemptions by whatever else runs on CPU c
     check(all(tr.name(s['ev']) in ('on CPU', 'runnable (new)', 'runnable (preempted)', 'runnable (woken)')
               or tr.name(s['ev'])[:2] in ('S ', 'D ') for s in sl[:i]), "sleeper before its wait: %s" % names[:i])
-    oncpu_before = sum(s['end'] - s['begin'] for s in before)
+    oncpu_before = on_cpu(tr, before, 0, w['block'])
     near(oncpu_before, w['cpu_block'], "sleeper on CPU before its wait (against its CPU time there)")
     # the wait
     dur = wait['end'] - wait['begin']
@@ -316,7 +323,7 @@ def exact(tr, w):
     after = sl[i + 2:]
     check(after and all(tr.name(s['ev']) in ('on CPU', 'runnable (preempted)') for s in after),
           "after the run-queue wait: %s" % names[i + 2:])
-    oncpu_after = sum(s['end'] - s['begin'] for s in after if tr.name(s['ev']) == 'on CPU')
+    oncpu_after = on_cpu(tr, after, w['run'], w['end'])
     near(oncpu_after, w['cpu_end'] - w['cpu_run'], "sleeper on CPU after its wait (against its CPU time there)")
     measure("on CPU before the wait %.3f ms, after %.3f ms (CPU time measured: %.3f, %.3f ms)"
             % (oncpu_before / 1e6, oncpu_after / 1e6, w['cpu_block'] / 1e6, (w['cpu_end'] - w['cpu_run']) / 1e6))
@@ -333,12 +340,10 @@ def exact(tr, w):
         near(wk['begin'], w['write'], "the wakeup against the write", base=w['run'] - w['write'])
         measure("flow %d: tl-writer's 'wakes tl-sleeper' (its stack in tl_write_pipe) -> the run-queue wait, "
                 "%.3f ms after the writer's write call" % (flow, (wk['begin'] - w['write']) / 1e6))
-    # the spinner held CPU c through the wait
+    # the spinner held CPU c through the wait (a stop task may take it for microseconds)
     suuid, _ = tr.thread_track(w['spinner'])
-    hold = [s for s in tr.slices.get(suuid, []) if not s.get('instant') and tr.name(s['ev']) == 'on CPU'
-            and s['begin'] <= w['spin_start'] and s['end'] >= w['spin_end']]
-    if check(len(hold) == 1, "spinner: no on-CPU slice around its hold"):
-        near(hold[0]['end'], w['spin_end'], "spinner's hold's end", base=w['spin_end'] - w['spin_start'])
+    held = on_cpu(tr, [s for s in tr.slices.get(suuid, []) if not s.get('instant')], w['spin_start'], w['spin_end'])
+    near(held, w['spin_end'] - w['spin_start'], "spinner on CPU during its hold")
     # CPU samples
     mine = [ps for ts, ps in tr.samples if one(ps, 'tid') == w['sleeper']]
     after_run = [ps for ts, ps in tr.samples if one(ps, 'tid') == w['sleeper'] and w['run'] <= ts <= w['end']]
@@ -370,7 +375,7 @@ def partial(tr, w):
         n = sum(tr.args(s['ev']).get('waits') or 0 for s in naps)
         total = sum(tr.args(s['ev']).get('total ns') or 0 for s in naps)
         check(n == 5, "summed naps: %d waits in tl_naps, want 5 (%s)" % (n, [tr.args(s['ev']) for s in naps]))
-        check(5 * 2000000 <= total <= w['naps_ns'], "summed naps: %.3f ms, the thread measured %.3f ms"
+        check(5 * 1900000 <= total <= w['naps_ns'], "summed naps: %.3f ms, the thread measured %.3f ms"
               % (total / 1e6, w['naps_ns'] / 1e6))
         check(all(s['begin'] <= w['block'] for s in naps), "summed naps timed after the pipe wait began")
         measure("summed: %d instants on 'summed short waits', the naps %d waits %.3f ms (measured %.3f ms)"
