@@ -32,6 +32,7 @@ struct perf_evattr {
 	bool is_wakeup;              /* "offcpu-wakeup" (record --wakeups) */
 	bool is_sched_delay;         /* "sched-delay" (record --sched-delay) */
 	bool is_time;                /* period is in ns (cpu-clock, task-clock and the above) */
+	bool is_chain;               /* "offcpu-switch", "offcpu-stack" (record --chains): records, no profile */
 };
 
 struct perf_sample {
