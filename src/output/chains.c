@@ -430,9 +430,55 @@ static int print_tree(FILE *f, struct tree *t, uint64_t min_ns)
 	return err ? err : ferror(f) ? -EIO : 0;
 }
 
-static uint64_t min_ns_of(const struct report_opts *o)
+
+/* "comm pid/tid" of thread ti. */
+static void thread_words(struct chains *c, struct session *s, uint32_t ti, char *buf, size_t len)
 {
-	return o->chain_min_ns >= 0 ? (uint64_t)o->chain_min_ns : CHAINS_DEFAULT_MIN_NS;
+	const struct chain_thread *t = chains__thread(c, ti);
+
+	snprintf(buf, len, "%s %u/%u", t && t->comm ? session__comm(s, t->comm) : "[unknown]",
+		 t ? t->pid : 0, t ? t->tid : 0);
+}
+
+int chains_script__print(FILE *f, struct chains *c, struct session *s, const struct report_opts *o)
+{
+	static const char *const kinds[CHAIN_SEG__NR] = {
+		"on-cpu", "run-queue", "timer", "irq", "io", "no-waker", "unknown", "depth", "cycle",
+		"truncated",
+	};
+	struct chain_sel *sel = NULL;
+	long n = chains__select(c, o, chains__min_ns(o), &sel);
+	int err = n < 0 ? (int)n : 0;
+
+	for (long i = 0; i < n && !err; i++) {
+		const struct chain_wait *first = chains__wait(c, sel[i].first);
+		struct chain_walk w;
+		char who[96], where[96];
+
+		err = chains__walk(c, &sel[i], &w);
+		if (err)
+			break;
+		thread_words(c, s, w.thread, who, sizeof(who));
+		fprintf(f, "wait\t%s\t%c\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%zu\n", who,
+			first->state, w.start, w.end, w.end - w.start, sel[i].last - sel[i].first + 1);
+		for (size_t k = 0; k < w.nsegs; k++) {
+			const struct chain_seg *sg = &w.segs[k];
+			const struct chain_hop *h = &w.hops[sg->hop];
+			const char *leaf = "-";
+			const uint32_t *fr;
+			uint32_t nr;
+
+			thread_words(c, s, h->thread, who, sizeof(who));
+			fr = chains__stack(c, h->stack, &nr);
+			if (nr)
+				leaf = frame__name(session__frame(s, fr[0]), where, sizeof(where));
+			fprintf(f, "seg\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%u\t%s\t%s%s\n",
+				sg->start, sg->end, sg->end - sg->start, kinds[sg->kind], h->depth, who,
+				leaf, sg->kind == CHAIN_SEG_ON_CPU && !sg->sampled ? "\t(unsampled)" : "");
+		}
+	}
+	free(sel);
+	return err ? err : ferror(f) ? -EIO : 0;
 }
 
 /* --folded and --pprof: the paths as a profile of the offcpu-time event. */
@@ -447,7 +493,7 @@ static int chains_profile_out(const struct output_run *r, bool pprof)
 	if (ev < 0)
 		ev = 0;
 	fo.event = perf_reader__attr(session__reader(r->s), ev)->name;
-	err = chains__profile(r->chains, r->o, min_ns_of(r->o), ev, PROFILE_KEEP_PID | PROFILE_KEEP_TID,
+	err = chains__profile(r->chains, r->o, chains__min_ns(r->o), ev, PROFILE_KEEP_PID | PROFILE_KEEP_TID,
 			      &p, &tot);
 	if (err)
 		return err;
@@ -473,7 +519,7 @@ static int chains_write(const struct output_run *r)
 		return chains_profile_out(r, true);
 	htab__init(&t.nodes, sizeof(struct node));
 	intern__init(&t.labels);
-	err = print_tree(r->f, &t, min_ns_of(r->o));
+	err = print_tree(r->f, &t, chains__min_ns(r->o));
 	htab__free(&t.nodes);
 	intern__free(&t.labels);
 	free(t.hop_node);

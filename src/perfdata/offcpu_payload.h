@@ -42,6 +42,7 @@
 #define OFFCPU_SCHED_DELAY_EVENT_NAME "sched-delay" /* record --sched-delay */
 #define OFFCPU_SWITCH_EVENT_NAME "offcpu-switch"   /* record --chains: every wait of every thread */
 #define OFFCPU_STACK_EVENT_NAME "offcpu-stack"     /* record --chains: the stacks offcpu-switch names */
+#define OFFCPU_CHAIN_CPU_EVENT_NAME "chain-cpu-clock" /* record --chains: CPU samples outside the targets */
 /* Its sample id ("OFFCPU" and 1), far above the kernel's sequential ids: it
  * names the event in a file whose EVENT_DESC was never written (recorder killed). */
 #define OFFCPU_EVENT_ID 0x4f46464350550001ULL

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_reader.h"
 #include "profile/chains_int.h"
 #include "profile/profile.h"
@@ -456,6 +457,10 @@ int chains__profile(struct chains *c, const struct report_opts *o, uint64_t min_
 	int err = 0;
 
 	memset(tot, 0, sizeof(*tot));
+	if (ev < 0)
+		ev = session__event(c->s, OFFCPU_EVENT_NAME);
+	if (ev < 0)
+		ev = 0;
 	p = profile__new(perf_reader__nr_attrs(session__reader(c->s)), keep);
 	if (!p)
 		return -ENOMEM;

@@ -409,7 +409,7 @@ int chains__add(struct chains *c, const struct rsample *rs)
 	if (c->switch_mode && offcpu_ev)
 		return 0; /* the offcpu-switch records hold the same, for every thread */
 	if (!offcpu_ev && rs->event != c->ev_switch && !a->is_time)
-		return 0; /* another event: no time in it */
+		return 0; /* another event: no time in it (chain-cpu-clock's attr is cpu-clock's) */
 	ti = thread_id(c, ps->pid, ps->tid, rs->comm);
 	if (ti == CHAINS_NONE)
 		return -ENOMEM;

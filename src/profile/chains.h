@@ -194,6 +194,12 @@ struct chain_sel {
 	size_t first, last;
 	uint64_t ns;           /* from the first one's out to the last one's wake */
 };
+
+/* --chain-min of o in ns (o->chain_min_ns, or its default). */
+static inline uint64_t chains__min_ns(const struct report_opts *o)
+{
+	return o->chain_min_ns >= 0 ? (uint64_t)o->chain_min_ns : CHAINS_DEFAULT_MIN_NS;
+}
 long chains__select(const struct chains *c, const struct report_opts *o, uint64_t min_ns,
 		    struct chain_sel **out);
 
@@ -221,7 +227,7 @@ bool chain_walk__tiles(const struct chain_walk *w);
  * (o->waker_by: "COMM PID", "COMM PID/TID") and that thread's stack (its
  * CPU sample's for on-CPU time, its blocking stack where it waited
  * itself), and the end's tag ("[timer]", "[run queue]"...) for all but
- * on-CPU time. Period: ns; comm, pid, tid and state: the sleeper's (keep
+ * on-CPU time. ev: offcpu-time's attr index (-1: found here). Period: ns; comm, pid, tid and state: the sleeper's (keep
  * as profile__new's). *waits and *ns: what was walked; *bad: walks that did
  * not tile (none, unless the analysis is wrong). 0 or -ENOMEM.
  */

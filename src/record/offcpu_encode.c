@@ -218,3 +218,50 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 	}
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }
+
+/* ---- record --chains ---- */
+
+void chain_switch_attr(struct perf_event_attr *attr)
+{
+	offcpu_event_attr(attr);
+	attr->sample_type = OFFCPU_SWITCH_SAMPLE_TYPE;
+}
+
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf)
+{
+	struct offcpu_switch sw = {
+		.id = OFFCPU_ID_SWITCH, .pid = r->pid, .tid = r->tid, .cpu = r->cpu,
+		.time = r->time, .out = r->out, .wake = r->wake, .stack = r->stack,
+		.waker_tid = r->waker_tid, .waker_stack = r->waker_stack, .seq = r->seq,
+		.state = (char)r->state,
+	};
+
+	if (r->flags & OFFCPU_CHAIN_TARGET)
+		sw.flags |= OFFCPU_SWITCH_TARGET;
+	if (r->flags & OFFCPU_CHAIN_FROM_START)
+		sw.flags |= OFFCPU_SWITCH_FROM_START;
+	return offcpu_payload__encode_switch(&sw, buf, OFFCPU_SWITCH_RECORD_SIZE);
+}
+
+/*
+ * A stack taken in the switch program starts with BPF's glue up to
+ * __schedule, one taken at a wakeup with glue up to try_to_wake_up: both
+ * are cut, as in offcpu-time and offcpu-wakeup samples. An interrupt's
+ * frames stay: the reader tells interrupts and softirq work from them.
+ */
+size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf)
+{
+	struct offcpu_sample s = { .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .period = 1,
+				   .count = 1 };
+	const __u64 *k = &r->stack[OFFCPU_MAX_STACK];
+	uint32_t klen = r->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : r->klen;
+	int skip = r->kind == OFFCPU_CHAIN_STACK_SLEEP ? sched_frame_index(k, klen) :
+		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) : 0;
+	struct offcpu_payload p;
+
+	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, r->stack, r->ulen, klen,
+		   skip);
+	p.flags = 0;
+	p.stack_id = r->id;
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
+}
