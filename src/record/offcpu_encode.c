@@ -15,9 +15,10 @@
 
 /* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
 static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
-/* Where interrupts start (kernel_facts.irq). */
+/* Where interrupts start (kernel_facts.irq); loopback's receive (process_backlog). */
 static struct kernel_range irq_entry[64];
 static unsigned int nr_irq_entry;
+static uint64_t backlog_lo, backlog_hi;
 
 void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 {
@@ -25,6 +26,8 @@ void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 	sched_hi = kf->sched_hi;
 	ttwu_lo = kf->ttwu_lo;
 	ttwu_hi = kf->ttwu_hi;
+	backlog_lo = kf->backlog_lo;
+	backlog_hi = kf->backlog_hi;
 	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
 	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
 }
@@ -189,8 +192,25 @@ static int irq_frame_index(const __u64 *k, uint32_t n)
 }
 
 /*
+ * Whether the first n frames (innermost first) of a waker's stack, those
+ * up to its interrupt entry, are loopback's receive (process_backlog): the
+ * packet a task sent on 127.0.0.1 is received as softirq work in that
+ * task's own context, at its local_bh_enable (or an irq_exit soon after),
+ * and the wakeup of the receiver is the sender's doing.
+ */
+static bool own_softirq(const __u64 *k, int n)
+{
+	for (int i = 0; i < n && backlog_lo; i++)
+		if (k[i] >= backlog_lo && k[i] < backlog_hi)
+			return true;
+	return false;
+}
+
+/*
  * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
- * kernel frames only): the task it interrupted had no part in it.
+ * kernel frames only): the task it interrupted had no part in it. Softirq
+ * work a task did for itself (own_softirq) is the task's, with its whole
+ * stack, flagged OFFCPU_RAW_WAKER_SOFTIRQ.
  */
 size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
 			    uint64_t time, void *buf)
@@ -200,8 +220,11 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 	uint32_t ulen = w->ulen;
 	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
 	int irq = irq_frame_index(k + skip, klen - skip);
+	bool softirq = irq >= 0 && own_softirq(k + skip, irq);
 	struct offcpu_payload p;
 
+	if (softirq)
+		irq = -1;
 	if (irq >= 0) {
 		klen = skip + irq + 1;
 		ulen = 0;
@@ -215,6 +238,8 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 		p.waker_pid = w->pid;
 		p.waker_tid = w->tid;
 		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
+		if (softirq)
+			p.flags |= OFFCPU_RAW_WAKER_SOFTIRQ;
 	}
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }

@@ -215,6 +215,11 @@ struct kernel_facts {
 	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
 	struct kernel_range irq[64];
 	unsigned int nr_irq;
+	/*
+	 * process_backlog's (with the interrupt entries): loopback's receive, run
+	 * as softirq work by the task that sent, its wakeups the sender's own
+	 */
+	uint64_t backlog_lo, backlog_hi;
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
 
