@@ -337,7 +337,7 @@ static __always_inline void chain_new(void *ctx, struct task_struct *p)
 	ct->flags = 0;
 	ct->stack = 0;
 	ct->waker = cur->pid;
-	ct->wstack = chain_current_stack(ctx, cur, OFFCPU_CHAIN_STACK_WAKER);
+	ct->wstack = chain_current_stack(ctx, cur, OFFCPU_CHAIN_STACK_NEW);
 	ct->pending = 1;
 }
 

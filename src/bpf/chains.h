@@ -19,6 +19,7 @@
 #define OFFCPU_CHAIN_STACK_SLEEP 0 /* taken in the switch program: from __schedule on */
 #define OFFCPU_CHAIN_STACK_WAKER 1 /* taken at sched_waking or wakeup_new: from try_to_wake_up on */
 #define OFFCPU_CHAIN_STACK_TASK 2  /* of another task (bpf_get_task_stack): no glue */
+#define OFFCPU_CHAIN_STACK_NEW 3   /* taken at wakeup_new: from wake_up_new_task on */
 
 /* One wait of one thread (times: bpf_ktime_get_ns, the samples' clock). */
 struct offcpu_chain_switch {

@@ -278,8 +278,8 @@ static void walk(struct chains *c, uint32_t ti, uint64_t lo, uint64_t hi, uint32
 	while (at > lo && !c->err) {
 		size_t j = wait_before(c, t, at);
 		const struct chain_wait *w = j != SIZE_MAX ? &c->waits[j] : NULL;
-		const struct chain_wait *next = j + 1 < t->w0 + t->nw ? &c->waits[j + 1] :
-						 j == SIZE_MAX && t->nw ? &c->waits[t->w0] : NULL;
+		size_t k = j == SIZE_MAX ? t->w0 : j + 1;
+		const struct chain_wait *next = k < t->w0 + t->nw ? &c->waits[k] : NULL;
 		uint64_t from, a;
 
 		if (c->truncated || c->nsegs >= CHAINS_MAX_SEGS) {

@@ -18,7 +18,7 @@ static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
 /* Where interrupts start (kernel_facts.irq); loopback's receive (process_backlog). */
 static struct kernel_range irq_entry[64];
 static unsigned int nr_irq_entry;
-static uint64_t backlog_lo, backlog_hi;
+static uint64_t backlog_lo, backlog_hi, wnt_lo, wnt_hi;
 
 void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 {
@@ -28,6 +28,8 @@ void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 	ttwu_hi = kf->ttwu_hi;
 	backlog_lo = kf->backlog_lo;
 	backlog_hi = kf->backlog_hi;
+	wnt_lo = kf->wnt_lo;
+	wnt_hi = kf->wnt_hi;
 	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
 	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
 }
@@ -281,7 +283,8 @@ size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf)
 	const __u64 *k = &r->stack[OFFCPU_MAX_STACK];
 	uint32_t klen = r->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : r->klen;
 	int skip = r->kind == OFFCPU_CHAIN_STACK_SLEEP ? sched_frame_index(k, klen) :
-		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) : 0;
+		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) :
+		   r->kind == OFFCPU_CHAIN_STACK_NEW ? glue_frames(k, klen, wnt_lo, wnt_hi) : 0;
 	struct offcpu_payload p;
 
 	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, r->stack, r->ulen, klen,

@@ -220,6 +220,7 @@ struct kernel_facts {
 	 * as softirq work by the task that sent, its wakeups the sender's own
 	 */
 	uint64_t backlog_lo, backlog_hi;
+	uint64_t wnt_lo, wnt_hi;     /* wake_up_new_task's (with them): a new thread's maker's stack starts there */
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
 
