@@ -207,6 +207,12 @@ static void on_cpu(struct chains *c, uint32_t ti, uint64_t a, uint64_t b, uint32
 		uint32_t stack = c->samples[k].stack, h;
 		uint64_t lo;
 
+		if (c->nsegs >= CHAINS_MAX_SEGS) { /* the rest as one: see walk() */
+			c->truncated = true;
+			seg_new(c, CHAIN_SEG_TRUNCATED, a, hi, parent, ti, CHAINS_NONE);
+			return;
+		}
+
 		while (k > first && c->samples[k - 1].stack == stack)
 			k--;
 		lo = k > first ? c->samples[k - 1].time + (c->samples[k].time - c->samples[k - 1].time) / 2 : a;
@@ -341,8 +347,8 @@ int chains__walk(struct chains *c, const struct chain_sel *sel, struct chain_wal
 		if (k < sel->last) { /* its own time between two of the merged waits */
 			const struct chain_wait *n = &c->waits[k + 1];
 
-			if (n->out > w->in)
-				on_cpu(c, ti, w->in, n->out, root, n->stack);
+			if (n->out > w->in) /* its own stacks, not under its wait's */
+				on_cpu(c, ti, w->in, n->out, CHAINS_NONE, n->stack);
 			if (w->in > w->wake)
 				seg_add(c, CHAIN_SEG_RUNQ, w->wake, w->in, root, false, CHAINS_NONE);
 		}

@@ -203,7 +203,7 @@ static enum chain_waker waker_kind(struct chains *c, uint32_t stack, bool irq)
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct frame *f = session__frame(c->s, fr[i]);
 
-		if (!f || !f->sym || !f->kernel)
+		if (!f || !f->sym)
 			continue;
 		if (!strcmp(f->sym, "process_backlog"))
 			return CHAIN_WAKER_TASK;
