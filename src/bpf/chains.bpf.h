@@ -34,12 +34,16 @@ const volatile __u32 chain_nr_cpus = 1;  /* possible CPUs: stack ids are n * cha
 struct offcpu_chain_task {
 	__u64 out;     /* switch-out (0: before the programs saw it) */
 	__u64 wake;    /* sched_waking's time, 0 until woken */
+	__u64 delay_out; /* sched_info.run_delay at the switch-out */
+	__u32 pcount_out; /* sched_info.pcount (switch-ins) at the switch-out */
+	__u32 nsw_out;    /* nvcsw + nivcsw (switch-outs, this one included) */
 	__u32 stack;   /* the stack it left with */
 	__u32 waker;   /* tid of the waker, or of the thread that preempted it */
 	__u32 wstack;  /* the waker's stack */
 	__u8 state;    /* 'S', 'D', 'R', 'N', 'T' */
 	__u8 pending;  /* a switch record is due at its switch-in */
-	__u16 flags;   /* OFFCPU_CHAIN_* */
+	__u16 flags;   /* OFFCPU_CHAIN_* of that record */
+	__u32 lost;    /* a record of it was lost: the next one says so (OFFCPU_CHAIN_GAP) */
 };
 
 struct {
@@ -90,7 +94,11 @@ static __always_inline __u64 chain_ring_flags(void)
 		       : BPF_RB_NO_WAKEUP;
 }
 
-/* current's stacks into r by frame pointers (kernel, and user when user). */
+/*
+ * current's stacks into r by the kernel's unwinder and by frame pointers.
+ * (The DWARF unwinder inlined here a third time in the switch program
+ * costs the verifier some 400 000 instructions.)
+ */
 static __always_inline void chain_take(void *ctx, struct offcpu_chain_stack *r, bool user)
 {
 	long n;
@@ -164,12 +172,42 @@ static __always_inline __u32 chain_current_stack(void *ctx, struct task_struct *
 			      kind);
 }
 
+static __always_inline void chain_emit(struct task_struct *p, struct offcpu_chain_task *ct,
+				       __u64 in, __u64 wake, __u16 flags);
+
+/*
+ * prev runs, but its last wait's switch-in was never seen (the kernel hides
+ * a tracepoint hit at times: while another program attaches, or while a
+ * hidden agent's thread is current): when it was switched in once since,
+ * that switch-in and its wakeup are in sched_info (on the run queue's
+ * clock, clk now): the record is written from there. Else it is not: its
+ * reader finds the gap in the switch count.
+ */
+static __always_inline void chain_repair(struct task_struct *prev, struct offcpu_chain_task *ct,
+					 __u64 now, __u64 clk)
+{
+	__u64 arrival, waited, in, wake;
+
+	if (!bpf_core_field_exists(prev->sched_info.last_arrival) ||
+	    prev->sched_info.pcount != ct->pcount_out + 1 || prev->sched_info.run_delay < ct->delay_out)
+		return;
+	arrival = prev->sched_info.last_arrival;
+	waited = prev->sched_info.run_delay - ct->delay_out;
+	if (arrival > clk || clk - arrival > now || arrival - waited > arrival)
+		return;
+	in = now - (clk - arrival);
+	wake = ct->state == 'R' || ct->state == 'N' ? ct->out : ct->wake ? ct->wake : in - waited;
+	if (in < ct->out || wake > in)
+		return;
+	chain_emit(prev, ct, in, wake, OFFCPU_CHAIN_REPAIRED);
+}
+
 /*
  * prev leaves the CPU: note its wait. A target measured by the switch
  * program (measured) has its stacks in its task storage already.
  */
 static __always_inline void chain_out(void *ctx, struct task_struct *prev, struct task_struct *next,
-				      unsigned int prev_state, bool measured, __u64 now)
+				      unsigned int prev_state, bool measured, __u64 now, __u64 clk)
 {
 	struct offcpu_chain_task *ct;
 	struct offcpu_task *t = NULL;
@@ -184,6 +222,15 @@ static __always_inline void chain_out(void *ctx, struct task_struct *prev, struc
 		drop(OFFCPU_DROP_CHAIN_STORAGE);
 		return;
 	}
+	if (ct->pending)
+		chain_repair(prev, ct, now, clk);
+	if (ct->pending) /* not repaired */
+		ct->lost = 1;
+	if (bpf_core_field_exists(prev->sched_info.pcount)) {
+		ct->pcount_out = prev->sched_info.pcount;
+		ct->delay_out = prev->sched_info.run_delay;
+	}
+	ct->nsw_out = prev->nvcsw + prev->nivcsw;
 	ct->out = now;
 	ct->wake = 0;
 	ct->waker = 0;
@@ -210,6 +257,38 @@ static __always_inline void chain_out(void *ctx, struct task_struct *prev, struc
 				   prev->pid, OFFCPU_CHAIN_STACK_SLEEP);
 }
 
+/* The switch record of p's wait (ct), back on a CPU at in, woken at wake. */
+static __always_inline void chain_emit(struct task_struct *p, struct offcpu_chain_task *ct,
+				       __u64 in, __u64 wake, __u16 flags)
+{
+	struct offcpu_chain_switch *r;
+
+	ct->pending = 0;
+	r = bpf_ringbuf_reserve(&chain_events, sizeof(*r), 0);
+	if (!r) {
+		drop(OFFCPU_DROP_CHAIN_RINGBUF);
+		ct->lost = 1;
+		return;
+	}
+	r->type = OFFCPU_CHAIN_SWITCH;
+	r->pid = p->tgid;
+	r->tid = p->pid;
+	r->cpu = bpf_get_smp_processor_id();
+	r->time = in;
+	r->out = ct->out;
+	r->wake = wake;
+	r->stack = ct->stack;
+	r->waker_tid = ct->waker;
+	r->waker_stack = ct->wstack;
+	r->seq = ct->nsw_out;
+	r->state = ct->state;
+	r->pad = 0;
+	r->flags = ct->flags | flags | (ct->lost ? OFFCPU_CHAIN_GAP : 0);
+	ct->lost = 0;
+	r->pad2 = 0;
+	bpf_ringbuf_submit(r, chain_ring_flags());
+}
+
 /*
  * next gets the CPU: its switch record. A thread the programs never saw
  * leave (it waited since before they were attached) has one too, marked
@@ -218,7 +297,6 @@ static __always_inline void chain_out(void *ctx, struct task_struct *prev, struc
 static __always_inline void chain_in(struct task_struct *next, __u64 now, __u64 clk)
 {
 	struct offcpu_chain_task *ct;
-	struct offcpu_chain_switch *r;
 	__u64 wake, queued;
 
 	if (!next->pid)
@@ -232,11 +310,12 @@ static __always_inline void chain_in(struct task_struct *next, __u64 now, __u64 
 		}
 		ct->state = 'R';
 		ct->flags = OFFCPU_CHAIN_FROM_START;
+		ct->pcount_out = next->sched_info.pcount;
+		ct->nsw_out = next->nvcsw + next->nivcsw;
 		ct->pending = 1;
 	}
 	if (!ct->pending)
 		return;
-	ct->pending = 0;
 	wake = ct->wake;
 	if (ct->state == 'R' || ct->state == 'N') {
 		wake = ct->out;
@@ -244,27 +323,7 @@ static __always_inline void chain_in(struct task_struct *next, __u64 now, __u64 
 		queued = bpf_core_field_exists(next->sched_info.last_queued) ? next->sched_info.last_queued : 0;
 		wake = queued && queued <= clk && clk - queued < now ? now - (clk - queued) : now;
 	}
-	r = bpf_ringbuf_reserve(&chain_events, sizeof(*r), 0);
-	if (!r) {
-		drop(OFFCPU_DROP_CHAIN_RINGBUF);
-		return;
-	}
-	r->type = OFFCPU_CHAIN_SWITCH;
-	r->pid = next->tgid;
-	r->tid = next->pid;
-	r->cpu = bpf_get_smp_processor_id();
-	r->time = now;
-	r->out = ct->out;
-	r->wake = wake;
-	r->stack = ct->stack;
-	r->waker_tid = ct->waker;
-	r->waker_stack = ct->wstack;
-	r->seq = next->sched_info.pcount;
-	r->state = ct->state;
-	r->pad = 0;
-	r->flags = ct->flags;
-	r->pad2 = 0;
-	bpf_ringbuf_submit(r, chain_ring_flags());
+	chain_emit(next, ct, now, wake, 0);
 }
 
 /* One context switch (offcpu_switch): prev's wait begins, next's ends. */
@@ -272,7 +331,7 @@ static __always_inline void chain_switch(void *ctx, struct task_struct *prev,
 					 struct task_struct *next, unsigned int prev_state,
 					 bool measured, __u64 now, __u64 clk)
 {
-	chain_out(ctx, prev, next, prev_state, measured, now);
+	chain_out(ctx, prev, next, prev_state, measured, now, clk);
 	chain_in(next, now, clk);
 }
 
@@ -302,6 +361,8 @@ static __always_inline void chain_waking(void *ctx, struct task_struct *p)
 		ct->out = 0;
 		ct->state = p->__state & OFFCPU_STATE_D ? 'D' : 'S';
 		ct->flags = OFFCPU_CHAIN_FROM_START;
+		ct->pcount_out = p->sched_info.pcount;
+		ct->nsw_out = p->nvcsw + p->nivcsw;
 		ct->pending = 1;
 		r = bpf_map_lookup_elem(&chain_scratch, &one);
 		if (r && want_kstack) {
@@ -333,6 +394,8 @@ static __always_inline void chain_new(void *ctx, struct task_struct *p)
 	}
 	ct->out = bpf_ktime_get_ns();
 	ct->wake = ct->out;
+	ct->pcount_out = p->sched_info.pcount;
+	ct->nsw_out = 0;
 	ct->state = 'N';
 	ct->flags = 0;
 	ct->stack = 0;

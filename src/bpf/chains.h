@@ -14,6 +14,8 @@
 /* Flags of a switch record (as the file's OFFCPU_SWITCH_*). */
 #define OFFCPU_CHAIN_TARGET 0x1     /* a thread of the targets */
 #define OFFCPU_CHAIN_FROM_START 0x2 /* its wait began before the programs saw it: out is 0 */
+#define OFFCPU_CHAIN_REPAIRED 0x4   /* its switch-in was not seen: timed from sched_info */
+#define OFFCPU_CHAIN_GAP 0x8        /* a record of this thread before it was lost */
 
 /* What a stack record's stack is: which glue frames lead its kernel part. */
 #define OFFCPU_CHAIN_STACK_SLEEP 0 /* taken in the switch program: from __schedule on */
@@ -33,7 +35,8 @@ struct offcpu_chain_switch {
 	__u32 stack;       /* stack record id of the stack it left with, 0: none */
 	__u32 waker_tid;   /* the waker, or after a preemption the task that took the CPU */
 	__u32 waker_stack; /* stack record id of the waker's stack, 0: none */
-	__u32 seq;         /* sched_info.pcount before this switch-in */
+	__u32 seq;         /* the thread's switch-outs (nvcsw + nivcsw) up to this wait's:
+			      one more each record, a jump says a switch-out was not seen */
 	__u8 state;        /* 'S', 'D', 'R', 'N', 'T' */
 	__u8 pad;
 	__u16 flags;       /* OFFCPU_CHAIN_* */

@@ -346,6 +346,10 @@ static void print_header(FILE *f, struct tree *t, const struct chains_totals *to
 		tot->waits, b, a, groups,
 		st.switch_records ? "record --chains" : "record --wakeups (recorded threads only)",
 		st.waits, st.threads, st.cpu_samples);
+	if (tot->intervals > tot->waits)
+		fprintf(f, "# (%" PRIu64 " intervals: a thread asleep again on the same stack within %d us on a CPU\n"
+			   "# waits once, as a futex woken in vain does)\n",
+			tot->intervals, CHAINS_MERGE_NS / 1000);
 	fprintf(f, "# where the time went:");
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		if (!t->kind_ns[parts[i].kind])
@@ -386,6 +390,7 @@ static int print_tree(FILE *f, struct tree *t, uint64_t min_ns)
 		err = chains__walk(t->c, &sel[i], &w);
 		if (!err) {
 			tot.waits++;
+			tot.intervals += sel[i].last - sel[i].first + 1;
 			tot.ns += w.end - w.start;
 			tot.segs += w.nsegs;
 			tot.bad += !chain_walk__tiles(&w);

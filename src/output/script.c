@@ -39,11 +39,13 @@ static bool print_switch(FILE *f, const struct perf_sample *ps)
 	    !offcpu_payload__decode_switch(ps->raw, ps->raw_size, &sw))
 		return false;
 	fprintf(f, "%c out %" PRIu64 ".%09" PRIu64 " wake %" PRIu64 ".%09" PRIu64
-		   " waker %u stacks %u/%u seq %u%s%s\n\n",
+		   " waker %u stacks %u/%u seq %u%s%s%s%s\n\n",
 		sw.state ? sw.state : '?', sw.out / UINT64_C(1000000000), sw.out % UINT64_C(1000000000),
 		sw.wake / UINT64_C(1000000000), sw.wake % UINT64_C(1000000000), sw.waker_tid,
 		sw.stack, sw.waker_stack, sw.seq, sw.flags & OFFCPU_SWITCH_TARGET ? " target" : "",
-		sw.flags & OFFCPU_SWITCH_FROM_START ? " from-start" : "");
+		sw.flags & OFFCPU_SWITCH_FROM_START ? " from-start" : "",
+		sw.flags & OFFCPU_SWITCH_REPAIRED ? " repaired" : "",
+		sw.flags & OFFCPU_SWITCH_GAP ? " gap" : "");
 	return true;
 }
 

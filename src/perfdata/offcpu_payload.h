@@ -185,8 +185,8 @@ void offcpu_payload__decode(enum offcpu_payload_event ev, const void *raw, uint3
  *   @20 u32 waker_tid    who woke it or, after a preemption, took its CPU;
  *                        0: none seen, or an interrupt (then waker_stack is the interrupt's)
  *   @24 u32 waker_stack  id of the waker's stack at the wakeup, 0: none
- *   @28 u32 seq          the thread's switch-ins at this one (sched_info.pcount):
- *                        a thread's records count up by one, a gap says some were lost
+ *   @28 u32 seq          the thread's switch-outs up to this wait's (nvcsw + nivcsw):
+ *                        a thread's records count up by one, a jump says some were lost
  *   @32 u8  state        'S', 'D' asleep; 'R' preempted; 'N' created (its first run);
  *                        'T' another state (stopped, traced)
  *   @33 u8  reserved
@@ -203,6 +203,8 @@ void offcpu_payload__decode(enum offcpu_payload_event ev, const void *raw, uint3
 #define OFFCPU_SWITCH_TARGET 0x1     /* a thread of the recording's targets */
 #define OFFCPU_SWITCH_FROM_START 0x2 /* in progress at the start: out is the start */
 #define OFFCPU_SWITCH_TO_STOP 0x4    /* open at the stop: wake and TIME are the stop */
+#define OFFCPU_SWITCH_REPAIRED 0x8   /* its switch-in was not traced: TIME and wake from sched_info */
+#define OFFCPU_SWITCH_GAP 0x10       /* a record of the thread before this one was lost */
 
 struct offcpu_switch {
 	uint64_t id;                 /* sample id (encode) */

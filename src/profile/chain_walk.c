@@ -482,6 +482,7 @@ int chains__profile(struct chains *c, const struct report_opts *o, uint64_t min_
 		if (err)
 			break;
 		tot->waits++;
+		tot->intervals += sel[i].last - sel[i].first + 1;
 		tot->ns += w.end - w.start;
 		tot->segs += w.nsegs;
 		tot->bad += !chain_walk__tiles(&w);

@@ -375,7 +375,8 @@ static int add_switch(struct chains *c, const struct rsample *rs, uint32_t ti)
 		w.kind = CHAIN_WAKER_IRQ;
 	}
 	t = cthread_at(c, ti);
-	if (t->has_seq && sw.seq != t->last_seq + 1 && !(sw.flags & OFFCPU_SWITCH_FROM_START)) {
+	if ((sw.flags & OFFCPU_SWITCH_GAP) ||
+	    (t->has_seq && sw.seq != t->last_seq + 1 && sw.state != 'N')) {
 		w.flags |= CHAIN_WAIT_GAP;
 		c->st.gaps++;
 	}
@@ -480,6 +481,12 @@ static void waits_resolve(struct chains *c)
 			w->stack = rawid_stack(c, w->stack);
 			w->waker_stack = rawid_stack(c, w->waker_stack);
 		}
+		if ((w->flags & CHAIN_WAIT_FROM_START) && w->out < c->file_first) {
+			/* in progress when the recording started: from its start on */
+			w->out = c->file_first < w->in ? c->file_first : w->in;
+			if (w->wake < w->out)
+				w->wake = w->out;
+		}
 		e = cstack_at(c, w->stack);
 		if (e)
 			e->blocking = true;
@@ -516,7 +523,8 @@ static void threads_index(struct chains *c)
 			j++;
 		t->ns = j - t->s0;
 		t->pub.known = c->switch_mode || t->nw || t->ns;
-		t->pub.target = t->nw && (c->waits[t->w0].flags & CHAIN_WAIT_TARGET);
+		for (size_t k = t->w0; k < t->w0 + t->nw && !t->pub.target; k++)
+			t->pub.target = c->waits[k].flags & CHAIN_WAIT_TARGET;
 		t->pub.from = c->file_first;
 		t->pub.to = c->file_last;
 		if (session__thread(c->s, t->pub.tid, &sth)) {

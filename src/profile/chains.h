@@ -233,7 +233,7 @@ bool chain_walk__tiles(const struct chain_walk *w);
  */
 struct profile;
 struct chains_totals {
-	uint64_t waits, ns, segs, bad, truncated;
+	uint64_t waits, intervals, ns, segs, bad, truncated;
 };
 int chains__profile(struct chains *c, const struct report_opts *o, uint64_t min_ns, int ev,
 		    unsigned int keep, struct profile **out, struct chains_totals *tot);

@@ -267,6 +267,10 @@ size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf)
 		sw.flags |= OFFCPU_SWITCH_TARGET;
 	if (r->flags & OFFCPU_CHAIN_FROM_START)
 		sw.flags |= OFFCPU_SWITCH_FROM_START;
+	if (r->flags & OFFCPU_CHAIN_REPAIRED)
+		sw.flags |= OFFCPU_SWITCH_REPAIRED;
+	if (r->flags & OFFCPU_CHAIN_GAP)
+		sw.flags |= OFFCPU_SWITCH_GAP;
 	return offcpu_payload__encode_switch(&sw, buf, OFFCPU_SWITCH_RECORD_SIZE);
 }
 

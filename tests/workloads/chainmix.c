@@ -257,13 +257,14 @@ CM_FRAME void cm_nap(int64_t ns)
 
 /*
  * Write 16 MiB to a new file in opt.dir and fsync it: the fsync waits for
- * the disk (D state); noted as step `name`, the write before it not.
+ * the disk (D state); noted as step `name`, and the whole (the write, the
+ * fsync, the unlink) as `name`.all.
  */
 CM_FRAME void cm_fsync(const char *name)
 {
 	size_t size = 16 << 20;
-	char path[4096], *block = malloc(size);
-	struct cm_step s;
+	char path[4096], all[64], *block = malloc(size);
+	struct cm_step s, s_all = step_begin();
 	int fd;
 
 	if (!block)
@@ -282,6 +283,8 @@ CM_FRAME void cm_fsync(const char *name)
 	close(fd);
 	unlink(path);
 	free(block);
+	snprintf(all, sizeof(all), "%s.all", name);
+	step_end(s_all, all);
 	cm_done();
 }
 
