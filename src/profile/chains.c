@@ -554,8 +554,10 @@ int chains__finish(struct chains *c, const uint32_t *remap, uint32_t nremap)
 		c->file_first = c->file_last = 0;
 	stacks_rename(c, remap, nremap);
 	waits_resolve(c);
-	qsort(c->waits, c->nwaits, sizeof(*c->waits), cmp_wait);
-	qsort(c->samples, c->nsamples, sizeof(*c->samples), cmp_sample);
+	if (c->nwaits) /* qsort takes no NULL array, even empty */
+		qsort(c->waits, c->nwaits, sizeof(*c->waits), cmp_wait);
+	if (c->nsamples)
+		qsort(c->samples, c->nsamples, sizeof(*c->samples), cmp_sample);
 	threads_index(c);
 	return 0;
 }

@@ -13,7 +13,10 @@
  *   - a waker whose records were lost (a gap in its switch count): [unknown];
  *   - a waker made during the wait: its maker's time before it existed;
  *   - a futex woken twice (same stack, 10 us on the CPU between): one wait;
- *   - an interrupt in D state: [io]; softirq work of loopback: the task's.
+ *   - an interrupt in D state: [io]; softirq work of loopback: the task's;
+ *   - a `record --wakeups --off-cpu-thresh 0 --sched-delay` file: each
+ *     interval's samples (sched-delay, offcpu-time, offcpu-wakeup at one
+ *     time) gathered into its wait, walked to its waker's CPU samples.
  * Every walk tiles its wait.
  */
 #include <stdarg.h>
@@ -544,6 +547,104 @@ static void test_merged_and_ends(void **state)
 	unload(&m);
 }
 
+/*
+ * --wakeups: the sleeper is off CPU 300 ms to T0 + 400 ms, then 2 ms on a
+ * run queue; its waker spins with a sample every ms in c_spin, and woke it
+ * in b_signal. Samples as the recorder encodes them, the run-queue wait's
+ * first (the switch program writes it first).
+ */
+static void build_wakeups(void)
+{
+	struct perf_event_attr cpu_attr = { .size = sizeof(cpu_attr), .type = PERF_TYPE_SOFTWARE,
+					    .config = PERF_COUNT_SW_CPU_CLOCK,
+					    .sample_type = cpu_sample_type(), .sample_id_all = 1 };
+	struct perf_event_attr off;
+	uint64_t ids[4] = { CPU_ID, OFFCPU_ID_OFFCPU, OFFCPU_ID_WAKEUP, OFFCPU_ID_SCHED_DELAY };
+	static struct offcpu_sample s;
+	static struct offcpu_waker wk;
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
+	struct perf_writer *w;
+	uint64_t in = T0 + 402 * MS;
+
+	unlink(path);
+	offcpu_event_attr(&off);
+	assert_int_equal(perf_writer__new(path, &w), 0);
+	assert_int_equal(perf_writer__add_event(w, &cpu_attr, "cpu-clock", &ids[0], 1), 0);
+	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_EVENT_NAME, &ids[1], 1), 0);
+	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_WAKEUP_EVENT_NAME, &ids[2], 1), 0);
+	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_SCHED_DELAY_EVENT_NAME, &ids[3], 1), 0);
+	assert_int_equal(perf_writer__begin(w), 0);
+	assert_int_equal(synth__kernel_mmap(w, TEXT, CPU_ID), 0);
+	comm(w, 201, "ta");
+	comm(w, 203, "tc");
+	for (uint64_t t = T0 + 1 * MS; t <= T0 + 399 * MS; t += MS)
+		cpu(w, 203, t, F_C_SPIN);
+	memset(&s, 0, sizeof(s));
+	s.pid = PID;
+	s.tid = 201;
+	s.time = 1; /* direct */
+	s.count = 1;
+	s.klen = 1;
+	s.stack[OFFCPU_MAX_STACK] = addr(F_A_WAIT);
+	s.state = OFFCPU_SCHED_DELAY | OFFCPU_STATE_S;
+	s.period = 2 * MS;
+	put(w, rec, offcpu_sample__encode(&s, in, rec));
+	s.state = OFFCPU_STATE_S;
+	s.period = 300 * MS;
+	put(w, rec, offcpu_sample__encode(&s, in, rec));
+	memset(&wk, 0, sizeof(wk));
+	wk.pid = PID;
+	wk.tid = 203;
+	snprintf(wk.comm, sizeof(wk.comm), "tc");
+	wk.klen = 1;
+	wk.stack[OFFCPU_MAX_STACK] = addr(F_B_SIGNAL);
+	put(w, rec, offcpu_waker__encode(&s, &wk, in, rec));
+	assert_int_equal(perf_writer__finished_round(w), 0);
+	assert_int_equal(perf_writer__finish(w), 0);
+	perf_writer__free(w);
+}
+
+static void test_wakeups_recording(void **state)
+{
+	struct session_opts so = { .kallsyms = ksyms, .defer_kernel = true };
+	struct chain_sel *sel = NULL;
+	struct chains_stats st;
+	struct chain_walk w;
+	struct model m;
+	const uint32_t *remap;
+	uint32_t n;
+	char err[256];
+
+	(void)state;
+	build(); /* the kallsyms file */
+	build_wakeups();
+	memset(&m, 0, sizeof(m));
+	report_opts__init(&m.o);
+	m.s = session__new(path, &so, err, sizeof(err));
+	assert_non_null(m.s);
+	m.c = chains__new(m.s, false, 0);
+	assert_non_null(m.c);
+	assert_int_equal(session__run(m.s, add, m.c), 0);
+	remap = session__remap(m.s, &n);
+	assert_int_equal(chains__finish(m.c, remap, n), 0);
+	chains__stats(m.c, &st);
+	assert_false(st.switch_records);
+	assert_int_equal(st.waits, 1);
+	assert_int_equal(st.unjoined, 0);
+	assert_int_equal(chains__select(m.c, &m.o, MS, &sel), 1);
+	assert_int_equal(chains__walk(m.c, sel, &w), 0);
+	free(sel);
+	assert_true(chain_walk__tiles(&w));
+	/* the wait: 300 ms off CPU up to its wakeup, 2 ms before its switch-in */
+	assert_int_equal(w.start, T0 + 100 * MS);
+	assert_int_equal(w.end, T0 + 400 * MS);
+	/* tc ran all of it: its samples, all in c_spin (the last one's share runs to the end) */
+	assert_int_equal(w.nsegs, 1);
+	expect_seg(&m, &w, 0, CHAIN_SEG_ON_CPU, 203, T0 + 100 * MS, T0 + 400 * MS, "c_spin", 1);
+	assert_true(w.segs[0].sampled);
+	unload(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_cycle),	      cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_gap),
 		cmocka_unit_test(test_new_thread),    cmocka_unit_test(test_merged_and_ends),
+		cmocka_unit_test(test_wakeups_recording),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
