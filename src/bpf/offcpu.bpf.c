@@ -1365,6 +1365,9 @@ static __always_inline void preempted(struct task_struct *prev, __u64 now)
 		interval_unclosed(t, prev, now);
 }
 
+/* record --chains: every wait of every thread (the switch, waking and fork sides). */
+#include "chains.bpf.h"
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -1390,6 +1393,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	if (want_sched_delay) /* before switch_in: it reads next's interval */
 		sched_delay_switch(ctx, prev, next, tn, prev_state, measured, now, clk);
 	switch_in(next, tn, now, clk);
+	if (want_chains)
+		chain_switch(ctx, prev, next, prev_state, measured, now, clk);
 	return 0;
 }
 
@@ -1426,6 +1431,8 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	struct task_struct *cur;
 	struct offcpu_waker *w;
 
+	if (want_chains)
+		chain_waking(ctx, p);
 	if (!t || !t->ts_out || t->ts_wake)
 		return 0;
 	w = bpf_task_storage_get(&wakers, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1453,7 +1460,9 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 {
 	struct offcpu_delay *d;
 
-	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid))
+	if (want_chains)
+		chain_new(ctx, p);
+	if (!want_sched_delay || !thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid))
 		return 0;
 	d = bpf_task_storage_get(&delays, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d) {
@@ -1630,11 +1639,11 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct offcpu_cpu_sample *s;
 	struct pt_regs *regs;
 	bool user = (cs & 3) == 3; /* the sample interrupted user mode */
+	bool other = (filter_kind_cpu && !thread_kind_wanted(task->flags)) ||
+		     !wanted(id >> 32, (__u32)id);
 	long n;
 
-	if (filter_kind_cpu && !thread_kind_wanted(task->flags))
-		return 0;
-	if (!wanted(id >> 32, (__u32)id))
+	if (other && !want_chains) /* --chains keeps the others' too, marked */
 		return 0;
 	s = bpf_ringbuf_reserve(&cpu_samples, sizeof(*s), 0);
 	if (!s) {
@@ -1647,7 +1656,7 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
-	s->user = user;
+	s->user = user | (other ? OFFCPU_CPU_SAMPLE_OTHER : 0);
 	s->ulen = 0;
 	s->klen = 0;
 	if (!user && want_kstack) {

@@ -33,6 +33,8 @@
 #include "util/vec.h"
 
 #define SUM_ENTRIES 10240
+/* --chains: 56 bytes a switch, 300 000 switches/s: about 1 s of room at 16 MiB */
+#define CHAIN_RING_BYTES (16 << 20)
 #define DRAIN_BATCH 128
 
 struct exit_ent {
@@ -50,7 +52,9 @@ struct offcpu_bpf {
 	bool wakeups;
 	bool dwarf;        /* --call-graph dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
+	bool chains;       /* --chains: the chain ring */
 	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
+	uint64_t chain_switches, chain_stacks, chain_bytes;
 	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
 	int nr_cpu_ids;
 	uint64_t in_progress[OFFCPU_IN_PROGRESS__NR];
@@ -122,13 +126,39 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*s))
 		return 0;
-	id = s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
+	id = s->user & OFFCPU_CPU_SAMPLE_OTHER ? OFFCPU_ID_CHAIN_CPU :
+	     s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
 	n = cpu_sample__encode(s, id, b->rec);
 	err = merge__add(b->m, s->time, b->rec, n);
 	if (err)
 		b->err = err;
 	else
 		b->cpu_samples++;
+	return err;
+}
+
+/* --chains: a switch or a stack record, as its sample. */
+static int on_chain(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_chain_switch *sw = data;
+	const struct offcpu_chain_stack *st = data;
+	size_t n = 0;
+	int err;
+
+	if (len >= sizeof(*sw) && sw->type == OFFCPU_CHAIN_SWITCH) {
+		n = chain_switch__encode(sw, b->rec);
+		b->chain_switches++;
+	} else if (len >= sizeof(*st) && st->type == OFFCPU_CHAIN_STACK) {
+		n = chain_stack__encode(st, b->rec);
+		b->chain_stacks++;
+	}
+	if (!n)
+		return 0;
+	b->chain_bytes += n;
+	err = merge__add(b->m, sw->type == OFFCPU_CHAIN_SWITCH ? sw->time : st->time, b->rec, n);
+	if (err)
+		b->err = err;
 	return err;
 }
 
@@ -224,6 +254,8 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->follow_children = o->argv != NULL;
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
+	sk->rodata->want_chains = o->chains;
+	sk->rodata->chain_nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	sk->rodata->test_hide = o->test_hide;
 	sk->rodata->unwind_dwarf = o->dwarf;
 }
@@ -265,7 +297,9 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 	}
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup, o->test_wakeup_prog || !kernel_has_sched_info());
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
-	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay || o->chains);
+	if (o->chains)
+		bpf_map__set_max_entries(sk->maps.chain_events, CHAIN_RING_BYTES);
 	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->dwarf);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
@@ -281,8 +315,10 @@ static int open_rings(struct offcpu_bpf *b)
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_direct, b, NULL);
 	if (!b->rb)
 		return -errno;
-	if (b->cpu_sampling)
-		return ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
+	if (b->cpu_sampling && ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b))
+		return -errno;
+	if (b->chains && ring_buffer__add(b->rb, bpf_map__fd(sk->maps.chain_events), on_chain, b))
+		return -errno;
 	return 0;
 }
 
@@ -296,8 +332,9 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	if (!b)
 		return -ENOMEM;
 	b->wakeups = o->wakeups;
+	b->chains = o->chains;
 	b->dwarf = o->dwarf;
-	b->cpu_sampling = o->dwarf && !o->no_cpu;
+	b->cpu_sampling = record_opts__bpf_cpu_samples(o);
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
 	err = alloc_batches(b, o);
 	if (err)
@@ -759,6 +796,14 @@ int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_U
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b)
 {
 	return b->cpu_samples;
+}
+
+void offcpu_bpf__chain_counts(const struct offcpu_bpf *b, uint64_t *switches, uint64_t *stacks,
+			      uint64_t *bytes)
+{
+	*switches = b->chain_switches;
+	*stacks = b->chain_stacks;
+	*bytes = b->chain_bytes;
 }
 
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)

@@ -15,9 +15,10 @@
 
 /* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
 static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
-/* Where interrupts start (kernel_facts.irq). */
+/* Where interrupts start (kernel_facts.irq); loopback's receive (process_backlog). */
 static struct kernel_range irq_entry[64];
 static unsigned int nr_irq_entry;
+static uint64_t backlog_lo, backlog_hi, wnt_lo, wnt_hi;
 
 void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 {
@@ -25,6 +26,10 @@ void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 	sched_hi = kf->sched_hi;
 	ttwu_lo = kf->ttwu_lo;
 	ttwu_hi = kf->ttwu_hi;
+	backlog_lo = kf->backlog_lo;
+	backlog_hi = kf->backlog_hi;
+	wnt_lo = kf->wnt_lo;
+	wnt_hi = kf->wnt_hi;
 	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
 	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
 }
@@ -189,8 +194,25 @@ static int irq_frame_index(const __u64 *k, uint32_t n)
 }
 
 /*
+ * Whether the first n frames (innermost first) of a waker's stack, those
+ * up to its interrupt entry, are loopback's receive (process_backlog): the
+ * packet a task sent on 127.0.0.1 is received as softirq work in that
+ * task's own context, at its local_bh_enable (or an irq_exit soon after),
+ * and the wakeup of the receiver is the sender's doing.
+ */
+static bool own_softirq(const __u64 *k, int n)
+{
+	for (int i = 0; i < n && backlog_lo; i++)
+		if (k[i] >= backlog_lo && k[i] < backlog_hi)
+			return true;
+	return false;
+}
+
+/*
  * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
- * kernel frames only): the task it interrupted had no part in it.
+ * kernel frames only): the task it interrupted had no part in it. Softirq
+ * work a task did for itself (own_softirq) is the task's, with its whole
+ * stack, flagged OFFCPU_RAW_WAKER_SOFTIRQ.
  */
 size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
 			    uint64_t time, void *buf)
@@ -200,8 +222,11 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 	uint32_t ulen = w->ulen;
 	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
 	int irq = irq_frame_index(k + skip, klen - skip);
+	bool softirq = irq >= 0 && own_softirq(k + skip, irq);
 	struct offcpu_payload p;
 
+	if (softirq)
+		irq = -1;
 	if (irq >= 0) {
 		klen = skip + irq + 1;
 		ulen = 0;
@@ -215,6 +240,60 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_w
 		p.waker_pid = w->pid;
 		p.waker_tid = w->tid;
 		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
+		if (softirq)
+			p.flags |= OFFCPU_RAW_WAKER_SOFTIRQ;
 	}
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
+}
+
+/* ---- record --chains ---- */
+
+void chain_switch_attr(struct perf_event_attr *attr)
+{
+	offcpu_event_attr(attr);
+	attr->sample_type = OFFCPU_SWITCH_SAMPLE_TYPE;
+}
+
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf)
+{
+	struct offcpu_switch sw = {
+		.id = OFFCPU_ID_SWITCH, .pid = r->pid, .tid = r->tid, .cpu = r->cpu,
+		.time = r->time, .out = r->out, .wake = r->wake, .stack = r->stack,
+		.waker_tid = r->waker_tid, .waker_stack = r->waker_stack, .seq = r->seq,
+		.state = (char)r->state,
+	};
+
+	if (r->flags & OFFCPU_CHAIN_TARGET)
+		sw.flags |= OFFCPU_SWITCH_TARGET;
+	if (r->flags & OFFCPU_CHAIN_FROM_START)
+		sw.flags |= OFFCPU_SWITCH_FROM_START;
+	if (r->flags & OFFCPU_CHAIN_REPAIRED)
+		sw.flags |= OFFCPU_SWITCH_REPAIRED;
+	if (r->flags & OFFCPU_CHAIN_GAP)
+		sw.flags |= OFFCPU_SWITCH_GAP;
+	return offcpu_payload__encode_switch(&sw, buf, OFFCPU_SWITCH_RECORD_SIZE);
+}
+
+/*
+ * A stack taken in the switch program starts with BPF's glue up to
+ * __schedule, one taken at a wakeup with glue up to try_to_wake_up: both
+ * are cut, as in offcpu-time and offcpu-wakeup samples. An interrupt's
+ * frames stay: the reader tells interrupts and softirq work from them.
+ */
+size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf)
+{
+	struct offcpu_sample s = { .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .period = 1,
+				   .count = 1 };
+	const __u64 *k = &r->stack[OFFCPU_MAX_STACK];
+	uint32_t klen = r->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : r->klen;
+	int skip = r->kind == OFFCPU_CHAIN_STACK_SLEEP ? sched_frame_index(k, klen) :
+		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) :
+		   r->kind == OFFCPU_CHAIN_STACK_NEW ? glue_frames(k, klen, wnt_lo, wnt_hi) : 0;
+	struct offcpu_payload p;
+
+	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, r->stack, r->ulen, klen,
+		   skip);
+	p.flags = 0;
+	p.stack_id = r->id;
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The BPF programs stay well inside the verifier's limit of 1 000 000
 # processed instructions, with every option that adds code to them: the
-# switch program inlines the DWARF unwinder twice with --sched-delay, and
+# switch program inlines the DWARF unwinder twice with --sched-delay (and
+# --chains adds its own switch, waking and fork sides to it), and
 # a harmless-looking refactoring of it once pushed it past the limit (no
 # --sched-delay recording could load). Each option set is loaded with
 # OFFCPU_DEBUG=1, whose libbpf log carries the verifier's statistics per
@@ -14,7 +15,8 @@ require_offcpu
 LIMIT=1000000
 MAX_PCT=85
 rc=0
-for opts in "" "--wakeups --sched-delay" "--call-graph fp --wakeups --sched-delay"; do
+for opts in "" "--wakeups --sched-delay" "--call-graph fp --wakeups --sched-delay" \
+	"--chains --sched-delay"; do
 	log=$TESTDIR/load.log
 	# shellcheck disable=SC2086
 	OFFCPU_DEBUG=1 "$OFFCPU" record -q $opts -o "$TESTDIR/v.data" -- true >/dev/null 2>"$log" ||
