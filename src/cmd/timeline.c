@@ -23,6 +23,7 @@ static const struct option long_opts[] = {
 	{ "keep-sched-frames", no_argument, NULL, OPT_KEEP_SCHED },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+	{ "chain-min", required_argument, NULL, OPT_CHAIN_MIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"                          on top of off-CPU stacks\n"
 		"      --max-stack N       the N innermost frames of each stack\n"
 		"      --no-symbols        addresses only\n"
+		"      --chain-min MS      the critical path of waits of MS or more (default 1),\n"
+		"                          followed through their wakers (record --chains)\n"
 		"  What a recording can show: waits of --off-cpu-thresh or more one by one (shorter\n"
 		"  ones are summed, without times); the time between waits is on CPU only when\n"
 		"  every wait was recorded: record --off-cpu-thresh 0 --sched-delay [--wakeups].\n"
@@ -81,6 +84,7 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 	case OPT_KEEP_SCHED:
 	case OPT_MAX_STACK:
 	case OPT_NO_SYMBOLS:
+	case OPT_CHAIN_MIN:
 		return read_opts__report(c, arg, argc, argv, a->o);
 	}
 	return 0;

@@ -68,17 +68,18 @@ enum { CLOCK_MONOTONIC_ID = 3, SW_CPU_CLOCK = 1, FRAME_KIND_NATIVE = 1, FRAME_KI
 
 /* The debug annotations' names (interned once, in the first packet): iid = index + 1. */
 enum { DA_WOKEN_BY, DA_ENDS, DA_BEGAN, DA_WHOLE_NS, DA_MAY_HOLD, DA_WAITS, DA_TOTAL_NS, DA_NOTE,
-       DA_RECORDING, DA_ONCPU, DA_SUMMED, DA_LOST, DA_TIME, NR_DA };
+       DA_RECORDING, DA_ONCPU, DA_SUMMED, DA_LOST, DA_TIME, DA_DEPTH, DA_STACK, DA_CHAINS, NR_DA };
 static const char *const da_names[NR_DA] = {
 	[DA_WOKEN_BY] = "woken by", [DA_ENDS] = "ends", [DA_BEGAN] = "began",
 	[DA_WHOLE_NS] = "whole ns", [DA_MAY_HOLD] = "may hold", [DA_WAITS] = "waits",
 	[DA_TOTAL_NS] = "total ns", [DA_NOTE] = "note", [DA_RECORDING] = "recording",
 	[DA_ONCPU] = "on-CPU slices", [DA_SUMMED] = "summed short waits", [DA_LOST] = "lost",
-	[DA_TIME] = "time",
+	[DA_TIME] = "time", [DA_DEPTH] = "hops from the sleeper", [DA_STACK] = "stack",
+	[DA_CHAINS] = "critical paths",
 };
 
 /* Order of a thread's items at one nanosecond; across threads too. */
-enum { R_END, R_WAKE, R_BEGIN, R_SUMMED, R_SAMPLE };
+enum { R_END, R_CRIT_END, R_WAKE, R_BEGIN, R_CRIT_BEGIN, R_SUMMED, R_SAMPLE };
 
 /* A thread's stream of items, merged with the others' by time. */
 struct cur {
@@ -87,8 +88,11 @@ struct cur {
 	const struct tl_sample *sa;
 	const struct tl_summed *su;
 	const uint32_t *wk;
-	size_t nsl, nsa, nsu, nwk, isl, isa, isu, iwk;
+	const struct tl_crit *cr;
+	size_t nsl, nsa, nsu, nwk, ncr, isl, isa, isu, iwk, icr;
 	bool open;           /* isl's BEGIN written */
+	bool cr_open;        /* icr's (a piece's) BEGIN written */
+	size_t cr_wait;      /* the wait whose slice is open: its index + 1, else 0 */
 	uint64_t time;       /* its next item */
 	int rank;
 };
@@ -102,7 +106,7 @@ struct pf {
 	struct intern names, strs, fnames, paths, maps;
 	uint8_t *frame_sent, *stack_sent, *flow_ok;
 	size_t nr_wakes;
-	uint64_t *thread_uuid, *summed_uuid;
+	uint64_t *thread_uuid, *summed_uuid, *crit_uuid;
 	struct tl_written *w;
 	int err;
 };
@@ -316,13 +320,14 @@ static void sequence_packet(struct pf *p)
 
 static bool thread_shown(const struct timeline *tl, uint32_t ti)
 {
-	size_t n1, n2, n3, n4;
+	size_t n1, n2, n3, n4, n5;
 
 	timeline__slices(tl, ti, &n1);
 	timeline__samples(tl, ti, &n2);
 	timeline__summed(tl, ti, &n3);
 	timeline__wakes_by(tl, ti, &n4);
-	return n1 || n2 || n3 || n4;
+	timeline__critical(tl, ti, &n5);
+	return n1 || n2 || n3 || n4 || n5;
 }
 
 static void descriptor(struct pf *p, uint64_t uuid, uint64_t parent, const char *name,
@@ -380,7 +385,7 @@ static void tracks(struct pf *p)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tl_thread *t = timeline__thread(tl, i);
 		const char *comm = t->comm ? t->comm : "[unknown]";
-		size_t td, d, nsu;
+		size_t td, d, nsu, ncr;
 
 		if (!thread_shown(tl, i))
 			continue;
@@ -403,6 +408,16 @@ static void tracks(struct pf *p)
 		pb__end(p->pk, td);
 		pkt_end(p);
 		p->w->threads++;
+		if (timeline__critical(tl, i, &ncr) && ncr) {
+			p->crit_uuid[i] = next++;
+			snprintf(name, sizeof(name), "%s %u: critical path", comm, t->tid);
+			descriptor(p, p->crit_uuid[i], p->thread_uuid[i], name,
+				   "Each wait of --chain-min or more, followed back through its wakers "
+				   "(offcpu report --chains): the pieces its time is made of, in time "
+				   "order, each the time of one thread (the sleeper's waker, that "
+				   "thread's own waker...), on a CPU, waiting for one, or asleep until "
+				   "a timer or an interrupt, with its stack there.");
+		}
 		timeline__summed(tl, i, &nsu);
 		if (!nsu)
 			continue;
@@ -459,6 +474,13 @@ static void note_track(struct pf *p)
 	da_str(p, DA_ONCPU, oncpu);
 	da_str(p, DA_SUMMED, sum);
 	da_str(p, DA_LOST, lost);
+	if (in->chains) {
+		char cp[256];
+
+		snprintf(cp, sizeof(cp), "%llu waits of --chain-min or more followed through their "
+			 "wakers: a 'critical path' track beside each sleeper's", (unsigned long long)in->crit_waits);
+		da_str(p, DA_CHAINS, cp);
+	}
 	pb__end(p->pk, te);
 	pkt_end(p);
 }
@@ -611,7 +633,86 @@ static void sample(struct pf *p, const struct cur *c)
 	p->w->samples++;
 }
 
+/* A piece's name: whose time it was, and what it was ("tl-writer 1006: on CPU", "[timer]"). */
+static const char *crit_name(const struct pf *p, const struct tl_crit *e, char *buf, size_t len)
+{
+	const struct tl_thread *t = e->thread == TL_NO_THREAD ? NULL : timeline__thread(p->tl, e->thread);
+	const char *what = e->kind == CHAIN_SEG_ON_CPU ? "on CPU" :
+			   e->kind == CHAIN_SEG_RUNQ ? "runnable" : chain_seg__tag(e->kind);
+
+	if (t)
+		snprintf(buf, len, "%s %u: %s", t->comm ? t->comm : "[unknown]", t->tid, what ? what : "?");
+	else
+		snprintf(buf, len, "%s", what ? what : "?");
+	return buf;
+}
+
+/* A critical path's wait, or one of its pieces, begins on its sleeper's critical-path track. */
+static void crit_begin(struct pf *p, const struct cur *c)
+{
+	const struct tl_crit *e = &c->cr[c->icr];
+	char name[320], full[360];
+	size_t te;
+
+	if (e->kind == TL_CRIT_WAIT) {
+		struct tl_slice as = { .kind = TL_OFFCPU, .state = e->state, .stack = e->stack };
+
+		snprintf(full, sizeof(full), "critical path of %s", tl_slice__name(p->tl, &as, name, sizeof(name)));
+	} else {
+		crit_name(p, e, full, sizeof(full));
+	}
+	pkt_begin(p, e->start);
+	pb__uint(p->pk, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	te = pb__begin(p->pk, PKT_TRACK_EVENT);
+	pb__uint(p->pk, TE_TYPE, TYPE_SLICE_BEGIN);
+	pb__uint(p->pk, TE_TRACK_UUID, p->crit_uuid[c->ti]);
+	pb__uint(p->pk, TE_NAME_IID, str_iid(p, &p->names, ID_EVENT_NAMES, full));
+	if (e->stack)
+		pb__uint(p->pk, TE_CALLSTACK_IID, stack_iid(p, e->stack));
+	if (e->kind != TL_CRIT_WAIT)
+		da_uint(p, DA_DEPTH, e->depth);
+	if (e->kind == CHAIN_SEG_ON_CPU && !e->sampled)
+		da_str(p, DA_STACK, "at the wakeup it made (no CPU sample in the piece)");
+	pb__end(p->pk, te);
+	pkt_end(p);
+	p->w->slices++;
+}
+
+static void crit_end(struct pf *p, const struct cur *c)
+{
+	const struct tl_crit *e = c->cr_open ? &c->cr[c->icr] : &c->cr[c->cr_wait - 1];
+	size_t te;
+
+	pkt_begin(p, e->end);
+	te = pb__begin(p->pk, PKT_TRACK_EVENT);
+	pb__uint(p->pk, TE_TYPE, TYPE_SLICE_END);
+	pb__uint(p->pk, TE_TRACK_UUID, p->crit_uuid[c->ti]);
+	pb__end(p->pk, te);
+	pkt_end(p);
+}
+
 /* ---- the merge ---- */
+
+/*
+ * c's next item of its critical paths (each wait a slice, its pieces
+ * slices inside it): the end of the open wait once its pieces are
+ * written, else the next begin or end. false when none is left.
+ */
+static bool crit_next(const struct cur *c, uint64_t *t, int *rank)
+{
+	const struct tl_crit *e = c->icr < c->ncr ? &c->cr[c->icr] : NULL;
+
+	if (c->cr_wait && !c->cr_open && (!e || e->kind == TL_CRIT_WAIT)) {
+		*t = c->cr[c->cr_wait - 1].end;
+		*rank = R_CRIT_END;
+		return true;
+	}
+	if (!e)
+		return false;
+	*t = c->cr_open ? e->end : e->start;
+	*rank = c->cr_open ? R_CRIT_END : R_CRIT_BEGIN;
+	return true;
+}
 
 /* c's next item (time, rank); false when it has none left. */
 static bool cur_next(const struct timeline *tl, struct cur *c)
@@ -631,6 +732,13 @@ static bool cur_next(const struct timeline *tl, struct cur *c)
 	TAKE(c->iwk < c->nwk, timeline__wake(tl, c->wk[c->iwk < c->nwk ? c->iwk : 0])->time, R_WAKE);
 	TAKE(c->isu < c->nsu, c->su[c->isu < c->nsu ? c->isu : 0].time, R_SUMMED);
 	TAKE(c->isa < c->nsa, c->sa[c->isa < c->nsa ? c->isa : 0].time, R_SAMPLE);
+	{
+		uint64_t ct;
+		int cr;
+
+		if (crit_next(c, &ct, &cr))
+			TAKE(true, ct, cr);
+	}
 #undef TAKE
 	c->time = t;
 	c->rank = r;
@@ -686,6 +794,22 @@ static void emit(struct pf *p, struct cur *c)
 		summed_instant(p, c);
 		c->isu++;
 		break;
+	case R_CRIT_BEGIN:
+		crit_begin(p, c);
+		if (c->cr[c->icr].kind == TL_CRIT_WAIT)
+			c->cr_wait = ++c->icr;
+		else
+			c->cr_open = true;
+		break;
+	case R_CRIT_END:
+		crit_end(p, c);
+		if (c->cr_open) {
+			c->cr_open = false;
+			c->icr++;
+		} else {
+			c->cr_wait = 0;
+		}
+		break;
 	default:
 		sample(p, c);
 		c->isa++;
@@ -727,6 +851,7 @@ static void events(struct pf *p, struct cur *cs, struct cur **h)
 		c->sa = timeline__samples(tl, ti, &c->nsa);
 		c->su = timeline__summed(tl, ti, &c->nsu);
 		c->wk = timeline__wakes_by(tl, ti, &c->nwk);
+		c->cr = timeline__critical(tl, ti, &c->ncr);
 		if (cur_next(tl, c))
 			h[n++] = c;
 	}
@@ -785,11 +910,12 @@ int timeline__perfetto(const struct timeline *tl, const char *path, const struct
 	p.nr_wakes = nw;
 	p.thread_uuid = calloc(nth + 1, sizeof(uint64_t));
 	p.summed_uuid = calloc(nth + 1, sizeof(uint64_t));
+	p.crit_uuid = calloc(nth + 1, sizeof(uint64_t));
 	cs = calloc(nth + 1, sizeof(*cs));
 	h = calloc(nth + 1, sizeof(*h));
 	ret = -ENOMEM;
 	if (!p.pk || !p.in || !p.frame_sent || !p.stack_sent || !p.flow_ok || !p.thread_uuid ||
-	    !p.summed_uuid || !cs || !h)
+	    !p.summed_uuid || !p.crit_uuid || !cs || !h)
 		goto cleanup;
 	ret = outfile__open(&of, path, 0644);
 	if (ret) {
@@ -829,6 +955,7 @@ cleanup:
 	free(p.flow_ok);
 	free(p.thread_uuid);
 	free(p.summed_uuid);
+	free(p.crit_uuid);
 	free(cs);
 	free(h);
 	return ret;

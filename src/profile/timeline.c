@@ -41,6 +41,12 @@ struct wake_rec {
 	bool placed;       /* its wait is a slice (not left out), which gave it its time */
 };
 
+/* A piece of a critical path as walked: its sleeper by thread index, renumbered with the threads. */
+struct crit_rec {
+	struct tl_crit c;
+	uint32_t sleeper;
+};
+
 struct thread_in {
 	struct tl_thread t;
 	uint32_t comm_id;  /* session comm id of its last sample */
@@ -91,6 +97,11 @@ struct timeline {
 	int8_t *is_sched;        /* per session frame: -1 not known yet */
 	size_t nr_is_sched;
 	struct stack_cache *cache; /* STACK_CACHE entries */
+	struct chains *chains;   /* the waits' wakers followed (profile/chains.h), or NULL */
+	struct crit_rec *crit;   /* critical paths as walked */
+	size_t nr_crit, cap_crit;
+	struct tl_crit *crits;   /* ... grouped by sleeper: [crit_off[i], crit_off[i + 1]) */
+	size_t *crit_off;
 };
 
 /* ---- threads and stacks ---- */
@@ -293,6 +304,11 @@ static int on_sample(void *ctx, const struct rsample *rs)
 	int64_t stack;
 	int err;
 
+	/* the chains' model takes every sample (it selects the waits itself) */
+	if (tl->chains && (err = chains__add(tl->chains, rs)))
+		return err;
+	if (a->is_chain)
+		return 0; /* record --chains' own records: the model above reads them */
 	/* idle (0) and exited tasks (-1) are no thread */
 	if (!ps->tid || ps->tid == UINT32_MAX || !report__match(&wk->o, tl->s, rs)) {
 		if (!a->is_wakeup)
@@ -339,6 +355,119 @@ static int on_sample(void *ctx, const struct rsample *rs)
 		}
 	}
 	return push_ev(tl, &e);
+}
+
+/* ---- critical paths (profile/chains.h) ---- */
+
+/*
+ * Whether chains can follow this recording's waits through their wakers:
+ * record --chains (every wait of every thread), or --wakeups with every
+ * wait written one by one (--off-cpu-thresh 0).
+ */
+static bool chains_possible(const struct session *s)
+{
+	const struct perf_reader *r = session__reader(s);
+	const char *name;
+	uint64_t v;
+
+	if (session__event(s, OFFCPU_SWITCH_EVENT_NAME) >= 0)
+		return true;
+	if (session__event(s, OFFCPU_WAKEUP_EVENT_NAME) < 0)
+		return false;
+	for (int i = 0; perf_reader__offcpu_counter(r, i, &name, &v); i++)
+		if (!strcmp(name, "offcpu.thresh_ns"))
+			return v == 0;
+	return false;
+}
+
+/* The timeline's thread of chains' thread ci (made on first sight): 0 or -ENOMEM. */
+static int crit_thread(struct timeline *tl, uint32_t ci, uint32_t *idx)
+{
+	const struct chain_thread *ct = ci == CHAINS_NONE ? NULL : chains__thread(tl->chains, ci);
+	bool added;
+	int err;
+
+	if (!ct) {
+		*idx = TL_NO_THREAD;
+		return 0;
+	}
+	err = thread_of(tl, ct->pid, ct->tid, idx, &added);
+	if (!err && added)
+		thread_at(tl, *idx)->comm_id = ct->comm;
+	return err;
+}
+
+static int crit_push(struct timeline *tl, const struct tl_crit *c, uint32_t sleeper)
+{
+	struct crit_rec *r = vec__push((void **)&tl->crit, &tl->nr_crit, &tl->cap_crit, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->c = *c;
+	r->sleeper = sleeper;
+	return 0;
+}
+
+/* One walk: the wait, then its pieces earliest first (the walk gives them latest first). */
+static int crit_walk(struct timeline *tl, const struct chain_walk *w, char state)
+{
+	uint32_t sleeper, nr;
+	const uint32_t *fr;
+	int64_t stack;
+	int err = crit_thread(tl, w->thread, &sleeper);
+
+	if (err)
+		return err;
+	fr = chains__stack(tl->chains, w->nhops ? w->hops[0].stack : CHAINS_NONE, &nr);
+	stack = stack_of(tl, fr, nr, false);
+	if (stack < 0)
+		return -ENOMEM;
+	err = crit_push(tl, &(struct tl_crit){ .start = w->start, .end = w->end, .thread = sleeper,
+					       .stack = (uint32_t)stack, .kind = TL_CRIT_WAIT,
+					       .state = state }, sleeper);
+	for (size_t k = w->nsegs; k-- > 0 && !err;) {
+		const struct chain_seg *sg = &w->segs[k];
+		const struct chain_hop *h = &w->hops[sg->hop];
+		struct tl_crit c = { .start = sg->start, .end = sg->end, .kind = sg->kind,
+				     .depth = h->depth > 255 ? 255 : (uint8_t)h->depth, .sampled = sg->sampled };
+
+		err = crit_thread(tl, h->thread, &c.thread);
+		fr = chains__stack(tl->chains, h->stack, &nr);
+		if (!err && (stack = stack_of(tl, fr, nr, false)) < 0)
+			err = -ENOMEM;
+		c.stack = (uint32_t)stack;
+		if (!err)
+			err = crit_push(tl, &c, sleeper);
+	}
+	return err;
+}
+
+/* The critical path of every wait the filters and --chain-min select. */
+static int crit_paths(struct timeline *tl)
+{
+	struct chain_sel *sel = NULL;
+	long n;
+	int err;
+
+	err = chains__finish(tl->chains, NULL, 0);
+	if (err)
+		return err;
+	n = chains__select(tl->chains, tl->o, chains__min_ns(tl->o), &sel);
+	if (n < 0)
+		return (int)n;
+	for (long i = 0; i < n && !err; i++) {
+		struct chain_walk w;
+
+		err = chains__walk(tl->chains, &sel[i], &w);
+		if (err)
+			break;
+		if (!chain_walk__tiles(&w))
+			tl->info.crit_bad++;
+		tl->info.crit_waits++;
+		err = crit_walk(tl, &w, chains__wait(tl->chains, sel[i].first)->state);
+	}
+	free(sel);
+	return err;
 }
 
 /* ---- after the walk: threads in order, wakers resolved ---- */
@@ -412,6 +541,13 @@ static int order_threads(struct timeline *tl)
 		w->sleeper = thread_at(tl, w->sleeper)->order;
 		if (w->waker != TL_NO_THREAD)
 			w->waker = thread_at(tl, w->waker)->order;
+	}
+	for (size_t i = 0; i < tl->nr_crit; i++) {
+		struct crit_rec *c = &tl->crit[i];
+
+		c->sleeper = thread_at(tl, c->sleeper)->order;
+		if (c->c.thread != TL_NO_THREAD)
+			c->c.thread = thread_at(tl, c->c.thread)->order;
 	}
 	return 0;
 }
@@ -765,6 +901,24 @@ static void clip(struct timeline *tl)
 	tl->summed_off[tl->nr_th] = o_su;
 	tl->nr_slices = o_sl;
 	tl->nr_summed = o_su;
+	/* the critical paths' pieces inside the window, cut at its edges */
+	o = 0;
+	for (uint32_t ti = 0; ti < tl->nr_th; ti++) {
+		size_t b = o;
+
+		for (size_t i = tl->crit_off[ti]; i < tl->crit_off[ti + 1]; i++) {
+			struct tl_crit c = tl->crits[i];
+
+			if (c.end < ws || c.start > we || (c.end == ws && c.start < ws))
+				continue;
+			c.start = c.start < ws ? ws : c.start;
+			c.end = c.end > we ? we : c.end;
+			tl->crits[o++] = c;
+		}
+		tl->crit_off[ti] = b;
+		if (ti + 1 == tl->nr_th)
+			tl->crit_off[ti + 1] = o;
+	}
 	/* each waker's wakeups inside the window */
 	o = 0;
 	for (uint32_t ti = 0; ti < tl->nr_th; ti++) {
@@ -811,6 +965,30 @@ static void counters(struct timeline *tl)
 	tl->info.end = stop > start ? stop : start;
 }
 
+/* The critical paths grouped by sleeper, each's in the order walked. */
+static int group_crits(struct timeline *tl)
+{
+	size_t *at = calloc(tl->nr_th + 1, sizeof(*at));
+
+	tl->crit_off = calloc(tl->nr_th + 1, sizeof(*tl->crit_off));
+	tl->crits = malloc((tl->nr_crit ? tl->nr_crit : 1) * sizeof(*tl->crits));
+	if (!at || !tl->crit_off || !tl->crits) {
+		free(at);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tl->nr_crit; i++)
+		at[tl->crit[i].sleeper + 1]++;
+	for (uint32_t ti = 0; ti < tl->nr_th; ti++)
+		at[ti + 1] += at[ti];
+	memcpy(tl->crit_off, at, (tl->nr_th + 1) * sizeof(*at));
+	for (size_t i = 0; i < tl->nr_crit; i++)
+		tl->crits[at[tl->crit[i].sleeper]++] = tl->crit[i].c;
+	free(at);
+	free(tl->crit);
+	tl->crit = NULL;
+	return 0;
+}
+
 static int lay_out(struct timeline *tl)
 {
 	size_t n = tl->nr_th, nsamples = 0, at = 0, ns = 0;
@@ -849,7 +1027,8 @@ static int lay_out(struct timeline *tl)
 	free(tl->ev);
 	tl->ev = NULL;
 	tl->nr_ev = tl->cap_ev = 0;
-	return lay_wakes(tl);
+	err = group_crits(tl);
+	return err ? err : lay_wakes(tl);
 }
 
 static void notes(const struct timeline *tl, const struct msg_sink *ms)
@@ -862,6 +1041,9 @@ static void notes(const struct timeline *tl, const struct msg_sink *ms)
 	if (tl->info.overlaps)
 		msg__say(ms, MSG_NOTE, "%" PRIu64 " waits left out: they lay inside another wait of their thread",
 			 tl->info.overlaps);
+	if (tl->info.crit_bad)
+		msg__say(ms, MSG_WARNING, "%" PRIu64 " critical paths whose pieces do not tile their wait",
+			 tl->info.crit_bad);
 	if (tl->info.unjoined)
 		msg__say(ms, MSG_NOTE, "%" PRIu64 " %s samples without their %s sample, left out",
 			 tl->info.unjoined, OFFCPU_WAKEUP_EVENT_NAME, OFFCPU_EVENT_NAME);
@@ -897,6 +1079,14 @@ int timeline__read(const struct report_opts *o, const struct msg_sink *ms, struc
 		ret = -EINVAL;
 		goto cleanup;
 	}
+	if (chains_possible(tl->s)) {
+		tl->chains = chains__new(tl->s, o->keep_sched_frames, o->max_stack);
+		if (!tl->chains) {
+			ret = -ENOMEM;
+			goto cleanup;
+		}
+		tl->info.chains = true;
+	}
 	tl->info.sched_delay = session__event(tl->s, OFFCPU_SCHED_DELAY_EVENT_NAME) >= 0;
 	tl->info.wakeups = session__event(tl->s, OFFCPU_WAKEUP_EVENT_NAME) >= 0;
 	wk.o = *o;
@@ -910,7 +1100,9 @@ int timeline__read(const struct report_opts *o, const struct msg_sink *ms, struc
 	counters(tl);
 	if (tl->cpu_event >= 0)
 		tl->info.cpu_event = perf_reader__attr(session__reader(tl->s), tl->cpu_event)->name;
-	ret = resolve_wakers(tl);
+	ret = tl->chains ? crit_paths(tl) : 0;
+	if (!ret)
+		ret = resolve_wakers(tl);
 	if (!ret)
 		ret = order_threads(tl);
 	if (!ret)
@@ -951,6 +1143,10 @@ void timeline__free(struct timeline *tl)
 	free(tl->wakes_by_off);
 	free(tl->is_sched);
 	free(tl->cache);
+	chains__free(tl->chains);
+	free(tl->crit);
+	free(tl->crits);
+	free(tl->crit_off);
 	free(tl);
 }
 
@@ -992,6 +1188,12 @@ const struct tl_summed *timeline__summed(const struct timeline *tl, uint32_t i, 
 {
 	*n = tl->summed_off[i + 1] - tl->summed_off[i];
 	return tl->summed + tl->summed_off[i];
+}
+
+const struct tl_crit *timeline__critical(const struct timeline *tl, uint32_t i, size_t *n)
+{
+	*n = tl->crit_off[i + 1] - tl->crit_off[i];
+	return tl->crits + tl->crit_off[i];
 }
 
 const uint32_t *timeline__wakes_by(const struct timeline *tl, uint32_t i, size_t *n)

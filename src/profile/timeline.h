@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/chains.h"
 #include "profile/report_opts.h"
 #include "session/session.h"
 #include "util/msg.h"
@@ -104,6 +105,25 @@ struct tl_wake {
 };
 #define TL_NO_THREAD UINT32_MAX
 
+/*
+ * The critical path of a wait (profile/chains.h; recordings made with
+ * --chains, or --wakeups --off-cpu-thresh 0): the wait itself
+ * (TL_CRIT_WAIT), then the pieces its time is made of, in time order,
+ * tiling it: whose time each was (the sleeper's waker, its waker's...),
+ * what it was (on CPU, waiting for a CPU, asleep until a timer...) and
+ * the stack there.
+ */
+#define TL_CRIT_WAIT 0xff
+struct tl_crit {
+	uint64_t start, end;
+	uint32_t thread;      /* the piece's thread (the wait's: the sleeper); TL_NO_THREAD unknown */
+	uint32_t stack;       /* its stack there (the wait's: where it blocked) */
+	uint8_t kind;         /* enum chain_seg_kind, or TL_CRIT_WAIT */
+	uint8_t depth;        /* hops from the sleeper */
+	char state;           /* TL_CRIT_WAIT: 'S' or 'D' */
+	bool sampled;         /* on CPU: the stack is a CPU sample's (else the one at the wakeup) */
+};
+
 struct tl_thread {
 	uint32_t pid, tid;
 	const char *comm;     /* its last name */
@@ -125,13 +145,19 @@ struct tl_info {
 	uint64_t lost;             /* samples the recording says it lost (LOST records, drops) */
 	uint64_t overlaps;         /* waits left out: they overlapped another of their thread */
 	uint64_t unjoined;         /* wakeup samples without their off-CPU sample */
+	bool chains;               /* critical paths analysed (record --chains, or --wakeups --off-cpu-thresh 0) */
+	uint64_t crit_waits;       /* waits of --chain-min or more analysed */
+	uint64_t crit_bad;         /* walks whose pieces did not tile their wait (none, unless the analysis is wrong) */
 };
 
 /*
  * Read o->input into a timeline: samples that pass the filters (--pid,
  * --tid, --comm, --cpu as report; --time cuts the timeline rather than
  * selecting samples by their time), stacks trimmed of the scheduler's
- * frames as report does (o->keep_sched_frames, o->max_stack). The caller
+ * frames as report does (o->keep_sched_frames, o->max_stack); with a
+ * recording that lets profile/chains.h follow waits through their wakers,
+ * the critical path of each wait of o->chain_min_ns or more, as report
+ * --chains selects them. The caller
  * owns *tp. 0, or a negative errno with a message in err (empty when it
  * is only "out of memory"); notes to ms.
  */
@@ -149,6 +175,8 @@ const struct tl_thread *timeline__thread(const struct timeline *tl, uint32_t i);
 const struct tl_slice *timeline__slices(const struct timeline *tl, uint32_t i, size_t *n);
 const struct tl_sample *timeline__samples(const struct timeline *tl, uint32_t i, size_t *n);
 const struct tl_summed *timeline__summed(const struct timeline *tl, uint32_t i, size_t *n);
+/* The critical paths of thread i's waits: each wait, then its pieces. */
+const struct tl_crit *timeline__critical(const struct timeline *tl, uint32_t i, size_t *n);
 /* The wakeups thread i made inside the window, in time order: indexes for timeline__wake(). */
 const uint32_t *timeline__wakes_by(const struct timeline *tl, uint32_t i, size_t *n);
 const struct tl_wake *timeline__wake(const struct timeline *tl, uint32_t idx);

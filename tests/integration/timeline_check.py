@@ -196,28 +196,32 @@ class Trace:
             check(s is None or s in self.da_strs, "packet %d: annotation value not interned" % i)
 
     def make_slices(self):
-        """Per track, slices (begin, end, event) in order; instants as slices of no duration."""
+        """Per track, slices (begin, end, event, depth) in order of their begin; instants as
+        slices of no duration. A slice begun inside another is its child (depth + 1)."""
         open_, out = {}, {}
         for ts, i, track, te in self.events:
             t = one(te, 'type')
+            stack = open_.setdefault(track, [])
             if t == 'TYPE_SLICE_BEGIN':
-                check(track not in open_, "track %s: a slice begins at %d inside another" % (track, ts))
-                open_[track] = (ts, te)
+                s = {'begin': ts, 'end': None, 'ev': te, 'depth': len(stack)}
+                out.setdefault(track, []).append(s)
+                stack.append(s)
             elif t == 'TYPE_SLICE_END':
-                if check(track in open_, "track %s: a slice ends at %d without a begin" % (track, ts)):
-                    b, bte = open_.pop(track)
-                    out.setdefault(track, []).append({'begin': b, 'end': ts, 'ev': bte})
+                if check(stack, "track %s: a slice ends at %d without a begin" % (track, ts)):
+                    stack.pop()['end'] = ts
             elif t == 'TYPE_INSTANT':
-                out.setdefault(track, []).append({'begin': ts, 'end': ts, 'ev': te, 'instant': True})
-        check(not open_, "slices never ended on tracks %s" % sorted(open_))
+                out.setdefault(track, []).append({'begin': ts, 'end': ts, 'ev': te, 'instant': True,
+                                                  'depth': len(stack)})
+        check(not any(open_.values()), "slices never ended on tracks %s" % sorted(k for k, v in open_.items() if v))
         for track, sl in out.items():
-            prev = None
+            prev = {}
             for s in sl:
-                if s.get('instant'):
+                if s.get('instant') or s['end'] is None:
                     continue
-                check(prev is None or s['begin'] >= prev['end'],
+                p = prev.get(s['depth'])
+                check(p is None or s['begin'] >= p['end'],
                       "track %s: slice at %d overlaps the one before" % (track, s['begin']))
-                prev = s
+                prev[s['depth']] = s
         return out
 
     def name(self, ev):
@@ -403,6 +407,47 @@ def narrow(tr, w, start, end):
                 % (w['sleeper'], len(sl), (p['end'] - p['begin']) / 1e6, (whole or 0) / 1e6))
 
 
+def chains(tr, w):
+    """The critical path of the sleeper's pipe wait (a recording with --chains)."""
+    uuid, _ = tr.thread_track(w['sleeper'])
+    crit = [u for u, td in tr.tracks.items()
+            if one(td, 'parent_uuid') == uuid and one(td, 'name') == 'tl-sleeper %d: critical path' % w['sleeper']]
+    if not check(len(crit) == 1, "no 'critical path' track beside the sleeper's"):
+        return
+    sl = tr.slices.get(crit[0], [])
+    waits = [s for s in sl if s['depth'] == 0 and 'tl_wait_pipe' in tr.stack_names(s['ev'])]
+    if not check(len(waits) == 1 and tr.name(waits[0]['ev']).startswith('critical path of S '),
+                 "critical path: %d waits in tl_wait_pipe (%s)" % (len(waits), [tr.name(s['ev']) for s in waits])):
+        return
+    wt = waits[0]
+    near(wt['end'] - wt['begin'], w['write'] - w['block'], "critical path: the pipe wait")
+    pieces = [s for s in sl if s['depth'] == 1 and wt['begin'] <= s['begin'] and s['end'] <= wt['end']]
+    tiled = bool(pieces) and pieces[0]['begin'] == wt['begin'] and pieces[-1]['end'] == wt['end'] and \
+        all(a['end'] == b['begin'] for a, b in zip(pieces, pieces[1:]))
+    check(tiled, "critical path: the pieces do not tile the wait")
+
+    def piece(role, depth, want, fn):
+        name = 'tl-%s %d: [timer]' % (role, w[role])
+        got = [s for s in pieces if tr.name(s['ev']) == name]
+        if not check(len(got) == 1, "critical path: %d pieces '%s' (%s)" % (len(got), name, [tr.name(s['ev']) for s in pieces])):
+            return None
+        g = got[0]
+        near(g['end'] - g['begin'], want, "critical path: %s" % name)
+        check(tr.args(g['ev']).get('hops from the sleeper') == depth,
+              "critical path: %s %s hops from the sleeper, want %d" % (name, tr.args(g['ev']).get('hops from the sleeper'), depth))
+        check(fn in tr.stack_names(g['ev']) and 'tl_call_nanosleep' in tr.stack_names(g['ev']),
+              "critical path: %s's stack %s" % (name, tr.stack_names(g['ev'])))
+        return g
+    sp = piece('spinner', 2, w['spin_start'] - w['block'], 'spinner')
+    wr = piece('writer', 1, w['write'] - w['spin_start'], 'writer')
+    if sp and wr:
+        check(sp['end'] <= wr['begin'], "critical path: the spinner's sleep after the writer's")
+        measure("critical path of the pipe wait (%.3f ms): %d pieces tiling it; the spinner's sleep %.3f ms "
+                "(2 hops: writer, spinner), then the writer's %.3f ms (1 hop), each until a timer"
+                % ((wt['end'] - wt['begin']) / 1e6, len(pieces), (sp['end'] - sp['begin']) / 1e6,
+                   (wr['end'] - wr['begin']) / 1e6))
+
+
 def main():
     mode, path, wpath = sys.argv[1:4]
     tr = Trace(open(path, encoding='utf-8').read())
@@ -412,7 +457,7 @@ def main():
     if mode == 'narrow':
         narrow(tr, w, int(sys.argv[4]), int(sys.argv[5]))
     else:
-        {'exact': exact, 'partial': partial}[mode](tr, w)
+        {'exact': exact, 'partial': partial, 'chains': chains}[mode](tr, w)
     sys.exit(1 if failures else 0)
 
 
