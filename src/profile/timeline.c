@@ -744,14 +744,19 @@ static int lay_gaps(struct timeline *tl, size_t first, const struct tl_thread *t
 	return err;
 }
 
-/* A thread's life inside the recording's window, stretched over its waits and samples. */
+/*
+ * A thread's life inside the recording's window, stretched over its waits
+ * and samples. A thread whose first wait is the one of its creation (a
+ * run-queue wait after the wakeup of a new task) begins there: between
+ * its FORK record and that wakeup its maker was still making it.
+ */
 static void thread_life(const struct timeline *tl, struct tl_thread *t, const struct ev *ev, size_t n,
 			const struct tl_slice *sl, size_t nsl)
 {
 	uint64_t s = t->start && t->start > tl->info.start ? t->start : tl->info.start;
 	uint64_t e = t->end && t->end < tl->info.end ? t->end : tl->info.end;
 
-	if (nsl && sl[0].start < s)
+	if (nsl && (sl[0].start < s || (sl[0].kind == TL_RUNQ && sl[0].state == 'N')))
 		s = sl[0].start;
 	if (nsl && sl[nsl - 1].end > e)
 		e = sl[nsl - 1].end;
