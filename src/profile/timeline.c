@@ -864,7 +864,7 @@ static int lay_wakes(struct timeline *tl)
 
 /* ---- --time ---- */
 
-/* Keep what overlaps the window [tl->info.start, end], cut at its edges. */
+/* Keep what overlaps the window [tl->info.start, end] (the recording's, or --time's), cut at its edges. */
 static void clip(struct timeline *tl)
 {
 	uint64_t ws = tl->info.start, we = tl->info.end;
@@ -1118,8 +1118,7 @@ int timeline__read(const struct report_opts *o, const struct msg_sink *ms, struc
 		tl->info.start = o->time_start;
 	if (o->time_end && o->time_end < tl->info.end)
 		tl->info.end = o->time_end > tl->info.start ? o->time_end : tl->info.start;
-	if (o->time_start || o->time_end)
-		clip(tl);
+	clip(tl); /* to --time, and to the recording (a wait of record --chains may begin before it) */
 	notes(tl, ms);
 	*tp = tl;
 	return 0;

@@ -61,7 +61,7 @@ enum tl_kind {
 #define TL_TO_STOP      0x04 /* the wait was still going when the recording stopped */
 #define TL_MAY_RUNQ     0x08 /* on-CPU: run-queue waits were not recorded one by one */
 #define TL_MAY_WAIT     0x10 /* on-CPU: may hold off-CPU waits summed or not measured */
-#define TL_CUT          0x20 /* cut by --time: the slice went on beyond it */
+#define TL_CUT          0x20 /* cut at the window's edge (--time): the slice went on beyond it */
 
 struct tl_slice {
 	uint64_t start, end;  /* ns, CLOCK_MONOTONIC as the samples' times */
