@@ -12,6 +12,10 @@
 #      run-queue wait, the spinner on CPU through its hold, CPU samples in
 #      tl_run_after; and the trace's form (no field unknown to the schema,
 #      interned ids defined, slices paired and not overlapping);
+#      Recorded with --chains too: the critical path of the pipe wait on a
+#      track beside the sleeper's, its pieces tiling the wait, the
+#      spinner's 80 ms sleep (two hops back: writer, then spinner) and the
+#      writer's 100 ms one (one hop) among them, each ended by a timer;
 #   2. recorded with --off-cpu-thresh 100 and no --sched-delay: the pipe
 #      wait placed at the switch-in and said so, the naps summed as
 #      instants beside the thread, the stretches between waits named for
@@ -59,6 +63,13 @@ measure "$(tail -1 "$TESTDIR/timeline.err")"
 decode "$TESTDIR/x.pftrace" "$TESTDIR/x.txt"
 TLCHECK exact "$TESTDIR/x.txt" "$TESTDIR/x.json" || fail "timeline_check.py exact"
 
+# 1b. recorded with --chains: each wait followed through its wakers
+record -q -o "$TESTDIR/c.data" --chains -- \
+	"$WORKLOADS/tlorder-nofp" -j "$TESTDIR/c.json" || fail "offcpu record --chains exited $?"
+timeline "$TESTDIR/c.pftrace" -i "$TESTDIR/c.data"
+decode "$TESTDIR/c.pftrace" "$TESTDIR/c.txt"
+TLCHECK chains "$TESTDIR/c.txt" "$TESTDIR/c.json" || fail "timeline_check.py chains"
+
 # 2. waits under 100 ms summed, run-queue waits not recorded
 record -q -o "$TESTDIR/p.data" --off-cpu-thresh 100 -- \
 	"$WORKLOADS/tlorder-nofp" -j "$TESTDIR/p.json" || fail "offcpu record (--off-cpu-thresh 100) exited $?"
@@ -104,9 +115,10 @@ measure "artifacts: $ARTIFACTS/timeline-tlorder.{pftrace,speedscope.json}, timel
 
 # 5. the sanitized build: no report, the same bytes
 if [ -x "${OFFCPU_SAN:-}" ]; then
-	for f in x.pftrace p.pftrace x.speedscope.json; do
+	for f in x.pftrace p.pftrace c.pftrace x.speedscope.json; do
 		case $f in
 		p.*) in=p.data ;;
+		c.*) in=c.data ;;
 		*) in=x.data ;;
 		esac
 		fmt=perfetto
@@ -117,5 +129,5 @@ if [ -x "${OFFCPU_SAN:-}" ]; then
 		! grep -E 'runtime error|Sanitizer' "$TESTDIR/san.err" || fail "a sanitizer report ($f)"
 		cmp -s "$TESTDIR/san.$f" "$TESTDIR/$f" || fail "the sanitized build wrote another $f"
 	done
-	measure "ASan+UBSan build: the same three files, byte for byte"
+	measure "ASan+UBSan build: the same four files, byte for byte"
 fi
