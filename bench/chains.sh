@@ -45,6 +45,7 @@ trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "chains.sh: needs root (offcpu record loads BPF)" >&2; exit 1; }
 [ -x "$OFFCPU" ] || { echo "chains.sh: $OFFCPU not built" >&2; exit 1; }
 
+mb() { stat -c %s "$1" | awk '{printf "%.1f", $1 / 1e6}'; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
 sizes() {
@@ -59,12 +60,11 @@ sizes() {
 	echo
 	echo "| recording | file | offcpu-switch records | bytes per benchmark switch | at 100 000 switches/s |"
 	echo "|---|---|---|---|---|"
-	printf '| defaults | %.2f MB | | %.1f | %.2f MB/s |\n' "$(echo "$d / 1e6" | bc -l)" \
-		"$(echo "$d / $sw" | bc -l)" "$(echo "$d / $sw * 100000 / 1e6" | bc -l)"
-	printf '| --chains | %.2f MB | %d (80 bytes each) | %.1f | %.2f MB/s |\n' "$(echo "$c / 1e6" | bc -l)" \
-		"$n" "$(echo "$c / $sw" | bc -l)" "$(echo "$c / $sw * 100000 / 1e6" | bc -l)"
-	printf '| --chains, its own part | %.2f MB | | %.1f | %.2f MB/s |\n' "$(echo "($c - $d) / 1e6" | bc -l)" \
-		"$(echo "($c - $d) / $sw" | bc -l)" "$(echo "($c - $d) / $sw * 100000 / 1e6" | bc -l)"
+	awk -v d="$d" -v c="$c" -v n="$n" -v sw="$sw" 'BEGIN {
+		printf "| defaults | %.2f MB | | %.1f | %.2f MB/s |\n", d / 1e6, d / sw, d / sw * 1e5 / 1e6
+		printf "| --chains | %.2f MB | %d (80 bytes each) | %.1f | %.2f MB/s |\n", c / 1e6, n, c / sw, c / sw * 1e5 / 1e6
+		printf "| --chains, its own part | %.2f MB | | %.1f | %.2f MB/s |\n", (c - d) / 1e6, (c - d) / sw, (c - d) / sw * 1e5 / 1e6
+	}'
 	echo
 }
 
@@ -109,10 +109,10 @@ pg() {
 	echo "|---|---|---|---|---|"
 	printf '| offcpu record (defaults) | %.0f | %.0f | %.2f× | %.1f MB |\n' \
 		"$(printf '%s\n' "${alone[@]}" | median)" "$(printf '%s\n' "${defs[@]}" | median)" \
-		"$(printf '%s\n' "${dratios[@]}" | median)" "$(echo "$(stat -c %s "$OUT/pgd.data") / 1e6" | bc -l)"
+		"$(printf '%s\n' "${dratios[@]}" | median)" "$(mb "$OUT/pgd.data")"
 	printf '| offcpu record --chains | %.0f | %.0f | %.2f× | %.1f MB |\n' \
 		"$(printf '%s\n' "${alone[@]}" | median)" "$(printf '%s\n' "${chains[@]}" | median)" \
-		"$(printf '%s\n' "${ratios[@]}" | median)" "$(echo "$(stat -c %s "$OUT/pg.data") / 1e6" | bc -l)"
+		"$(printf '%s\n' "${ratios[@]}" | median)" "$(mb "$OUT/pg.data")"
 	echo
 }
 
@@ -129,7 +129,7 @@ analysis() {
 	local f=$OUT/a.data n
 	"$OFFCPU" record -q -a --chains -d "$DURATION" -o "$f" || return 1
 	n=$("$OFFCPU" script -i "$f" -e offcpu-switch 2>/dev/null | grep -c offcpu-switch)
-	echo "\`offcpu record -a --chains -d $DURATION\` of this machine: $(echo "$(stat -c %s "$f") / 1e6" | bc -l | xargs printf '%.0f') MB, $n waits ($((n / DURATION))/s)"
+	echo "\`offcpu record -a --chains -d $DURATION\` of this machine: $(mb "$f") MB, $n waits ($((n / DURATION))/s)"
 	echo
 	echo "| analysis | wall, peak RSS |"
 	echo "|---|---|"
