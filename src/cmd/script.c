@@ -28,6 +28,7 @@ static void usage(FILE *f)
 		"  recorded, the scheduler's frames of off-CPU samples included (as perf\n"
 		"  script prints them; report and flamegraph leave them out).\n"
 		"      --max-stack N       the N innermost frames of each callchain\n"
+		"      --no-demangle       C++ and Rust names as the binary has them\n"
 		"      --chains            instead, each wait report --chains analyses (waits of\n"
 		"                          --chain-min MS or more, default 1) and its segments,\n"
 		"                          one tab-separated line each, times in ns\n");

@@ -527,7 +527,8 @@ static void threads_index(struct chains *c)
 			t->pub.target = c->waits[k].flags & CHAIN_WAIT_TARGET;
 		t->pub.from = c->file_first;
 		t->pub.to = c->file_last;
-		if (session__thread(c->s, t->pub.tid, &sth)) {
+		/* threads are keyed by tid here: its latest life (no start matches ~0) */
+		if (session__thread(c->s, t->pub.tid, UINT64_MAX, &sth)) {
 			if (sth.fork_time > t->pub.from && sth.fork_time <= t->first_time)
 				t->pub.from = sth.fork_time;
 			if (!t->pub.comm)

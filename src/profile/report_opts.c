@@ -17,6 +17,7 @@ void report_opts__init(struct report_opts *o)
 	o->by = -1;
 	o->limit = 30;
 	o->chain_min_ns = -1;
+	o->thread_sort = -1;
 }
 
 void report_opts__free(struct report_opts *o)

@@ -526,7 +526,8 @@ static int order_threads(struct timeline *tl)
 		by[i]->order = (uint32_t)i;
 		tl->th[i] = by[i]->t;
 		tl->th[i].comm = session__comm(tl->s, by[i]->comm_id);
-		if (session__thread(tl->s, by[i]->t.tid, &st) && st.pid == by[i]->t.pid) {
+		/* threads are keyed by (pid, tid) here: its latest life (no start matches ~0) */
+		if (session__thread(tl->s, by[i]->t.tid, UINT64_MAX, &st) && st.pid == by[i]->t.pid) {
 			tl->th[i].start = st.fork_time;
 			tl->th[i].end = st.exit_time;
 		}
