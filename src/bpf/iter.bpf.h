@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The waits in progress at the start and the stop of a recording: the
- * task iterators offcpu_start and offcpu_stop and their helpers, included
- * by offcpu.bpf.c after the switch path, whose state (task storage,
- * `starts`, interval_unclosed) they read; "waits in progress" there says
- * how the two halves meet. Run once each from user space
- * (record/offcpu_bpf.c, offcpu_bpf__start and __stop), never on the hot
- * path.
+ * The task iterators, included by offcpu.bpf.c after its programs, whose
+ * state (task storage, `starts`, the accumulators) and steps
+ * (interval_unclosed, sum_add) they use: the waits in progress at the
+ * start and the stop of a recording (offcpu_start, offcpu_stop; "waits in
+ * progress" in offcpu.bpf.c says how the two halves meet), each run once,
+ * and the flush of the tasks' accumulators at every drain (offcpu_flush).
+ * Run from user space (record/offcpu_bpf.c), never on the hot path.
  */
 #ifndef OFFCPU_ITER_BPF_H
 #define OFFCPU_ITER_BPF_H
@@ -45,11 +45,12 @@ static __always_inline bool wanted_task(struct task_struct *p)
 }
 
 /*
- * p's user stack into s by its frame pointers, as ustack_walk, for a task
- * that is not current: its registers as saved at its entry to the kernel,
- * its memory read through its own mm (a sleepable program only).
+ * p's user stack into stack[] by its frame pointers (its number of frames),
+ * as ustack_fp, for a task that is not current: its registers as saved at
+ * its entry to the kernel, its memory read through its own mm (a sleepable
+ * program only).
  */
-static __always_inline void ustack_walk_task(struct task_struct *p, struct offcpu_sample *s)
+static __always_inline __u32 ustack_walk_task(struct task_struct *p, __u64 *stack)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
 	struct offcpu_uframe f;
@@ -58,9 +59,9 @@ static __always_inline void ustack_walk_task(struct task_struct *p, struct offcp
 
 	if (!regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS) {
 		drop(OFFCPU_DROP_USTACK);
-		return;
+		return 0;
 	}
-	s->stack[0] = BPF_CORE_READ(regs, ip);
+	stack[0] = BPF_CORE_READ(regs, ip);
 	fp = BPF_CORE_READ(regs, bp);
 	for (i = 1; i < OFFCPU_MAX_STACK; i++) {
 		if (fp < 4096 || fp > OFFCPU_USER_MAX - sizeof(f))
@@ -69,10 +70,37 @@ static __always_inline void ustack_walk_task(struct task_struct *p, struct offcp
 			break;
 		if (f.ret < 4096)
 			break;
-		s->stack[i] = f.ret;
+		stack[i] = f.ret;
 		fp = f.next;
 	}
-	s->ulen = i;
+	return i;
+}
+
+/* take_stacks for a task p that is not current (its stacks sent, as ids). */
+static __always_inline void take_task_stacks(struct task_struct *p, struct offcpu_who *who)
+{
+	__u32 slot = OFFCPU_HOOK_ITER;
+	struct offcpu_stack *st = bpf_map_lookup_elem(&stack_scratch, &slot);
+	long n;
+
+	who->cgroup = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+	who->ustack = 0;
+	who->kstack = 0;
+	if (!st)
+		return;
+	if (want_ustack && p->mm) {
+		st->nr = ustack_walk_task(p, st->frames);
+		who->ustack = stack_announce(st);
+	}
+	if (want_kstack) {
+		n = bpf_get_task_stack(p, st->frames, sizeof(st->frames), 0);
+		if (n > 0) {
+			st->nr = n / 8;
+			who->kstack = stack_announce(st);
+		} else {
+			drop(OFFCPU_DROP_KSTACK);
+		}
+	}
 }
 
 /*
@@ -108,7 +136,6 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	struct offcpu_task *t;
 	__u32 state, kind = 0;
 	__u64 pcount;
-	long n;
 
 	note_time(&rec_start, &rec_start_mono);
 	if (!p || !wanted_task(p))
@@ -136,25 +163,12 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	st->kind = kind;
 	st->pcount = pcount;
 	st->run_delay = p->sched_info.run_delay;
-	st->s.pid = p->tgid;
-	st->s.tid = p->pid;
-	st->s.start_time = p->start_time;
-	st->s.state = state ? state : OFFCPU_STATE_OTHER;
+	who_init(&st->who, p);
+	st->state = state ? state : OFFCPU_STATE_OTHER;
 	if (kind == OFFCPU_START_QUEUED)
-		st->s.state = 0;
-	st->s.cgroup = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
-	st->s.ulen = 0;
-	st->s.klen = 0;
-	if (want_ustack && p->mm)
-		ustack_walk_task(p, &st->s);
-	if (want_kstack) {
-		n = bpf_get_task_stack(p, &st->s.stack[OFFCPU_MAX_STACK], OFFCPU_MAX_STACK * 8, 0);
-		if (n > 0)
-			st->s.klen = n / 8;
-		else
-			drop(OFFCPU_DROP_KSTACK);
-	}
-	t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		st->state = 0;
+	take_task_stacks(p, &st->who);
+	t = task_of(p, true);
 	if (!t) {
 		drop(OFFCPU_DROP_TASK_STORAGE);
 		return 0;
@@ -170,29 +184,36 @@ int offcpu_start(struct bpf_iter__task *ctx)
 }
 
 /*
- * A wait that ran from `from` to `to` (run-queue clock), written at the
- * stop as a direct sample (the samples' time: the stop) to user space.
+ * A wait of `who` in `state` that ran from `from` to `to` (run-queue
+ * clock), written at the stop as a direct sample (the samples' time: the
+ * stop) to user space. Written again, as the same, if the iterator shows
+ * this task again (its output did not fit: bpf_seq_read's retry).
  */
 static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
-				      struct offcpu_sample *s, __u32 state, __u64 from, __u64 to)
+				      const struct offcpu_who *who, __u32 state, __u64 from, __u64 to)
 {
+	struct offcpu_sample s;
+
 	if (!(state & OFFCPU_SCHED_DELAY) && !block_time_kept(to > from ? to - from : 0))
 		return; /* -m/-M, on the part inside the recording */
-	s->state = state;
-	s->time = rec_stop_mono;
-	s->period = to > from ? to - from : 0;
-	s->count = 1;
-	s->cpu = BPF_CORE_READ(p, thread_info.cpu);
-	bpf_seq_write(seq, s, sizeof(*s));
+	__builtin_memset(&s, 0, sizeof(s));
+	s.kind = OFFCPU_REC_SAMPLE;
+	s.k.who = *who;
+	s.k.state = state;
+	s.v.time = rec_stop_mono;
+	s.v.period = to > from ? to - from : 0;
+	s.v.count = 1;
+	s.v.cpu = BPF_CORE_READ(p, thread_info.cpu);
+	bpf_seq_write(seq, &s, sizeof(s));
 }
 
 /*
- * The stop, the programs detached: every wait still open ends at the stop
+ * The stop, the programs stopped: every wait still open ends at the stop
  * and is written to user space (bpf_seq_write: as many as there are, none
  * lost). A task woken but not yet running ends its off-CPU interval at its
  * wakeup; its wait for a CPU is then the one in progress. A wait whose task
  * ran since (its switch-in unseen) is ended as interval_unclosed does, on
- * the ring buffer.
+ * the ring buffer and in the sums.
  */
 SEC("iter/task")
 int offcpu_stop(struct bpf_iter__task *ctx)
@@ -200,7 +221,7 @@ int offcpu_stop(struct bpf_iter__task *ctx)
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *p = ctx->task;
 	struct offcpu_start *st = NULL;
-	struct offcpu_delay *d;
+	struct offcpu_run r = {};
 	struct offcpu_task *t;
 	__u64 pcount, queued, wake;
 	__u32 state;
@@ -211,48 +232,86 @@ int offcpu_stop(struct bpf_iter__task *ctx)
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (!t)
 		return 0;
+	r.now = rec_stop_mono;
+	r.clk = rec_stop;
+	r.half = sum_active & 1;
+	r.cpu = bpf_get_smp_processor_id();
 	pcount = p->sched_info.pcount;
 	/* on a run queue since then (woken or preempted), 0 when not */
 	queued = p->sched_info.last_queued;
 	if (t->start_pending)
 		st = bpf_task_storage_get(&starts, p, 0, 0);
 	if ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount))
-		interval_unclosed(t, p, rec_stop_mono);
+		interval_unclosed(t, p, &r);
 	if (t->start_pending && st) {
 		bool woken = queued >= rec_start && queued < rec_stop;
 
-		state = st->s.state;
+		state = st->state;
 		if (st->kind == OFFCPU_START_QUEUED) {
-			stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
+			stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
 					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
 		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
-			stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
+			stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
 				  rec_start, rec_stop);
 		} else if (woken) {
 			if (st->kind == OFFCPU_START_SLEEP)
-				stop_emit(seq, p, &st->s, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
+				stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
 			if (want_sched_delay)
-				stop_emit(seq, p, &st->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+				stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
 					  queued, rec_stop);
 		}
 	}
 	if (t->ts_out) {
-		state = t->s.state;
+		state = t->state;
 		wake = t->ts_wake ? t->ts_wake : queued;
 		if (wake >= t->ts_out && wake < rec_stop) {
-			stop_emit(seq, p, &t->s, state, t->ts_out, wake);
+			stop_emit(seq, p, &t->who, state, t->ts_out, wake);
 			if (want_sched_delay)
-				stop_emit(seq, p, &t->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+				stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
 					  wake, rec_stop);
 		} else {
-			stop_emit(seq, p, &t->s, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+			stop_emit(seq, p, &t->who, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
 		}
+	} else if (want_sched_delay && t->ts_queued) {
+		stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | t->delay_state,
+			  t->ts_queued, rec_stop);
 	}
-	if (want_sched_delay) {
-		d = bpf_task_storage_get(&delays, p, 0, 0);
-		if (d && d->ts_queued)
-			stop_emit(seq, p, &d->s, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | d->s.state,
-				  d->ts_queued, rec_stop);
+	return 0;
+}
+
+/*
+ * A drain's flush, run by user space after the grace period that follows
+ * the switch of halves (or, at the stop, after the programs stopped): the
+ * accumulators of the half drained (flush_half; both when stopped) go to
+ * that half's sum map, which user space reads next. The exchange takes
+ * each from its task's exit, which may flush it too. Writes nothing to
+ * user space: shown again (bpf_seq_read's retry), it finds them empty.
+ */
+SEC("iter/task")
+int offcpu_flush(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct offcpu_task *t;
+	__u32 half = flush_half & 1;
+
+	if (!p)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (!t)
+		return 0;
+	for (__u32 i = 0; i < 4; i++) {
+		struct offcpu_acc *a = &t->acc[i];
+		struct offcpu_sum v;
+		__u64 n;
+
+		if (!a->v.count || (!stopped && (i & 1) != half))
+			continue;
+		n = __sync_lock_test_and_set(&a->v.count, 0);
+		if (!n)
+			continue;
+		v = a->v;
+		v.count = n;
+		sum_add(half, &a->k, &v);
 	}
 	return 0;
 }

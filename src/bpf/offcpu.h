@@ -59,17 +59,16 @@ enum offcpu_loss {
 	X(USTACK, "drop.ustack_failed", "user stack unreadable", OFFCPU_LOSS_PART)              \
 	/* kernel stack could not be read (kept, empty) */                                      \
 	X(KSTACK, "drop.kstack_failed", "kernel stack unreadable", OFFCPU_LOSS_PART)            \
+	/* a new stack's frames not sent (ring buffer full): samples keep it empty */           \
+	X(STACK_LOST, "drop.stack_lost", "stacks lost (ring buffer full)", OFFCPU_LOSS_PART)     \
 	/* no task storage: interval not measured */                                            \
 	X(TASK_STORAGE, "drop.task_storage", "task storage unavailable", OFFCPU_LOSS_OFFCPU)    \
 	/* exit map full: summed sample timed at drain */                                       \
 	X(EXITS_FULL, "drop.exits_full", "exit map full", OFFCPU_LOSS_DATA)                     \
 	/* neither switch-in nor wakeup seen: interval lost */                                  \
 	X(UNCLOSED, "drop.unclosed", "interval end not seen", OFFCPU_LOSS_DATA)                 \
-	/* --wakeups: the interval is kept, without (part of) its waker */                      \
-	/* no task storage for the waker */                                                     \
-	X(WAKER_STORAGE, "drop.waker_storage", "waker storage unavailable", OFFCPU_LOSS_WAKEUP) \
-	/* ring buffer or wakeup sum map full */                                                \
-	X(WAKER_LOST, "drop.waker_lost", "waker lost (buffer or wakeup sum map full)",          \
+	/* --wakeups: an interval lost with its waker (counted above too): the waker's sample */ \
+	X(WAKER_LOST, "drop.waker_lost", "waker lost (ring buffer or sum map full)",             \
 	  OFFCPU_LOSS_WAKEUP)                                                                   \
 	/* waker's user stack unreadable (kept, empty) */                                       \
 	X(WAKER_USTACK, "drop.waker_ustack_failed", "waker user stack unreadable",              \
@@ -137,65 +136,127 @@ enum offcpu_stat {
 #undef OFFCPU_STAT_ENUM
 
 /*
+ * The records of the `events` ring buffer, each starting with its kind: a
+ * stack, sent once before any sample refers to it by its id, and samples.
+ */
+enum offcpu_rec_kind {
+	OFFCPU_REC_STACK = 1,
+	OFFCPU_REC_SAMPLE = 2,
+};
+
+/*
+ * A stack, innermost frame first: user frames (from the user registers
+ * at kernel entry, or where a sample interrupted) or kernel frames. Its id
+ * is a hash of its frames (stack_hash in offcpu.bpf.c), never 0: samples,
+ * sums and the per-task state carry the 8-byte id, and user space keeps
+ * the frames of every id it was sent (only the first nr frames travel).
+ * 0 stands for no stack.
+ */
+struct offcpu_stack {
+	__u32 kind; /* OFFCPU_REC_STACK */
+	__u32 nr;
+	__u64 id;
+	__u64 frames[OFFCPU_MAX_STACK];
+};
+
+#define OFFCPU_STACK_HDR_SIZE 16
+
+/*
+ * Who was where: a task's identity and the stacks it was in (a sleeper at
+ * its switch-out, a waker at its sched_waking).
+ */
+struct offcpu_who {
+	__u32 pid; /* thread group id */
+	__u32 tid;
+	__u64 start_time; /* task->start_time: tells reused tids apart */
+	__u64 cgroup;     /* cgroup v2 id */
+	__u64 ustack;     /* stack ids (struct offcpu_stack), 0: none */
+	__u64 kstack;
+};
+
+/*
+ * What an off-CPU (or sched-delay) sample counts: the key of the in-kernel
+ * sums. state: OFFCPU_STATE_* and the flags above (OFFCPU_WAKER: waker
+ * set); gen: the task's execs and renames seen, so that the sums of each
+ * image and name stay apart.
+ */
+struct offcpu_sum_key {
+	struct offcpu_who who;
+	__u32 state;
+	__u32 gen;
+	struct offcpu_who waker; /* --wakeups: who woke it (zero without) */
+};
+
+/* A sum's value, and a sample's figures. */
+struct offcpu_sum {
+	__u64 time;   /* the end of its last interval (samples' clock) */
+	__u64 period; /* ns */
+	__u64 count;  /* intervals */
+	__u32 cpu;    /* of the last interval's end */
+	__u32 pad;
+	char wcomm[16]; /* the waker's name */
+};
+
+/*
+ * A sample on the ring buffer (and from the iterators): a direct one, one
+ * interval or wait, or (OFFCPU_SAMPLE_SUM) a sum of short ones that could
+ * not be kept in the kernel, timed at its last.
+ */
+#define OFFCPU_SAMPLE_SUM 0x1
+struct offcpu_sample {
+	__u32 kind;  /* OFFCPU_REC_SAMPLE */
+	__u32 flags; /* OFFCPU_SAMPLE_* */
+	struct offcpu_sum_key k;
+	struct offcpu_sum v;
+};
+
+/* Flag in offcpu_sum_key.state: the sample carries its waker (--wakeups). */
+#define OFFCPU_WAKER 0x800
+
+/*
  * Key of the kernel stack cache. At switch-out a task's kernel stack is
  * fixed by where it entered the kernel and how deep it went: the syscall
- * number, the user stack (its hash and the user instruction pointer), and
+ * number, the user stack (its id and the user instruction pointer), and
  * the depth of the kernel stack. In a syscall the depth is measured from
  * the syscall's own first frame (OFFCPU_KFP_SYSCALL set), below the
  * per-syscall random offset (RANDOMIZE_KSTACK_OFFSET): the raw depth
  * includes that offset, and two blocking points of one syscall then share
  * a depth whenever their offsets make up for the difference between them.
+ * hook: the program (enum offcpu_hook in offcpu.bpf.c) whose stacks these
+ * are: the switch's start at __schedule, a waker's at try_to_wake_up.
  */
 struct offcpu_kfp {
 	__u64 uhash;
 	__u64 uip;
 	__s32 sysnr;
 	__u32 depth;
+	__u32 hook;
+	__u32 pad;
 };
 
 #define OFFCPU_KFP_SYSCALL 0x80000000u /* in offcpu_kfp.depth */
-/* offcpu_kstack.klen of a key whose check failed: walk, never cache it again */
+/* offcpu_kstack.st.nr of a key whose check failed: walk, never cache it again */
 #define OFFCPU_KSTACK_NOCACHE 0xffffffffu
 
 /*
  * A cached kernel stack: its frames, and where each frame's return address
- * lies on the stack, in words from the switch program's context (the
- * stack pointer of the key) or, with OFFCPU_KOFF_TOP, from the stack's
- * pt_regs (the syscall entry's frames, above the random offset): a hit is
- * served only when the words there are still those frames (see
- * kstack_verify in offcpu.bpf.c).
+ * lies on the stack, in words from the program's context (the stack
+ * pointer of the key) or, with OFFCPU_KOFF_TOP, from the stack's pt_regs
+ * (the syscall entry's frames, above the random offset): a hit is served
+ * only when the words there are still those frames (kstack_verify in
+ * offcpu.bpf.c). seal: the sum of the id, the frame count and every frame
+ * and offset, so that an entry read while another CPU recycles it (an LRU
+ * map reuses its elements in place) is told from a whole one.
  */
 #define OFFCPU_KOFF_TOP 0x8000
 struct offcpu_kstack {
-	__u64 khash;
-	__u32 klen;
+	struct offcpu_stack st;
+	__u64 seal;
 	__u32 uses;
-	__u64 frames[OFFCPU_MAX_STACK];
+	__u32 pad;
+	__u64 word; /* scratch of the per-CPU copy: a pointer read back as a number */
 	__u16 off[OFFCPU_MAX_STACK + 1];
 };
-
-/*
- * One off-CPU sample: the ring buffer record of a direct sample, the value
- * of a sum-map entry, and the per-task scratch in task storage all share
- * this layout, so that emitting or summing is a single copy. Stack frames:
- * ulen user frames, then klen kernel frames, innermost first.
- */
-struct offcpu_sample {
-	__u64 time;       /* switch-in time (direct) or 0 (summed) */
-	__u64 period;     /* ns off CPU (summed: total) */
-	__u64 count;      /* intervals in this sample */
-	__u64 cgroup;     /* cgroup v2 id at switch-out */
-	__u64 start_time; /* task->start_time: tells reused tids apart */
-	__u32 pid;        /* thread group id */
-	__u32 tid;
-	__u32 state;      /* OFFCPU_STATE_* */
-	__u32 cpu;        /* CPU of the switch-in */
-	__u32 ulen;
-	__u32 klen;
-	__u64 stack[2 * OFFCPU_MAX_STACK];
-};
-
-#define OFFCPU_SAMPLE_HDR_SIZE ((unsigned long)&((struct offcpu_sample *)0)->stack)
 
 /*
  * --call-graph dwarf: a CPU sample taken by the BPF program on the perf
@@ -216,35 +277,6 @@ struct offcpu_cpu_sample {
 	__u64 stack[2 * OFFCPU_MAX_STACK];
 };
 
-/* Key of the in-kernel sums of short intervals. */
-struct offcpu_sum_key {
-	__u32 pid;
-	__u32 tid;
-	__u64 start_time;
-	__u64 uhash; /* hash of the user frames */
-	__u64 khash; /* hash of the kernel frames */
-	__u64 cgroup;
-	__u32 state;
-	__u32 gen;   /* the task's execs seen: sums of each image apart */
-};
-
-/*
- * Who woke a task (--wakeups), noted at sched_waking: current, its identity
- * and stacks (innermost first; ulen user frames, then klen kernel frames
- * from stack[OFFCPU_MAX_STACK]). An interrupt's wakeup shows the task it
- * interrupted: user space recognises the interrupt in the kernel stack.
- */
-struct offcpu_waker {
-	__u64 time;     /* of the sched_waking; 0 when none is pending */
-	__u64 interval; /* the woken interval (its ts_out): ties the waker to it */
-	__u32 pid;
-	__u32 tid;
-	__u32 ulen;
-	__u32 klen;
-	char comm[16];
-	__u64 stack[2 * OFFCPU_MAX_STACK];
-};
-
 /*
  * A target the start iterator saw (written for every one, waiting or not):
  * its name, for a thread that exits before /proc is read, whose FORK and
@@ -255,21 +287,6 @@ struct offcpu_seen_task {
 	__u32 pid;
 	__u32 tid;
 	char comm[16];
-};
-
-/* An off-CPU sample with its waker: ring buffer record and wakeup sum value. */
-struct offcpu_wsample {
-	struct offcpu_sample s;
-	struct offcpu_waker w;
-};
-
-/* Key of the in-kernel sums of short intervals that have a waker. */
-struct offcpu_wsum_key {
-	struct offcpu_sum_key k;
-	__u32 wpid;
-	__u32 wtid;
-	__u64 wuhash;
-	__u64 wkhash;
 };
 
 /*

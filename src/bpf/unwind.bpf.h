@@ -27,8 +27,11 @@
  * its size up to a few KiB (a 2 KiB read: 110 ns), so the words are
  * re-read in spans of up to 4 KiB (the slots of a 14-frame python stack
  * lie within 1.5 KiB): a hit costs one or two reads, where a frame-pointer
- * walk costs one a frame. One hit in unw_check_mask + 1 is walked anyway
+ * walk costs one a frame. One hit in unw_audit_mask + 1 is walked anyway
  * and compared, and the recording says how often that differed (stale).
+ * A hit gives the stack's id (offcpu.h, struct offcpu_stack): the stacks
+ * it walks are sent to user space once, through stack_announce
+ * (offcpu.bpf.c), before they are cached.
  *
  * Its size (about 1 100 lines): a walk's steps (mapping, rule, read,
  * frame), the early and late mappings, the cache of blocking points and
@@ -43,7 +46,8 @@
 
 /* Set by user space before load. */
 const volatile bool unwind_dwarf = false;   /* --call-graph dwarf */
-const volatile __u32 unw_check_mask = 15;   /* walk 1 cache hit in mask+1 */
+/* Set by user space, and changed while recording (see offcpu_bpf.c). */
+__u32 unw_audit_mask; /* walk 1 cache hit in mask+1 */
 
 /*
  * Table generation per process (tgid % OFFCPU_UNW_PGEN), part of the cache
@@ -375,7 +379,7 @@ static __always_inline void unw_early_table(struct offcpu_unw_proc *p)
  */
 struct unw_state {
 	__u64 pc, sp, bp;
-	__u32 n;         /* frames in rec->frames */
+	__u32 n;         /* frames in rec->st.frames */
 	__u32 map;       /* index of the previous frame's mapping + 1; 0: none */
 	__u32 stop;      /* UNW_STOP_NONE or the enum offcpu_unw_stat that ended it */
 	__u8 exact;      /* pc is exact (first frame, or after a signal frame) */
@@ -673,7 +677,7 @@ static __always_inline long unw_push(struct unw_ctx *c, __u64 pc, __u64 sp, __u6
 
 	if (pc < 4096) /* the outermost frame's return address is 0 */
 		return 1;
-	c->rec->frames[n & 127] = pc;
+	c->rec->st.frames[n & 127] = pc;
 	st->n = n + 1;
 	st->pc = pc;
 	st->sp = sp;
@@ -810,29 +814,52 @@ static long unw_step(__u32 i, void *vctx)
 }
 
 /*
+ * What a hit of the cache serves, as it was read (once) by unw_confirm:
+ * the stack's id and frame count, and its facts.
+ */
+struct unw_hit {
+	__u64 id;
+	__u64 missing_pc;
+	__u32 nr;
+	__u32 stats;
+};
+
+/*
  * Does the cached stack e still hold: the same task image, the starting rbp
  * if the walk used it, and every word it used the same? The words are read
  * in spans of up to UNW_SPAN bytes into buf (each span ends at most at the
  * highest word the walk read, so it is readable as that walk's reads were).
+ * Each field of e is read once, and the sum of what was read must be its
+ * seal (unw_seal): an entry recycled by another CPU meanwhile is not
+ * served. What it serves is in *h.
  */
 static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_span *buf,
-					__u64 bp, __u64 exec_id)
+					__u64 bp, __u64 exec_id, struct unw_hit *h)
 {
-	__u64 lo = 0, len = 0, hi = e->hi;
-	__u32 nr = e->nreads;
+	__u64 lo = 0, len = 0, hi = e->hi, ebp = e->bp, eexec = e->exec_id, seal;
+	__u32 nr = e->nreads, bp_used = e->bp_used;
 
-	if (e->exec_id != exec_id || (e->bp_used && e->bp != bp))
+	h->id = e->st.id;
+	h->nr = e->st.nr;
+	h->stats = e->stats;
+	h->missing_pc = e->missing_pc;
+	seal = h->id + h->nr + h->stats + h->missing_pc + hi + ebp + eexec + nr + bp_used;
+	if (eexec != exec_id || (bp_used && ebp != bp))
 		return false;
 	for (__u32 i = 0; i < OFFCPU_UNW_MAX_READS; i++) {
 		struct offcpu_unw_read *r = &e->reads[i];
-		__u64 flags, addr, rlen, n, w;
+		__u64 flags, addr, rlen, n, w, v0, v1;
 
 		if (i >= nr)
 			break;
-		flags = r->addr & OFFCPU_UNW_READ_FLAGS;
+		addr = r->addr;
+		v0 = r->v[0];
+		v1 = r->v[1];
+		seal += addr + v0 + v1;
+		flags = addr & OFFCPU_UNW_READ_FLAGS;
 		if (!(flags & (OFFCPU_UNW_READ_USE0 | OFFCPU_UNW_READ_USE1)))
 			continue; /* nothing the walk depended on */
-		addr = r->addr & ~OFFCPU_UNW_READ_FLAGS;
+		addr &= ~OFFCPU_UNW_READ_FLAGS;
 		rlen = flags & OFFCPU_UNW_READ_16 ? 16 : 8;
 		if (addr < lo || addr + rlen > lo + len) {
 			n = hi - addr;
@@ -844,60 +871,78 @@ static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_
 			len = n;
 		}
 		w = ((addr - lo) >> 3) & (UNW_SPAN / 8 - 1);
-		if (((flags & OFFCPU_UNW_READ_USE0) && buf->w[w] != r->v[0]) ||
-		    ((flags & OFFCPU_UNW_READ_USE1) && buf->w[w + 1] != r->v[1]))
+		if (((flags & OFFCPU_UNW_READ_USE0) && buf->w[w] != v0) ||
+		    ((flags & OFFCPU_UNW_READ_USE1) && buf->w[w + 1] != v1))
 			return false;
 	}
-	return true;
+	return seal == e->seal;
+}
+
+/* The seal of a stack about to be cached: the sum unw_confirm checks. */
+static __always_inline __u64 unw_seal(const struct offcpu_unw_cached *e)
+{
+	__u64 seal = e->st.id + e->st.nr + e->stats + e->missing_pc + e->hi + e->bp + e->exec_id +
+		     e->nreads + e->bp_used;
+
+	for (__u32 i = 0; i < OFFCPU_UNW_MAX_READS; i++) {
+		if (i >= e->nreads)
+			break;
+		seal += e->reads[i].addr + e->reads[i].v[0] + e->reads[i].v[1];
+	}
+	return seal;
 }
 
 /*
- * The facts of a stack, walked or cached (e->stats): each counted, and a
- * table it lacked asked for (again: a request may have been rate-limited
- * away, and the stack stays cached until the table comes).
+ * The facts of a stack, walked or cached (its stats bits): each counted,
+ * and a table it lacked asked for (again: a request may have been
+ * rate-limited away, and the stack stays cached until the table comes).
  */
-static __always_inline void unw_stats_of(struct offcpu_unw_cached *e, __u32 tgid)
+static __always_inline void unw_stats_of(__u32 bits, __u64 missing_pc, __u32 tgid)
 {
-	__u32 bits = e->stats;
-
 	for (__u32 i = OFFCPU_UNW_NO_MAPPING; i < OFFCPU_UNW_STAT__NR; i++)
 		if (bits & (1u << i))
 			unw_stat_add(i, 1);
 	if (bits & (1u << OFFCPU_UNW_NO_MAPPING))
-		unw_request_missing(tgid, e->missing_pc);
-}
-
-struct unw_cmp {
-	struct offcpu_unw_cached *a, *b;
-	bool same;
-};
-
-static long unw_cmp_step(__u32 i, void *vctx)
-{
-	struct unw_cmp *c = vctx;
-
-	if (c->a->frames[i & 127] != c->b->frames[i & 127]) {
-		c->same = false;
-		return 1;
-	}
-	return 0;
+		unw_request_missing(tgid, missing_pc);
 }
 
 /*
- * current's user stack into out[] (*n frames, at most OFFCPU_MAX_STACK)
- * from the DWARF tables, starting at its user registers ip, sp, bp (at
- * kernel entry, or where a sample interrupted it). scratch: the per-CPU
- * slot of the calling program (UNW_SCRATCH_*). false: the process has no
- * tables (yet, or for this image): the caller walks frame pointers.
+ * A confirmed hit's frames into out[] (*n of them), when the caller wants
+ * them: copied first, then checked against the id confirmed, so that a
+ * copy that raced a recycling of e is not used.
  */
-static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out, __u32 *n,
-					__u32 scratch)
+static __always_inline bool unw_serve(struct offcpu_unw_cached *e, const struct unw_hit *h,
+				      __u64 *out, __u32 *n)
+{
+	__u32 nf = h->nr;
+
+	if (!out)
+		return true;
+	if (nf > OFFCPU_MAX_STACK || bpf_probe_read_kernel(out, (nf & 127) * 8, e->st.frames) ||
+	    stack_hash(out, nf) != h->id)
+		return false;
+	*n = nf;
+	return true;
+}
+
+/*
+ * current's user stack from the DWARF tables, starting at its user
+ * registers ip, sp, bp (at kernel entry, or where a sample interrupted
+ * it): its id in *id (0: none, or its frames could not be sent), and, when
+ * out is given, its frames in out[] (*n, at most OFFCPU_MAX_STACK).
+ * scratch: the per-CPU slot of the calling program (UNW_SCRATCH_*).
+ * false: the process has no tables (yet, or for this image): the caller
+ * walks frame pointers.
+ */
+static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scratch, __u64 *id,
+					__u64 *out, __u32 *n)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
 	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
 	__u32 early_nr = 0;
 	struct offcpu_unw_cached *e, *rec;
 	struct offcpu_unw_key k = {};
+	struct unw_hit hit = {};
 	struct unw_exec *ne;
 	struct unw_state *st;
 	struct unw_span *buf;
@@ -918,19 +963,15 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 		buf = bpf_map_lookup_elem(&unw_spans, &scratch);
 		if (!buf)
 			return false;
-		checking = unw_confirm(e, buf, bp, exec_id);
-		/* uses is a racy count: a lost increment only moves the next check */
-		if (checking && (e->uses++ & unw_check_mask)) {
-			nf = e->nframes;
-			if (nf > OFFCPU_MAX_STACK)
-				nf = OFFCPU_MAX_STACK;
-			if (bpf_probe_read_kernel(out, (nf & 127) * 8, e->frames))
-				nf = 0;
-			*n = nf;
-			unw_stat_add(OFFCPU_UNW_CACHED, 1);
-			if (e->stats)
-				unw_stats_of(e, tgid);
-			return true;
+		if (unw_confirm(e, buf, bp, exec_id, &hit)) {
+			checking = audit_due(&e->uses, unw_audit_mask);
+			if (!checking && unw_serve(e, &hit, out, n)) {
+				*id = hit.id;
+				unw_stat_add(OFFCPU_UNW_CACHED, 1);
+				if (hit.stats)
+					unw_stats_of(hit.stats, hit.missing_pc, tgid);
+				return true;
+			}
 		}
 	}
 
@@ -978,7 +1019,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	rec->bp_used = 0;
 	rec->bp = 0;
 	rec->uses = 1;
-	rec->frames[0] = ip;
+	rec->st.frames[0] = ip;
 	st->pc = ip;
 	st->sp = sp;
 	st->bp = bp;
@@ -1000,10 +1041,13 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 	nf = st->n;
 	if (nf > OFFCPU_MAX_STACK)
 		nf = OFFCPU_MAX_STACK;
-	rec->nframes = nf;
-	if (bpf_probe_read_kernel(out, (nf & 127) * 8, rec->frames))
-		nf = 0;
-	*n = nf;
+	rec->st.nr = nf;
+	*id = stack_announce(&rec->st);
+	if (out) {
+		if (bpf_probe_read_kernel(out, (nf & 127) * 8, rec->st.frames))
+			nf = 0;
+		*n = nf;
+	}
 
 	unw_stat_add(OFFCPU_UNW_WALKED, 1);
 	unw_stat_add(OFFCPU_UNW_FRAMES, nf);
@@ -1016,7 +1060,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 		rec->stats |= 1u << OFFCPU_UNW_FP_STEPS;
 	rec->missing_pc = st->missing_pc;
 	if (rec->stats)
-		unw_stats_of(rec, tgid);
+		unw_stats_of(rec->stats, rec->missing_pc, tgid);
 	if (st->by_vma || st->late) {
 		/* a stack the process's table may give otherwise: not cached */
 		unw_stat_add(OFFCPU_UNW_EARLY, 1);
@@ -1025,17 +1069,16 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u64 *out
 		return true;
 	}
 	if (checking) {
-		struct unw_cmp cm = { .a = e, .b = rec, .same = e->nframes == rec->nframes };
-
-		if (cm.same)
-			bpf_loop(nf, unw_cmp_step, &cm, 0);
 		unw_stat_add(OFFCPU_UNW_CHECKED, 1);
-		if (cm.same)
+		if (hit.id == rec->st.id)
 			return true;
 		unw_stat_add(OFFCPU_UNW_STALE, 1);
 	}
-	if (st->cacheable)
+	/* only a stack user space has: a hit serves its id */
+	if (st->cacheable && *id) {
+		rec->seal = unw_seal(rec);
 		bpf_map_update_elem(&unw_cache, &k, rec, BPF_ANY);
+	}
 	return true;
 }
 

@@ -22,6 +22,8 @@
 #ifndef OFFCPU_UNWIND_H
 #define OFFCPU_UNWIND_H
 
+#include "offcpu.h" /* struct offcpu_stack */
+
 #define OFFCPU_UNW_MAX_MAPS 256   /* executable mappings per process */
 #define OFFCPU_UNW_MAX_READS 128  /* stack reads a cached stack depends on */
 #define OFFCPU_UNW_MAX_RULES 32768
@@ -144,18 +146,23 @@ struct offcpu_unw_read {
 	__u64 v[2];
 };
 
+/*
+ * A stack of the cache: its frames and id, and what it depends on. seal:
+ * the sum of every field a hit reads, so that an entry read while another
+ * CPU recycles it (an LRU map reuses its elements in place) is told from
+ * a whole one.
+ */
 struct offcpu_unw_cached {
-	__u32 nframes;
+	struct offcpu_stack st; /* the frames (st.nr) and their id */
+	__u64 seal;
 	__u32 nreads;
 	__u32 uses;
 	__u32 bp_used; /* the walk used the starting rbp: it is part of the check */
+	__u32 stats;   /* the stack's facts (1 << enum offcpu_unw_stat), counted on a hit too */
 	__u64 bp;
 	__u64 exec_id; /* the task's self_exec_id: an exec since makes it stale */
 	__u64 missing_pc; /* the first frame without a table, asked for again on a hit */
-	__u32 stats;      /* the stack's facts (1 << enum offcpu_unw_stat), counted on a hit too */
-	__u32 pad;
 	__u64 hi;      /* end of the highest read: the stack is readable up to there */
-	__u64 frames[127];
 	struct offcpu_unw_read reads[OFFCPU_UNW_MAX_READS];
 };
 

@@ -476,12 +476,12 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 
 /*
  * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
- * OFFCPU_TEST_WAKEUP_PROG): 0, or 2 after the message.
+ * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL): 0, or 2 after the message.
  */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
-	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG");
+	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *stall = getenv("OFFCPU_TEST_STALL");
 	unsigned long long n;
 
 	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
@@ -500,6 +500,14 @@ static int test_knobs(struct record_opts *o)
 			return 2;
 		}
 		o->test_unwind_late_ms = n;
+	}
+	if (stall && *stall) {
+		if (parse_uint(stall, 100, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_STALL: expected milliseconds (at most 100), got '%s'\n",
+				stall);
+			return 2;
+		}
+		o->test_stall_ms = n;
 	}
 	return 0;
 }

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The off-CPU BPF program, from user space: knobs and filters before load,
- * attach, the ring buffer of direct samples, the periodic drain of the
- * in-kernel sums, and the drop counters. With --wakeups and --sched-delay
- * the same ring buffer and drains also carry offcpu-wakeup and sched-delay
- * samples. (Their encoding as perf records and the counters' names are in
- * offcpu_encode.c.)
+ * attach, the ring buffer (the stacks, sent once each, and the direct
+ * samples that name them by id), the periodic drain of the in-kernel sums
+ * and of the tasks' accumulators, the stop, and the drop counters. With
+ * --wakeups and --sched-delay the same ring buffer and drains also carry
+ * offcpu-wakeup and sched-delay samples. (Their encoding as perf records
+ * and the counters' names are in offcpu_encode.c.)
  *
- * Its size (about 750 lines): every part here reads or writes the one
- * struct offcpu_bpf and its skeleton (the batch buffers, the exit table,
- * the merge queue of the ring buffer's callbacks), which stays private to
- * this file.
+ * A drain switches the programs to the other half of the sums, waits until
+ * no program can still be writing the half it drains (wait_quiet: a grace
+ * period on the programs' per-CPU count of runs inside), and only then
+ * reads it; the stop is the same wait, after the programs are told to
+ * stop.
+ *
+ * Its size (about 850 lines): every part here reads or writes the one
+ * struct offcpu_bpf and its skeleton (the batch buffers, the stack table,
+ * the exit table, the merge queue of the ring buffer's callbacks), which
+ * stays private to this file.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -30,17 +37,50 @@
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "util/clock.h"
+#include "util/hash.h"
+#include "util/htab.h"
 #include "util/vec.h"
 
 #define SUM_ENTRIES 10240
-/* --chains: 56 bytes a switch, 300 000 switches/s: about 1 s of room at 16 MiB */
+/* --chains: 80 bytes a switch, 200 000 switches/s: about 1 s of room at 16 MiB */
 #define CHAIN_RING_BYTES (16 << 20)
 #define DRAIN_BATCH 128
+/* Cache audits (see audit_due in offcpu.bpf.c): 1 served hit in mask+1 walked. */
+#define AUDIT_MASK_FIRST 63   /* at the start, and again after an audit differed */
+#define AUDIT_MASK_QUIET 1023 /* after drains whose audits all agreed */
 
 struct exit_ent {
 	struct offcpu_exit_key key;
 	uint64_t time;
 	unsigned int age; /* drains seen */
+};
+
+/* A stack the BPF side sent: its frames are frames[off, off + n). */
+struct stack_ent {
+	uint64_t id;
+	size_t off;
+	uint32_t n;
+};
+
+/*
+ * --chains: a stack of the file (an offcpu-stack record, written once):
+ * a thread group's pair of the switch program's stack ids, of one kind.
+ */
+struct chain_stack_key {
+	uint32_t pid;
+	uint32_t kind; /* OFFCPU_CHAIN_STACK_* */
+	uint64_t ustack, kstack;
+};
+
+struct chain_stack_ent {
+	struct chain_stack_key key;
+	uint32_t id; /* its id in the file */
+};
+
+/* --chains: a switch record waiting for the stacks it names (chain_flush). */
+struct chain_pending {
+	struct offcpu_chain_switch r;
+	bool seen; /* a poll has passed since it came */
 };
 
 struct offcpu_bpf {
@@ -49,67 +89,138 @@ struct offcpu_bpf {
 	struct merge *m; /* target of the ring buffer callback */
 	int err;
 	bool filter_perf;
-	bool wakeups;
 	bool dwarf;        /* --call-graph dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
 	bool chains;       /* --chains: the chain ring */
 	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
 	uint64_t chain_switches, chain_stacks, chain_bytes;
+	struct htab chain_ids;          /* struct chain_stack_ent by key */
+	struct chain_pending *pending;  /* switch records not yet written */
+	size_t nr_pending, cap_pending;
+	struct offcpu_chain_stack cst;  /* a stack record being built */
 	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
 	int nr_cpu_ids;
 	uint64_t in_progress[OFFCPU_IN_PROGRESS__NR];
+	uint64_t stacks_unknown; /* samples naming a stack never sent (counted as stack_lost) */
+	struct htab stacks;      /* struct stack_ent by id */
+	uint64_t *frames;        /* of every stack sent */
+	size_t nr_frames, cap_frames;
 	struct exit_ent *exits;
 	size_t nr_exits, cap_exits;
 	struct offcpu_sum_key *keys;
-	struct offcpu_sample *vals;
-	struct offcpu_wsum_key *wkeys; /* --wakeups only */
-	struct offcpu_wsample *wvals;
+	struct offcpu_sum *vals;
+	uint64_t *active;        /* per CPU: the programs' runs inside (wait_quiet) */
+	bool *quiet;             /* per CPU: seen with none inside (wait_quiet) */
+	uint64_t audits[2];      /* kernel and DWARF cache audits so far (checked) ... */
+	uint64_t stale[2];       /* ... and those that differed */
 	int ncpus;
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
 };
 
+static bool stack_eq(const void *entry, const void *key)
+{
+	return ((const struct stack_ent *)entry)->id == *(const uint64_t *)key;
+}
+
+/* Keep a stack the BPF side sent (a second copy of one is ignored). */
+static int stack_add(struct offcpu_bpf *b, const struct offcpu_stack *st, size_t len)
+{
+	uint32_t n = st->nr;
+	struct stack_ent *e;
+	bool added;
+
+	if (len < OFFCPU_STACK_HDR_SIZE || !n || n > OFFCPU_MAX_STACK ||
+	    len < OFFCPU_STACK_HDR_SIZE + n * sizeof(uint64_t))
+		return 0; /* not one the BPF side sends */
+	e = htab__get(&b->stacks, hash__mix(st->id), stack_eq, &st->id, &added);
+	if (!e)
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	if (vec__reserve((void **)&b->frames, &b->cap_frames, b->nr_frames + n, sizeof(*b->frames),
+			 4096)) {
+		htab__unget(&b->stacks);
+		return -ENOMEM;
+	}
+	e->id = st->id;
+	e->off = b->nr_frames;
+	e->n = n;
+	memcpy(b->frames + b->nr_frames, st->frames, n * sizeof(uint64_t));
+	b->nr_frames += n;
+	return 0;
+}
+
+/*
+ * The frames of stack id (0: none). An id never sent (it cannot be: the
+ * BPF side sends a stack before any sample names it) is counted, empty.
+ */
+static struct offcpu_frames stack_frames(struct offcpu_bpf *b, uint64_t id)
+{
+	static const uint64_t none[1];
+	const struct stack_ent *e;
+
+	if (!id)
+		return (struct offcpu_frames){ none, 0 };
+	e = htab__find(&b->stacks, hash__mix(id), stack_eq, &id);
+	if (!e) {
+		b->stacks_unknown++;
+		return (struct offcpu_frames){ none, 0 };
+	}
+	return (struct offcpu_frames){ b->frames + e->off, e->n };
+}
+
 /* Queue the records of one sample from the kernel (and of its waker). */
 static int queue_sample(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sample *s,
-			const struct offcpu_waker *w, uint64_t time)
+			uint64_t time)
 {
-	size_t n = offcpu_sample__encode(s, time, b->rec);
+	struct offcpu_frames u = stack_frames(b, s->k.who.ustack), k = stack_frames(b, s->k.who.kstack);
+	uint32_t state = s->k.state;
+	size_t n = offcpu_sample__encode(s, &u, &k, time, b->rec);
 	int err = merge__add(m, time, b->rec, n);
 
 	if (err)
 		return err;
-	if (s->state & OFFCPU_IN_PROGRESS_START)
-		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_START
-							     : OFFCPU_IN_PROGRESS_OFFCPU_START]++;
-	if (s->state & OFFCPU_IN_PROGRESS_STOP)
-		b->in_progress[s->state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_STOP
-							     : OFFCPU_IN_PROGRESS_OFFCPU_STOP]++;
-	if (s->state & OFFCPU_SCHED_DELAY) {
+	if (state & OFFCPU_IN_PROGRESS_START)
+		b->in_progress[state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_START
+							  : OFFCPU_IN_PROGRESS_OFFCPU_START]++;
+	if (state & OFFCPU_IN_PROGRESS_STOP)
+		b->in_progress[state & OFFCPU_SCHED_DELAY ? OFFCPU_IN_PROGRESS_DELAY_STOP
+							  : OFFCPU_IN_PROGRESS_OFFCPU_STOP]++;
+	if (state & OFFCPU_SCHED_DELAY) {
 		b->delay_samples++;
 		return 0;
 	}
 	b->samples++;
-	if (!w)
+	if (!(state & OFFCPU_WAKER))
 		return 0;
 	/* right after its off-CPU sample, at the same time: readers pair them */
-	n = offcpu_waker__encode(s, w, time, b->rec);
+	u = stack_frames(b, s->k.waker.ustack);
+	k = stack_frames(b, s->k.waker.kstack);
+	n = offcpu_waker__encode(s, &u, &k, time, b->rec);
 	err = merge__add(m, time, b->rec, n);
 	if (!err)
 		b->wakeup_samples++;
 	return err;
 }
 
-static int on_direct(void *ctx, void *data, size_t len)
+static int queue_sum(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sum_key *k,
+		     const struct offcpu_sum *v, uint64_t now);
+
+/* A record of the ring buffer: a stack, or a sample (direct, or a sum of its own). */
+static int on_event(void *ctx, void *data, size_t len)
 {
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_sample *s = data;
-	const struct offcpu_waker *w = NULL;
-	int err;
+	int err = 0;
 
-	if (len < sizeof(*s))
+	if (len < sizeof(uint32_t))
 		return 0;
-	if (len >= sizeof(struct offcpu_wsample))
-		w = (void *)((uint8_t *)data + offsetof(struct offcpu_wsample, w));
-	err = queue_sample(b, b->m, s, w, s->time);
+	if (s->kind == OFFCPU_REC_STACK)
+		err = stack_add(b, data, len);
+	else if (s->kind == OFFCPU_REC_SAMPLE && len >= sizeof(*s) && (s->flags & OFFCPU_SAMPLE_SUM))
+		err = queue_sum(b, b->m, &s->k, &s->v, UINT64_MAX);
+	else if (s->kind == OFFCPU_REC_SAMPLE && len >= sizeof(*s))
+		err = queue_sample(b, b->m, s, s->v.time);
 	if (err)
 		b->err = err;
 	return err;
@@ -137,28 +248,143 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 	return err;
 }
 
-/* --chains: a switch or a stack record, as its sample. */
+/*
+ * --chains: a switch record of the chain ring, kept until the stacks it
+ * names have come (chain_flush). The chain ring is consumed before the
+ * events ring, on which the switch program sends each stack before any
+ * record names it: after the same poll, they have come.
+ */
 static int on_chain(void *ctx, void *data, size_t len)
 {
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_chain_switch *sw = data;
-	const struct offcpu_chain_stack *st = data;
-	size_t n = 0;
+
+	if (len < sizeof(*sw) || sw->type != OFFCPU_CHAIN_SWITCH)
+		return 0;
+	if (vec__reserve((void **)&b->pending, &b->cap_pending, b->nr_pending + 1,
+			 sizeof(*b->pending), 1024)) {
+		b->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	b->pending[b->nr_pending++] = (struct chain_pending){ .r = *sw };
+	return 0;
+}
+
+static bool chain_key_eq(const void *entry, const void *key)
+{
+	return !memcmp(&((const struct chain_stack_ent *)entry)->key, key,
+		       sizeof(struct chain_stack_key));
+}
+
+static bool stack_known(struct offcpu_bpf *b, uint64_t id)
+{
+	return !id || htab__find(&b->stacks, hash__mix(id), stack_eq, &id);
+}
+
+/*
+ * The file's id of the stack (ustack, kstack) of pid, of kind, seen at
+ * time: its offcpu-stack record is written the first time (0: no stack).
+ */
+static int chain_stack(struct offcpu_bpf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
+		       uint32_t kind, uint64_t ustack, uint64_t kstack, uint64_t time, uint32_t *id)
+{
+	struct chain_stack_key key = { pid, kind, ustack, kstack };
+	struct offcpu_chain_stack *cs = &b->cst;
+	struct offcpu_frames u, k;
+	struct chain_stack_ent *e;
+	bool added;
+	size_t n;
 	int err;
 
-	if (len >= sizeof(*sw) && sw->type == OFFCPU_CHAIN_SWITCH) {
-		n = chain_switch__encode(sw, b->rec);
-		b->chain_switches++;
-	} else if (len >= sizeof(*st) && st->type == OFFCPU_CHAIN_STACK) {
-		n = chain_stack__encode(st, b->rec);
-		b->chain_stacks++;
-	}
-	if (!n)
+	*id = 0;
+	if (!ustack && !kstack)
 		return 0;
-	b->chain_bytes += n;
-	err = merge__add(b->m, sw->type == OFFCPU_CHAIN_SWITCH ? sw->time : st->time, b->rec, n);
+	e = htab__get(&b->chain_ids, hash__mix(pid ^ kind * 0x9e3779b97f4a7c15ULL ^ ustack ^
+					       kstack * 0xff51afd7ed558ccdULL),
+		      chain_key_eq, &key, &added);
+	if (!e)
+		return -ENOMEM;
+	if (!added) {
+		*id = e->id;
+		return 0;
+	}
+	e->key = key;
+	e->id = (uint32_t)b->chain_stacks + 1;
+	u = stack_frames(b, ustack);
+	k = stack_frames(b, kstack);
+	cs->type = OFFCPU_CHAIN_STACK;
+	cs->id = e->id;
+	cs->pid = pid;
+	cs->tid = tid;
+	cs->kind = kind;
+	cs->cpu = cpu;
+	cs->time = time;
+	cs->ulen = u.n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : u.n;
+	cs->klen = k.n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : k.n;
+	memcpy(cs->stack, u.ip, cs->ulen * sizeof(uint64_t));
+	memcpy(&cs->stack[OFFCPU_MAX_STACK], k.ip, cs->klen * sizeof(uint64_t));
+	n = chain_stack__encode(cs, b->rec);
+	err = merge__add(b->m, time, b->rec, n);
 	if (err)
-		b->err = err;
+		return err;
+	b->chain_stacks++;
+	b->chain_bytes += n;
+	*id = e->id;
+	return 0;
+}
+
+/* One switch record into the file, after the stack records it names. */
+static int chain_write(struct offcpu_bpf *b, const struct offcpu_chain_switch *r)
+{
+	uint32_t sid, wid;
+	size_t n;
+	int err;
+
+	err = chain_stack(b, r->pid, r->tid, r->cpu,
+			  r->flags & OFFCPU_CHAIN_FROM_START ? OFFCPU_CHAIN_STACK_TASK
+							     : OFFCPU_CHAIN_STACK_SLEEP,
+			  r->ustack, r->kstack, r->time, &sid);
+	if (!err)
+		err = chain_stack(b, r->waker_pid, r->waker_tid, r->cpu,
+				  r->state == 'N' ? OFFCPU_CHAIN_STACK_NEW : OFFCPU_CHAIN_STACK_WAKER,
+				  r->waker_ustack, r->waker_kstack, r->time, &wid);
+	if (err)
+		return err;
+	n = chain_switch__encode(r, sid, wid, b->rec);
+	err = merge__add(b->m, r->time, b->rec, n);
+	if (err)
+		return err;
+	b->chain_switches++;
+	b->chain_bytes += n;
+	return 0;
+}
+
+/*
+ * Write the switch records whose stacks have come. One whose stacks have
+ * not, a poll after it came (a stack can sit behind a record another CPU
+ * has yet to commit), or at the stop (all), is written with what is known:
+ * a stack never sent is counted lost (stack_frames).
+ */
+static int chain_flush(struct offcpu_bpf *b, bool all)
+{
+	size_t keep = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < b->nr_pending; i++) {
+		struct chain_pending *p = &b->pending[i];
+		const struct offcpu_chain_switch *r = &p->r;
+
+		if (!err && !all && !p->seen &&
+		    !(stack_known(b, r->ustack) && stack_known(b, r->kstack) &&
+		      stack_known(b, r->waker_ustack) && stack_known(b, r->waker_kstack))) {
+			p->seen = true;
+			b->pending[keep++] = *p;
+			continue;
+		}
+		if (!err)
+			err = chain_write(b, r);
+	}
+	b->nr_pending = keep;
 	return err;
 }
 
@@ -214,19 +440,33 @@ static int set_filters(struct offcpu_bpf *b, const struct record_opts *o,
 	return 0;
 }
 
-/* The batch buffers of the drains. */
-static int alloc_batches(struct offcpu_bpf *b, const struct record_opts *o)
+/* The batch buffers of the drains, the per-CPU counts of wait_quiet, the stack table. */
+static int alloc_batches(struct offcpu_bpf *b)
 {
 	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0)
+		return b->ncpus < 0 ? b->ncpus : -EINVAL;
 	b->keys = calloc(DRAIN_BATCH, sizeof(*b->keys));
 	b->vals = calloc(DRAIN_BATCH, sizeof(*b->vals));
-	if (o->wakeups) {
-		b->wkeys = calloc(DRAIN_BATCH, sizeof(*b->wkeys));
-		b->wvals = calloc(DRAIN_BATCH, sizeof(*b->wvals));
-	}
-	if (!b->keys || !b->vals || b->ncpus <= 0 || (o->wakeups && (!b->wkeys || !b->wvals)))
+	b->active = calloc(b->ncpus, sizeof(*b->active));
+	b->quiet = calloc(b->ncpus, sizeof(*b->quiet));
+	htab__init(&b->stacks, sizeof(struct stack_ent));
+	htab__init(&b->chain_ids, sizeof(struct chain_stack_ent));
+	if (!b->keys || !b->vals || !b->active || !b->quiet)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * Does the kernel keep sched_info (CONFIG_SCHED_INFO, which is what gives
+ * /proc/PID/schedstat)? Then the switch program reads when a waiting thread
+ * was woken from it, at the switch-in, and the sched_wakeup program (a run
+ * at every wakeup of the machine, ~90 ns each) is not loaded but for
+ * --sched-delay.
+ */
+static bool kernel_has_sched_info(void)
+{
+	return access("/proc/self/schedstat", F_OK) == 0;
 }
 
 /* The knobs (const volatile in offcpu.bpf.c), set between open and load. */
@@ -235,6 +475,8 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 {
 	sk->rodata->sched_lo = kf->sched_lo;
 	sk->rodata->sched_hi = kf->sched_hi;
+	sk->rodata->ttwu_lo = kf->ttwu_lo;
+	sk->rodata->ttwu_hi = kf->ttwu_hi;
 	sk->rodata->sys_lo = kf->sys_lo;
 	sk->rodata->sys_hi = kf->sys_hi;
 	sk->rodata->use_kcache = o->kstack_cache;
@@ -255,20 +497,12 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->want_chains = o->chains;
-	sk->rodata->chain_nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	sk->rodata->test_hide = o->test_hide;
+	sk->rodata->test_stall_ns = o->test_stall_ms * 1000000ULL;
+	sk->rodata->wakeup_times_intervals = o->test_wakeup_prog || !kernel_has_sched_info();
 	sk->rodata->unwind_dwarf = o->dwarf;
-}
-
-/*
- * Does the kernel keep sched_info (CONFIG_SCHED_INFO, which is what gives
- * /proc/PID/schedstat)? Then the switch program reads when a waiting thread
- * was woken from it, at the switch-in, and the sched_wakeup program (a run
- * at every wakeup of the machine, ~90 ns each) is not loaded.
- */
-static bool kernel_has_sched_info(void)
-{
-	return access("/proc/self/schedstat", F_OK) == 0;
+	sk->bss->kcache_audit_mask = AUDIT_MASK_FIRST;
+	sk->bss->unw_audit_mask = AUDIT_MASK_FIRST;
 }
 
 /* Map sizes, and the programs loaded: only those the options need. */
@@ -291,16 +525,12 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);
-	if (o->wakeups) {
-		bpf_map__set_max_entries(sk->maps.wsum0, SUM_ENTRIES);
-		bpf_map__set_max_entries(sk->maps.wsum1, SUM_ENTRIES);
-	}
-	bpf_program__set_autoload(sk->progs.offcpu_wakeup, o->test_wakeup_prog || !kernel_has_sched_info());
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup, sk->rodata->wakeup_times_intervals ||
+								   o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay || o->chains);
 	if (o->chains)
 		bpf_map__set_max_entries(sk->maps.chain_events, CHAIN_RING_BYTES);
-	bpf_program__set_autoload(sk->progs.offcpu_delay_wakeup, o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->dwarf);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
 				  b->filter_perf && !o->no_cpu && !b->cpu_sampling);
@@ -312,12 +542,17 @@ static int open_rings(struct offcpu_bpf *b)
 {
 	struct offcpu_skel *sk = b->skel;
 
-	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_direct, b, NULL);
-	if (!b->rb)
-		return -errno;
+	/* a poll consumes the rings in this order: the chain ring's records before their stacks */
+	if (b->chains) {
+		b->rb = ring_buffer__new(bpf_map__fd(sk->maps.chain_events), on_chain, b, NULL);
+		if (!b->rb || ring_buffer__add(b->rb, bpf_map__fd(sk->maps.events), on_event, b))
+			return -errno;
+	} else {
+		b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_event, b, NULL);
+		if (!b->rb)
+			return -errno;
+	}
 	if (b->cpu_sampling && ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b))
-		return -errno;
-	if (b->chains && ring_buffer__add(b->rb, bpf_map__fd(sk->maps.chain_events), on_chain, b))
 		return -errno;
 	return 0;
 }
@@ -331,12 +566,11 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->wakeups = o->wakeups;
 	b->chains = o->chains;
 	b->dwarf = o->dwarf;
 	b->cpu_sampling = record_opts__bpf_cpu_samples(o);
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
-	err = alloc_batches(b, o);
+	err = alloc_batches(b);
 	if (err)
 		goto cleanup;
 	offcpu_encode__set_kernel(kf);
@@ -377,8 +611,12 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b->exits);
 	free(b->keys);
 	free(b->vals);
-	free(b->wkeys);
-	free(b->wvals);
+	free(b->active);
+	free(b->quiet);
+	htab__free(&b->stacks);
+	htab__free(&b->chain_ids);
+	free(b->pending);
+	free(b->frames);
 	free(b->cpu_ids);
 	free(b);
 }
@@ -432,12 +670,6 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 		if (!l)
 			return -errno;
 		sk->links.offcpu_wakeup_new = l;
-	}
-	if (bpf_program__autoload(sk->progs.offcpu_delay_wakeup)) {
-		l = bpf_program__attach(sk->progs.offcpu_delay_wakeup);
-		if (!l)
-			return -errno;
-		sk->links.offcpu_delay_wakeup = l;
 	}
 	return 0;
 }
@@ -528,18 +760,62 @@ static int on_stop_sample(void *ctx, const void *rec)
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_sample *s = rec;
 
-	return queue_sample(b, b->m, s, NULL, s->time);
+	return queue_sample(b, b->m, s, s->v.time);
+}
+
+/*
+ * The grace period: wait until no program run that may have read the
+ * programs' state before now is still going, on any CPU. Each run counts
+ * itself in and out of its CPU's `active` count with atomic adds (the
+ * first a full barrier before it reads sum_active and stopped), so a CPU
+ * seen at 0 after the caller's change has no run that began before it,
+ * and every run that begins later sees the change. Polled every 20 us: a
+ * run takes about a microsecond, unless its vCPU is stopped by the host,
+ * which this waits out however long it takes.
+ */
+static int wait_quiet(struct offcpu_bpf *b)
+{
+	int fd = bpf_map__fd(b->skel->maps.active), left = b->ncpus;
+	const struct timespec pause = { 0, 20000 };
+	uint32_t zero = 0;
+
+	memset(b->quiet, 0, b->ncpus * sizeof(*b->quiet));
+	for (;;) {
+		if (bpf_map_lookup_elem(fd, &zero, b->active))
+			return -errno;
+		for (int c = 0; c < b->ncpus; c++) {
+			if (b->quiet[c] || b->active[c])
+				continue;
+			b->quiet[c] = true;
+			left--;
+		}
+		if (!left)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
 }
 
 int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
 {
+	int err;
+
 	/*
-	 * Detach first: no wait ends or starts any more, and the iterator is
-	 * the only one left to touch the tasks' storage (programs already
-	 * running on other CPUs are given a moment to finish).
+	 * Stop the programs, wait until none is still running, and take the
+	 * stacks their last samples sent: from here on the iterator is the
+	 * only one to touch the tasks' storage, and no wait ends or starts.
 	 */
+	__atomic_store_n(&b->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	err = wait_quiet(b);
+	if (!err)
+		err = offcpu_bpf__poll(b, m);
 	offcpu_skel__detach(b->skel);
-	usleep(1000);
+	/* --chains: what came since (its programs do not stop before the detach), then all */
+	if (!err && b->chains)
+		err = offcpu_bpf__poll(b, m);
+	if (!err && b->nr_pending)
+		err = chain_flush(b, true);
+	if (err)
+		return err;
 	b->m = m;
 	return run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample,
 			b);
@@ -610,6 +886,8 @@ int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m)
 
 	b->m = m;
 	n = ring_buffer__consume(b->rb);
+	if (!b->err && b->nr_pending)
+		b->err = chain_flush(b, false);
 	if (b->err)
 		return b->err;
 	return n < 0 ? n : 0;
@@ -619,8 +897,7 @@ bool offcpu_bpf__needs_drain(const struct offcpu_bpf *b)
 {
 	uint32_t act = b->skel->bss->sum_active & 1;
 
-	return b->skel->bss->sum_entries[act] > SUM_ENTRIES * 3 / 4 ||
-	       b->skel->bss->wsum_entries[act] > SUM_ENTRIES * 3 / 4;
+	return b->skel->bss->sum_entries[act] > SUM_ENTRIES * 3 / 4;
 }
 
 static int exits_cmp(const void *a, const void *b)
@@ -669,25 +946,39 @@ static int collect_exits(struct offcpu_bpf *b)
 	return 0;
 }
 
-/* When the task image of sum key k ended (exit or exec); 0: it lives. */
+/* When the gen of sum key k ended (the task's exit, exec or rename); 0: it lives. */
 static uint64_t exit_time(struct offcpu_bpf *b, const struct offcpu_sum_key *sk)
 {
-	struct exit_ent k = { .key = { .tid = sk->tid, .gen = sk->gen, .start_time = sk->start_time } };
+	struct exit_ent k = {
+		.key = { .tid = sk->who.tid, .gen = sk->gen, .start_time = sk->who.start_time }
+	};
 	struct exit_ent *e = b->nr_exits ? bsearch(&k, b->exits, b->nr_exits, sizeof(k), exits_cmp) : NULL;
 
 	return e ? e->time : 0;
 }
 
-/*
- * Move every entry of one sum map into the merge queue. keys and vals are
- * batch buffers of DRAIN_BATCH entries of key_size and val_size bytes; each
- * key starts with an offcpu_sum_key and each value with an offcpu_sample,
- * followed by its offcpu_waker when val_size says so.
- */
-static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, size_t key_size,
-		     void *vals, size_t val_size, uint64_t now)
+/* A sum of the kernel as a sample, timed no later than now. */
+static int queue_sum(struct offcpu_bpf *b, struct merge *m, const struct offcpu_sum_key *k,
+		     const struct offcpu_sum *v, uint64_t now)
 {
-	uint8_t batch[sizeof(struct offcpu_wsum_key)];
+	struct offcpu_sample s = { .kind = OFFCPU_REC_SAMPLE, .flags = OFFCPU_SAMPLE_SUM, .k = *k,
+				   .v = *v };
+	uint64_t end = exit_time(b, k), t = v->time && v->time <= now ? v->time : now;
+
+	/*
+	 * At the end of its last interval (on the switch program's clock, a
+	 * few us off at most: see now_of in offcpu.bpf.c), and before the
+	 * exit, exec or rename that ended its task's gen.
+	 */
+	if (end && t >= end)
+		t = end - 1;
+	return queue_sample(b, m, &s, t);
+}
+
+/* Move every entry of one sum map into the merge queue, through the batch buffers. */
+static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, uint64_t now)
+{
+	struct offcpu_sum_key batch;
 	void *in = NULL;
 	int err;
 
@@ -695,68 +986,104 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, void *keys, 
 		__u32 count = DRAIN_BATCH;
 		int ret;
 
-		ret = bpf_map_lookup_and_delete_batch(fd, in, batch, keys, vals, &count, NULL);
+		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch, b->keys, b->vals, &count, NULL);
 		if (ret && errno != ENOENT)
 			return -errno;
 		for (__u32 i = 0; i < count; i++) {
-			const struct offcpu_sum_key *k = (void *)((uint8_t *)keys + i * key_size);
-			uint8_t *v = (uint8_t *)vals + i * val_size;
-			struct offcpu_sample *s = (void *)v;
-			const struct offcpu_waker *w = NULL;
-			uint64_t t = exit_time(b, k);
-
-			if (val_size >= sizeof(struct offcpu_wsample))
-				w = (void *)(v + offsetof(struct offcpu_wsample, w));
-			/*
-			 * At the end of its last interval (see sum_ended in
-			 * offcpu.bpf.c); else, as before that was known, just
-			 * before its image exited or exec'd, or now.
-			 */
-			if (s->time && s->time <= now)
-				t = s->time;
-			else
-				t = t && t <= now ? t - 1 : now;
-			s->time = 0; /* a sum, not a direct sample (offcpu_sample__encode) */
-			err = queue_sample(b, m, s, w, t);
+			err = queue_sum(b, m, &b->keys[i], &b->vals[i], now);
 			if (err)
 				return err;
 		}
 		if (ret)
 			break;
-		in = batch;
+		in = &batch;
 	}
 	return 0;
+}
+
+static int no_record(void *ctx, const void *rec)
+{
+	(void)ctx;
+	(void)rec;
+	return -EINVAL; /* offcpu_flush writes none */
+}
+
+/* The value of key `key` of a per-CPU array of u64 counters, summed over the CPUs. */
+static uint64_t percpu_total(const struct offcpu_bpf *b, int fd, uint32_t key)
+{
+	uint64_t n = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, b->active))
+		return 0;
+	for (int c = 0; c < b->ncpus; c++)
+		n += b->active[c];
+	return n;
+}
+
+/*
+ * The audit rate of a cache (kernel stacks: 0, DWARF stacks: 1), after a
+ * drain: 1 served hit in AUDIT_MASK_FIRST + 1 is walked and compared at the
+ * start; each drain whose audits all agreed (16 at least) halves the rate,
+ * down to 1 in AUDIT_MASK_QUIET + 1; an audit that differed brings it back
+ * up at once. The audits check the verification of hits, which serves no
+ * stack it has not confirmed: once it has agreed for a while, auditing
+ * every 64th hit costs more than it tells (a DWARF walk is ~1 us).
+ */
+static void audit_rate(struct offcpu_bpf *b, int which, uint64_t checked, uint64_t stale,
+		       uint32_t *mask)
+{
+	uint32_t m = *mask;
+
+	if (stale > b->stale[which])
+		m = AUDIT_MASK_FIRST;
+	else if (checked >= b->audits[which] + 16 && m < AUDIT_MASK_QUIET)
+		m = m * 2 + 1;
+	else
+		return;
+	b->audits[which] = checked;
+	b->stale[which] = stale;
+	__atomic_store_n(mask, m, __ATOMIC_RELAXED);
 }
 
 int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 {
 	struct offcpu_skel *sk = b->skel;
 	uint32_t old = sk->bss->sum_active & 1;
+	int stats = bpf_map__fd(sk->maps.stats), unw = bpf_map__fd(sk->maps.unw_stats);
 	uint64_t now;
 	int err;
 
-	/* Switch writers to the other map; let programs in flight finish. */
+	/*
+	 * Switch writers to the other half, wait until no program can still
+	 * be writing this one, and take the stacks sent so far: every stack
+	 * a sum of this half names is among them.
+	 */
 	__atomic_store_n(&sk->bss->sum_active, old ^ 1, __ATOMIC_SEQ_CST);
-	usleep(1000);
+	err = wait_quiet(b);
+	if (!err)
+		err = offcpu_bpf__poll(b, m);
+	if (err)
+		return err;
 	/*
 	 * The sums' time: read now that nothing adds to them any more, so
-	 * that no sum is timed before an interval it holds (read before the
-	 * switch, a recorder descheduled in between timed a wait before its
-	 * own end, and before an exec's COMM record that followed it). Sums
-	 * of a task that exited or exec'd meanwhile are timed just before.
+	 * that no sum is timed before an interval it holds.
 	 */
 	now = mono_ns();
-	err = collect_exits(b);
+	/* the tasks' accumulators of this half (both, after the stop) join its sums */
+	sk->bss->flush_half = old;
+	err = run_iter(sk->progs.offcpu_flush, sizeof(struct offcpu_sample), no_record, b);
 	if (!err)
-		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), b->keys,
-				sizeof(*b->keys), b->vals, sizeof(*b->vals), now);
-	if (!err && b->wakeups)
-		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.wsum1 : sk->maps.wsum0), b->wkeys,
-				sizeof(*b->wkeys), b->wvals, sizeof(*b->wvals), now);
+		err = collect_exits(b);
+	if (!err)
+		err = drain_map(b, m, bpf_map__fd(old ? sk->maps.sum1 : sk->maps.sum0), now);
 	if (err)
 		return err;
 	sk->bss->sum_entries[old] = 0;
-	sk->bss->wsum_entries[old] = 0;
+	audit_rate(b, 0, percpu_total(b, stats, OFFCPU_STAT_KSTACK_CHECKED),
+		   percpu_total(b, stats, OFFCPU_STAT_KSTACK_STALE), &sk->bss->kcache_audit_mask);
+	if (b->dwarf)
+		audit_rate(b, 1, percpu_total(b, unw, OFFCPU_UNW_CHECKED),
+			   percpu_total(b, unw, OFFCPU_UNW_STALE), &sk->bss->unw_audit_mask);
 	return 0;
 }
 
@@ -780,7 +1107,10 @@ static int sum_percpu(const struct offcpu_bpf *b, int fd, uint64_t *out, uint32_
 
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR])
 {
-	return sum_percpu(b, bpf_map__fd(b->skel->maps.drops), drops, OFFCPU_DROP__NR);
+	int err = sum_percpu(b, bpf_map__fd(b->skel->maps.drops), drops, OFFCPU_DROP__NR);
+
+	drops[OFFCPU_DROP_STACK_LOST] += b->stacks_unknown;
+	return err;
 }
 
 int offcpu_bpf__stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_STAT__NR])

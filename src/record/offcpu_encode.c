@@ -90,7 +90,7 @@ void offcpu_event_attr(struct perf_event_attr *attr)
 }
 
 /* Frames before the function [lo, hi) are BPF and tracing glue: how many. */
-static int glue_frames(const __u64 *k, uint32_t n, uint64_t lo, uint64_t hi)
+static int glue_frames(const uint64_t *k, uint32_t n, uint64_t lo, uint64_t hi)
 {
 	if (!lo)
 		return 0;
@@ -100,7 +100,7 @@ static int glue_frames(const __u64 *k, uint32_t n, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static int sched_frame_index(const __u64 *k, uint32_t n)
+static int sched_frame_index(const uint64_t *k, uint32_t n)
 {
 	return glue_frames(k, n, sched_lo, sched_hi);
 }
@@ -108,30 +108,31 @@ static int sched_frame_index(const __u64 *k, uint32_t n)
 /* The raw payload's flags of sample s (waits in progress: see offcpu.h). */
 static uint32_t raw_flags(const struct offcpu_sample *s)
 {
-	uint32_t f = s->time ? OFFCPU_RAW_DIRECT : OFFCPU_RAW_AGGREGATED;
+	uint32_t f = s->flags & OFFCPU_SAMPLE_SUM ? OFFCPU_RAW_AGGREGATED : OFFCPU_RAW_DIRECT;
 
-	if (s->state & OFFCPU_IN_PROGRESS_START)
+	if (s->k.state & OFFCPU_IN_PROGRESS_START)
 		f |= OFFCPU_RAW_IN_PROGRESS_START;
-	if (s->state & OFFCPU_IN_PROGRESS_STOP)
+	if (s->k.state & OFFCPU_IN_PROGRESS_STOP)
 		f |= OFFCPU_RAW_IN_PROGRESS_STOP;
 	return f;
 }
 
 /*
- * The payload of a sample of s: its stack holds ulen user frames, then from
- * stack[OFFCPU_MAX_STACK] klen kernel frames, the first `skip` of them glue.
+ * The payload of a sample of s with user stack u and kernel stack k, the
+ * first `skip` kernel frames glue.
  */
 static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, uint64_t id,
-		       const struct offcpu_sample *s, uint64_t time, const __u64 *stack,
-		       uint32_t ulen, uint32_t klen, int skip)
+		       const struct offcpu_sample *s, uint64_t time, const struct offcpu_frames *u,
+		       const struct offcpu_frames *k, int skip)
 {
-	klen = klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : klen;
-	ulen = ulen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : ulen;
+	uint32_t klen = k->n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : k->n;
+	uint32_t ulen = u->n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : u->n;
+
 	if (skip > (int)klen)
 		skip = klen;
 	/* A frame-pointer walk through code built without them ends in junk. */
 	for (uint32_t i = 0; i < ulen; i++)
-		if (stack[i] < 4096) {
+		if (u->ip[i] < 4096) {
 			ulen = i;
 			break;
 		}
@@ -139,23 +140,24 @@ static void payload_of(struct offcpu_payload *p, enum offcpu_payload_event ev, u
 	p->event = ev;
 	p->id = id;
 	p->time = time;
-	p->pid = s->pid;
-	p->tid = s->tid;
-	p->cpu = s->cpu;
-	p->period = s->period;
-	p->count = s->count;
-	p->cgroup = s->cgroup;
+	p->pid = s->k.who.pid;
+	p->tid = s->k.who.tid;
+	p->cpu = s->v.cpu;
+	p->period = s->v.period;
+	p->count = s->v.count;
+	p->cgroup = s->k.who.cgroup;
 	p->flags = raw_flags(s);
-	p->kstack = (const uint64_t *)&stack[OFFCPU_MAX_STACK + skip]; /* same width */
+	p->kstack = k->ip + skip; /* never NULL: an empty stack's points at its no frames */
 	p->klen = klen - skip;
-	p->ustack = (const uint64_t *)stack;
+	p->ustack = u->ip;
 	p->ulen = ulen;
 }
 
 /* The state letter of offcpu_raw (see offcpu_payload.h). */
 static uint32_t raw_state(uint32_t state)
 {
-	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP); /* flags: raw_flags */
+	/* flags: raw_flags, and the waker's own sample */
+	state &= ~(OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP | OFFCPU_WAKER);
 	if (!(state & OFFCPU_SCHED_DELAY))
 		return state == OFFCPU_STATE_D ? 'D' : 'S';
 	if (state & OFFCPU_STATE_NEW)
@@ -167,15 +169,16 @@ static uint32_t raw_state(uint32_t state)
 	return state & OFFCPU_STATE_S ? 'S' : 'R';
 }
 
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf)
+size_t offcpu_sample__encode(const struct offcpu_sample *s, const struct offcpu_frames *ustack,
+			     const struct offcpu_frames *kstack, uint64_t time, void *buf)
 {
-	bool delay = s->state & OFFCPU_SCHED_DELAY;
+	bool delay = s->k.state & OFFCPU_SCHED_DELAY;
 	struct offcpu_payload p;
 
 	payload_of(&p, delay ? OFFCPU_PAYLOAD_DELAY : OFFCPU_PAYLOAD_TIME,
-		   delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, s->stack, s->ulen,
-		   s->klen, sched_frame_index(&s->stack[OFFCPU_MAX_STACK], s->klen));
-	p.state = raw_state(s->state);
+		   delay ? OFFCPU_ID_SCHED_DELAY : OFFCPU_ID_OFFCPU, s, time, ustack, kstack,
+		   sched_frame_index(kstack->ip, kstack->n));
+	p.state = raw_state(s->k.state);
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }
 
@@ -184,7 +187,7 @@ size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void 
  * function, or -1: the wakeup then came from that interrupt, and the
  * frames beyond it, user ones included, are the interrupted task's.
  */
-static int irq_frame_index(const __u64 *k, uint32_t n)
+static int irq_frame_index(const uint64_t *k, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		for (unsigned int j = 0; j < nr_irq_entry; j++)
@@ -200,7 +203,7 @@ static int irq_frame_index(const __u64 *k, uint32_t n)
  * task's own context, at its local_bh_enable (or an irq_exit soon after),
  * and the wakeup of the receiver is the sender's doing.
  */
-static bool own_softirq(const __u64 *k, int n)
+static bool own_softirq(const uint64_t *k, int n)
 {
 	for (int i = 0; i < n && backlog_lo; i++)
 		if (k[i] >= backlog_lo && k[i] < backlog_hi)
@@ -214,32 +217,31 @@ static bool own_softirq(const __u64 *k, int n)
  * work a task did for itself (own_softirq) is the task's, with its whole
  * stack, flagged OFFCPU_RAW_WAKER_SOFTIRQ.
  */
-size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
-			    uint64_t time, void *buf)
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_frames *ustack,
+			    const struct offcpu_frames *kstack, uint64_t time, void *buf)
 {
-	const __u64 *k = &w->stack[OFFCPU_MAX_STACK];
-	uint32_t klen = w->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : w->klen;
-	uint32_t ulen = w->ulen;
-	int skip = glue_frames(k, klen, ttwu_lo, ttwu_hi);
-	int irq = irq_frame_index(k + skip, klen - skip);
-	bool softirq = irq >= 0 && own_softirq(k + skip, irq);
+	uint32_t klen = kstack->n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : kstack->n;
+	int skip = glue_frames(kstack->ip, klen, ttwu_lo, ttwu_hi);
+	int irq = irq_frame_index(kstack->ip + skip, klen - skip);
+	bool softirq = irq >= 0 && own_softirq(kstack->ip + skip, irq);
+	struct offcpu_frames u = *ustack, k = { kstack->ip, klen };
 	struct offcpu_payload p;
 
 	if (softirq)
 		irq = -1;
 	if (irq >= 0) {
-		klen = skip + irq + 1;
-		ulen = 0;
+		k.n = skip + irq + 1;
+		u.n = 0;
 	}
-	payload_of(&p, OFFCPU_PAYLOAD_WAKEUP, OFFCPU_ID_WAKEUP, s, time, w->stack, ulen, klen, skip);
-	p.state = raw_state(s->state);
+	payload_of(&p, OFFCPU_PAYLOAD_WAKEUP, OFFCPU_ID_WAKEUP, s, time, &u, &k, skip);
+	p.state = raw_state(s->k.state);
 	if (irq >= 0) {
 		p.flags |= OFFCPU_RAW_WAKER_IRQ;
 		strcpy(p.waker_comm, "[irq]");
 	} else {
-		p.waker_pid = w->pid;
-		p.waker_tid = w->tid;
-		memcpy(p.waker_comm, w->comm, sizeof(p.waker_comm) - 1);
+		p.waker_pid = s->k.waker.pid;
+		p.waker_tid = s->k.waker.tid;
+		memcpy(p.waker_comm, s->v.wcomm, sizeof(p.waker_comm) - 1);
 		if (softirq)
 			p.flags |= OFFCPU_RAW_WAKER_SOFTIRQ;
 	}
@@ -254,12 +256,13 @@ void chain_switch_attr(struct perf_event_attr *attr)
 	attr->sample_type = OFFCPU_SWITCH_SAMPLE_TYPE;
 }
 
-size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf)
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack, uint32_t waker_stack,
+			    void *buf)
 {
 	struct offcpu_switch sw = {
 		.id = OFFCPU_ID_SWITCH, .pid = r->pid, .tid = r->tid, .cpu = r->cpu,
-		.time = r->time, .out = r->out, .wake = r->wake, .stack = r->stack,
-		.waker_tid = r->waker_tid, .waker_stack = r->waker_stack, .seq = r->seq,
+		.time = r->time, .out = r->out, .wake = r->wake, .stack = stack,
+		.waker_tid = r->waker_tid, .waker_stack = waker_stack, .seq = r->seq,
 		.state = (char)r->state,
 	};
 
@@ -275,24 +278,26 @@ size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf)
 }
 
 /*
- * A stack taken in the switch program starts with BPF's glue up to
- * __schedule, one taken at a wakeup with glue up to try_to_wake_up: both
- * are cut, as in offcpu-time and offcpu-wakeup samples. An interrupt's
- * frames stay: the reader tells interrupts and softirq work from them.
+ * A stack of the switch program's starts at __schedule, one taken at a
+ * wakeup at try_to_wake_up, as calibrated (kstack_skip); a maker's at
+ * wakeup_new is walked whole: whatever BPF glue leads any of them up to
+ * those functions (and to wake_up_new_task) is cut, as in offcpu-time and
+ * offcpu-wakeup samples. An interrupt's frames stay: the reader tells
+ * interrupts and softirq work from them.
  */
 size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf)
 {
-	struct offcpu_sample s = { .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .period = 1,
-				   .count = 1 };
-	const __u64 *k = &r->stack[OFFCPU_MAX_STACK];
+	struct offcpu_sample s = { .k.who = { .pid = r->pid, .tid = r->tid },
+				   .v = { .cpu = r->cpu, .period = 1, .count = 1 } };
+	const uint64_t *k = (const uint64_t *)&r->stack[OFFCPU_MAX_STACK];
 	uint32_t klen = r->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : r->klen;
 	int skip = r->kind == OFFCPU_CHAIN_STACK_SLEEP ? sched_frame_index(k, klen) :
 		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) :
 		   r->kind == OFFCPU_CHAIN_STACK_NEW ? glue_frames(k, klen, wnt_lo, wnt_hi) : 0;
+	struct offcpu_frames u = { (const uint64_t *)r->stack, r->ulen }, kf = { k, klen };
 	struct offcpu_payload p;
 
-	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, r->stack, r->ulen, klen,
-		   skip);
+	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, &u, &kf, skip);
 	p.flags = 0;
 	p.stack_id = r->id;
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);

@@ -65,6 +65,7 @@ struct record_opts {
 	bool chains;          /* --chains: offcpu-switch/offcpu-stack records of every thread */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
+	uint32_t test_stall_ms; /* OFFCPU_TEST_STALL: 1 in 8 waits counted stall their CPU this long */
 	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
@@ -314,19 +315,33 @@ void offcpu_bpf__chain_counts(const struct offcpu_bpf *b, uint64_t *switches, ui
 /* ---- offcpu_encode.c ---- */
 /* Where kernel stacks start (__schedule, try_to_wake_up, interrupts): set before encoding. */
 void offcpu_encode__set_kernel(const struct kernel_facts *kf);
+/* A stack's frames, innermost first, as the BPF side sent them (bpf/offcpu.h). */
+struct offcpu_frames {
+	const uint64_t *ip;
+	uint32_t n;
+};
 /*
  * Encode one off-CPU sample (offcpu-time, or sched-delay when its state has
- * OFFCPU_SCHED_DELAY) as a perf SAMPLE record into buf, of
+ * OFFCPU_SCHED_DELAY; a sum when its flags say OFFCPU_SAMPLE_SUM) with its
+ * user and kernel stacks as a perf SAMPLE record into buf, of
  * OFFCPU_PAYLOAD_MAX_SIZE bytes (perfdata/offcpu_payload.h has the layout).
  */
-size_t offcpu_sample__encode(const struct offcpu_sample *s, uint64_t time, void *buf);
-/* Encode the offcpu-wakeup sample of s, woken by w, into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
-size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_waker *w,
-			    uint64_t time, void *buf);
+size_t offcpu_sample__encode(const struct offcpu_sample *s, const struct offcpu_frames *ustack,
+			     const struct offcpu_frames *kstack, uint64_t time, void *buf);
+/*
+ * Encode the offcpu-wakeup sample of s (its waker: s->k.waker, with these
+ * stacks) into buf (OFFCPU_PAYLOAD_MAX_SIZE).
+ */
+size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_frames *ustack,
+			    const struct offcpu_frames *kstack, uint64_t time, void *buf);
 uint64_t offcpu_sample_type(void);
 void offcpu_event_attr(struct perf_event_attr *attr);
-/* --chains: a switch record as an offcpu-switch sample (OFFCPU_SWITCH_RECORD_SIZE bytes). */
-size_t chain_switch__encode(const struct offcpu_chain_switch *r, void *buf);
+/*
+ * --chains: a switch record as an offcpu-switch sample (OFFCPU_SWITCH_RECORD_SIZE
+ * bytes), its stacks named by the file's ids (those of its offcpu-stack records).
+ */
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack, uint32_t waker_stack,
+			    void *buf);
 /* --chains: a stack record as an offcpu-stack sample into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
 size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf);
 /* The attr of offcpu-switch. */

@@ -256,8 +256,10 @@ def innermost_wl(frames):
     return None
 
 
-def cmd_waitmix(path, json_path, thresh_ms):
-    """The waitmix workload recorded: per function, per thread, spin."""
+def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
+    """The waitmix workload recorded: per function, per thread, spin (its
+    CPU samples; "nospin" leaves that out, for a recording whose CPUs were
+    held with interrupts off on purpose, where cpu-clock cannot sample)."""
     wl = json.load(open(json_path))
     thresh = float(thresh_ms) * 1e6
     samples, err = script_samples(path)
@@ -353,7 +355,7 @@ def cmd_waitmix(path, json_path, thresh_ms):
 
     # Spin: cpu-clock samples with wl_spin in the stack, on the spin thread.
     for t in threads:
-        if t["role"] != "spin":
+        if t["role"] != "spin" or spin == "nospin":
             continue
         got = [s for s in cpu if any(fname(f) == "wl_spin" for f in s.frames)]
         total = sum(s.period for s in got)
@@ -590,6 +592,89 @@ def cmd_eventsum(path, event):
     print(sum(s.period for s in samples if s.event == event))
 
 
+def cmd_once(path, json_path):
+    """Every off-CPU interval of the waitmix workload counted exactly once:
+    per thread, the intervals in its blocking calls (samples with the call's
+    inner function in their stack; a sum counts several, its RAW count) are
+    the voluntary context switches the thread counted around those calls
+    (getrusage), neither fewer (lost) nor more (counted twice); and no two
+    samples of a thread overlap in time: a direct sample covers at most
+    [time - period, time] (its wait ended at the wakeup, at most that long
+    before its switch-in at `time`), which must not reach back before the
+    switch-in of the thread's previous one (1 us allowed for the two clocks
+    of the samples' times)."""
+    wl = json.load(open(json_path))
+    samples, _ = script_samples(path, raw=True)
+    off = [s for s in samples if s.event == "offcpu-time"]
+    # glibc's clone() gives no way up from its syscall to its caller: the
+    # vfork wait is told by its kernel frame (wait_for_vfork_done is inlined
+    # there), under the named function (its waitpid after is in do_wait)
+    kernel_call = {"vfork-wait": "kernel_clone"}
+    for t in wl["threads"]:
+        if t["role"] == "spin":
+            continue
+        kc = kernel_call.get(t["role"])
+        mine = [s for s in off if s.tid == t["tid"] and
+                (t["inner"] in s.funcs() or (kc and kc in s.funcs() and t["func"] in s.funcs()))]
+        counts = [offcpu_raw(s.raw) for s in mine]
+        got = sum(c[2] if c else 1 for c in counts)
+        summed = sum(1 for c in counts if c and c[1] & 2)
+        measure("%-11s %-20s tid %-6d %4d intervals recorded in %3d samples (%d sums); "
+                "%4d voluntary switches counted by the thread"
+                % (t["role"], t["inner"], t["tid"], got, len(mine), summed, t["func_nvcsw"]))
+        check(got == t["func_nvcsw"], "%s: %d intervals recorded in %s, the thread counted %d"
+              % (t["role"], got, t["inner"], t["func_nvcsw"]))
+    overlaps = 0
+    by_tid = {}
+    for s in off:
+        c = offcpu_raw(s.raw)
+        if c and not c[1] & 2:  # direct samples only: a sum has no one interval
+            by_tid.setdefault(s.tid, []).append(s)
+    for tid, ss in sorted(by_tid.items()):
+        ss.sort(key=lambda s: s.time)
+        for a, b in zip(ss, ss[1:]):
+            if b.time - b.period < a.time - 1000:
+                overlaps += 1
+                if overlaps <= 3:
+                    measure("overlap on tid %d: %s | %s" % (tid, a, b))
+    measure("%d direct samples on %d threads, %d overlapping the one before"
+            % (sum(len(v) for v in by_tid.values()), len(by_tid), overlaps))
+    check(not overlaps, "%d samples overlap a sample of the same thread: counted twice" % overlaps)
+    finish()
+
+
+def cmd_stopdup(path):
+    """No wait counted twice at the stop: a recording with every interval a
+    direct sample (--off-cpu-thresh 0) of threads whose waits each last a
+    length of their own (napper), stopped while waits end all the time. The
+    waits still open at the stop are written by the stop iterator, timed at
+    the stop (the latest time of all); a wait the programs also ended would
+    be there twice, with the same period to the nanosecond."""
+    samples, _ = script_samples(path, raw=True)
+    off = [s for s in samples if s.event == "offcpu-time"]
+    check(off, "no offcpu-time samples")
+    if not off:
+        finish()
+    stop = max(s.time for s in off)
+    at_stop = [s for s in off if s.time == stop]
+    before = {}
+    for s in off:
+        if s.time != stop:
+            before.setdefault((s.tid, s.period), []).append(s)
+    dups = [(s, before[(s.tid, s.period)][0]) for s in at_stop if (s.tid, s.period) in before]
+    per_tid = {}
+    for s in at_stop:
+        per_tid[s.tid] = per_tid.get(s.tid, 0) + 1
+    measure("%d offcpu-time samples on %d threads; %d written at the stop; %d of them also ended "
+            "before it" % (len(off), len({s.tid for s in off}), len(at_stop), len(dups)))
+    for a, b in dups[:3]:
+        measure("twice: %s | %s" % (a, b))
+    check(not dups, "%d waits counted twice, at the stop and before it" % len(dups))
+    many = {t: n for t, n in per_tid.items() if n > 1}
+    check(not many, "threads with more than one wait open at the stop: %s" % many)
+    finish()
+
+
 # The scheduler's entry points (src/profile/trim.c): the frame below them is
 # where a thread blocked.
 SCHED = re.compile(r"^(__schedule|__schedule_loop|schedule|schedule_idle|schedule_user|"
@@ -634,7 +719,8 @@ def cmd_firstscreen(offcpu, path):
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
             "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
-            "eventsum": cmd_eventsum, "firstscreen": cmd_firstscreen}
+            "eventsum": cmd_eventsum, "once": cmd_once, "stopdup": cmd_stopdup,
+            "firstscreen": cmd_firstscreen}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -139,22 +139,38 @@ static int collect_cb(void *ctx, const struct perf_rec *rec)
 	return 0;
 }
 
-static struct offcpu_sample *make_sample(uint32_t tid, uint64_t period)
-{
-	struct offcpu_sample *s = calloc(1, sizeof(*s));
+/* A sample as the BPF side sends it, and the frames of its two stacks. */
+struct test_sample {
+	struct offcpu_sample s;
+	uint64_t stack[2 * OFFCPU_MAX_STACK]; /* ulen user frames, klen kernel ones from the middle */
+	uint32_t ulen, klen;
+};
 
-	s->pid = 100;
-	s->tid = tid;
-	s->period = period;
-	s->count = 3;
-	s->state = OFFCPU_STATE_D;
-	s->ulen = 2;
-	s->stack[0] = 0x401000;
-	s->stack[1] = 0x401100;
-	s->stack[2] = 0; /* a junk end of a frame-pointer walk is cut */
-	s->klen = 1;
-	s->stack[OFFCPU_MAX_STACK] = 0xffffffff81000000ULL;
-	return s;
+static struct test_sample *make_sample(uint32_t tid, uint64_t period)
+{
+	struct test_sample *t = calloc(1, sizeof(*t));
+
+	t->s.kind = OFFCPU_REC_SAMPLE;
+	t->s.flags = OFFCPU_SAMPLE_SUM;
+	t->s.k.who.pid = 100;
+	t->s.k.who.tid = tid;
+	t->s.v.period = period;
+	t->s.v.count = 3;
+	t->s.k.state = OFFCPU_STATE_D;
+	t->ulen = 2;
+	t->stack[0] = 0x401000;
+	t->stack[1] = 0x401100;
+	t->stack[2] = 0; /* a junk end of a frame-pointer walk is cut */
+	t->klen = 1;
+	t->stack[OFFCPU_MAX_STACK] = 0xffffffff81000000ULL;
+	return t;
+}
+
+static size_t encode_sample(const struct test_sample *t, uint64_t time, void *rec)
+{
+	struct offcpu_frames u = { t->stack, t->ulen }, k = { t->stack + OFFCPU_MAX_STACK, t->klen };
+
+	return offcpu_sample__encode(&t->s, &u, &k, time, rec);
 }
 
 /* Write a file with our two events; returns its path (static buffer). */
@@ -178,8 +194,8 @@ static const char *write_file(uint64_t *times, int n, bool finish)
 	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_EVENT_NAME, &off_id, 1), 0);
 	assert_int_equal(perf_writer__begin(w), 0);
 	for (int i = 0; i < n; i++) {
-		struct offcpu_sample *s = make_sample(101 + i, 1000 * (i + 1));
-		size_t len = offcpu_sample__encode(s, times[i], rec);
+		struct test_sample *s = make_sample(101 + i, 1000 * (i + 1));
+		size_t len = encode_sample(s, times[i], rec);
 
 		assert_int_equal(merge__add(m, times[i], rec, len), 0);
 		free(s);
@@ -370,7 +386,7 @@ static void test_cut_user_record(void **state)
 {
 	_Alignas(8) uint8_t rec[8192];
 	struct dso_hits *h = dso_hits__new();
-	struct offcpu_sample *s = make_sample(101, 5000);
+	struct test_sample *s = make_sample(101, 5000);
 	const struct perf_event_header *eh = (void *)rec;
 	struct offcpu_fields fl;
 	uint64_t nr, f, cpu[] = { 0x7f0000000123ULL, 1, 100 | 101ULL << 32, 2000, 0, 1001, 4,
@@ -385,7 +401,7 @@ static void test_cut_user_record(void **state)
 	s->stack[2] = 0x7f0000001000ULL;
 	s->stack[3] = 0x642e742f71732f77ULL;
 	s->stack[4] = 0x401200;
-	len = offcpu_sample__encode(s, 1000, rec);
+	len = encode_sample(s, 1000, rec);
 	/* header, id ip tid time cpu period, nr; kernel marker + 1, user marker + 5 */
 	memcpy(&nr, rec + 8 + 48, 8);
 	assert_int_equal(nr, 8);
@@ -415,7 +431,7 @@ static void test_cut_user_record(void **state)
 	/* the first user frame is junk: the user part goes, its marker too */
 	s->ulen = 1;
 	s->stack[0] = 0x9000;
-	len = offcpu_sample__encode(s, 1000, rec);
+	len = encode_sample(s, 1000, rec);
 	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
 	assert_true(cut);
 	assert_int_equal(n, len - 2 * 2 * 8);
@@ -426,7 +442,7 @@ static void test_cut_user_record(void **state)
 	assert_int_equal(fl.count, 3);
 	/* ... but a sample with no kernel frame keeps its one user frame */
 	s->klen = 0;
-	len = offcpu_sample__encode(s, 1000, rec);
+	len = encode_sample(s, 1000, rec);
 	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
 	assert_false(cut);
 
@@ -441,9 +457,9 @@ static void test_cut_user_record(void **state)
 	assert_int_equal(nr, 3);
 
 	/* a process whose maps are unknown is left alone */
-	s->pid = 200;
+	s->s.k.who.pid = 200;
 	s->klen = 1;
-	len = offcpu_sample__encode(s, 1000, rec);
+	len = encode_sample(s, 1000, rec);
 	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
 	assert_false(cut);
 	free(s);
@@ -504,8 +520,8 @@ static void test_counter_names(void **state)
 {
 	static const char *const drops[] = {
 		"drop.ringbuf_full",	    "drop.sum_full",		"drop.ustack_failed",
-		"drop.kstack_failed",	    "drop.task_storage",	"drop.exits_full",
-		"drop.unclosed",	    "drop.waker_storage",	"drop.waker_lost",
+		"drop.kstack_failed",	    "drop.stack_lost",		"drop.task_storage",
+		"drop.exits_full",	    "drop.unclosed",		"drop.waker_lost",
 		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
 		"drop.cpu_ringbuf_full",    "drop.chain_ringbuf_full",	"drop.chain_storage",
 	};
@@ -525,8 +541,9 @@ static void test_counter_names(void **state)
 	assert_string_equal(offcpu_drop_name(OFFCPU_DROP_CPU_RINGBUF),
 			    "cpu samples (BPF ring buffer full)");
 	assert_string_equal(offcpu_drop_name(OFFCPU_DROP__NR), "?");
-	/* a stack that could not be read leaves its sample in: not lost */
+	/* a stack that could not be read, or sent, leaves its sample in: not lost */
 	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_USTACK), OFFCPU_LOSS_PART);
+	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_STACK_LOST), OFFCPU_LOSS_PART);
 	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_WAKER_KSTACK), OFFCPU_LOSS_PART);
 	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_SUM_FULL), OFFCPU_LOSS_OFFCPU);
 	assert_int_equal(offcpu_drop_loss(OFFCPU_DROP_WAKER_LOST), OFFCPU_LOSS_WAKEUP);

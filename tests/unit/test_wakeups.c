@@ -98,22 +98,29 @@ static void cpu_sample(struct perf_writer *w, uint32_t tid, uint64_t t, uint64_t
 	put(w, &r);
 }
 
+static const uint64_t sleeper_ustack[] = { 0x401100, 0x401200 };
+static const uint64_t sleeper_kstack[] = { 0xffffffff81000100ULL };
+static const uint64_t waker_ustack[] = { 0x402000 };
+static const uint64_t waker_kstack[] = { 0xffffffff81000200ULL, 0xffffffff81000300ULL };
+
 static struct offcpu_sample *sample(uint32_t tid, uint32_t state, uint64_t period)
 {
 	struct offcpu_sample *s = calloc(1, sizeof(*s));
 
-	s->pid = PID;
-	s->tid = tid;
-	s->state = state;
-	s->period = period;
-	s->count = 1;
-	s->time = 1; /* direct */
-	s->ulen = 2;
-	s->stack[0] = 0x401100;
-	s->stack[1] = 0x401200;
-	s->klen = 1;
-	s->stack[OFFCPU_MAX_STACK] = 0xffffffff81000100ULL;
+	s->kind = OFFCPU_REC_SAMPLE; /* direct */
+	s->k.who.pid = PID;
+	s->k.who.tid = tid;
+	s->k.state = state;
+	s->v.period = period;
+	s->v.count = 1;
 	return s;
+}
+
+static size_t encode(const struct offcpu_sample *s, uint64_t time, void *rec)
+{
+	struct offcpu_frames u = { sleeper_ustack, 2 }, k = { sleeper_kstack, 1 };
+
+	return offcpu_sample__encode(s, &u, &k, time, rec);
 }
 
 /*
@@ -127,7 +134,7 @@ static void build(bool orphan_wakeup)
 				       .sample_type = cpu_sample_type(), .sample_id_all = 1 };
 	struct perf_event_attr off;
 	uint64_t ids[4] = { CPU_ID, OFFCPU_ID_OFFCPU, OFFCPU_ID_WAKEUP, OFFCPU_ID_SCHED_DELAY };
-	struct offcpu_waker *wk = calloc(1, sizeof(*wk));
+	struct offcpu_frames wu = { waker_ustack, 1 }, wkk = { waker_kstack, 2 };
 	struct offcpu_sample *s;
 	struct perf_writer *w;
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
@@ -146,31 +153,25 @@ static void build(bool orphan_wakeup)
 	comm(w, WAKER, "waker", 1000);
 	cpu_sample(w, SLEEPER, 1500, 2000);
 
-	wk->pid = PID;
-	wk->tid = WAKER;
-	snprintf(wk->comm, sizeof(wk->comm), "waker");
-	wk->ulen = 1;
-	wk->stack[0] = 0x402000;
-	wk->klen = 2;
-	wk->stack[OFFCPU_MAX_STACK] = 0xffffffff81000200ULL;
-	wk->stack[OFFCPU_MAX_STACK + 1] = 0xffffffff81000300ULL;
-	s = sample(SLEEPER, OFFCPU_STATE_S, 3000);
+	s = sample(SLEEPER, OFFCPU_STATE_S | OFFCPU_WAKER, 3000);
+	s->k.waker.pid = PID;
+	s->k.waker.tid = WAKER;
+	snprintf(s->v.wcomm, sizeof(s->v.wcomm), "waker");
 	if (!orphan_wakeup)
-		put_encoded(w, rec, offcpu_sample__encode(s, 5000, rec));
-	put_encoded(w, rec, offcpu_waker__encode(s, wk, 5000, rec));
+		put_encoded(w, rec, encode(s, 5000, rec));
+	put_encoded(w, rec, offcpu_waker__encode(s, &wu, &wkk, 5000, rec));
 	free(s);
 	s = sample(SLEEPER, OFFCPU_SCHED_DELAY | OFFCPU_STATE_S, 500);
-	put_encoded(w, rec, offcpu_sample__encode(s, 5000, rec));
+	put_encoded(w, rec, encode(s, 5000, rec));
 	free(s);
 	s = sample(SLEEPER, OFFCPU_SCHED_DELAY, 1000);
-	s->time = 0; /* summed */
-	put_encoded(w, rec, offcpu_sample__encode(s, 7000, rec));
+	s->flags = OFFCPU_SAMPLE_SUM;
+	put_encoded(w, rec, encode(s, 7000, rec));
 	free(s);
 	task_event(w, PERF_RECORD_EXIT, SLEEPER, 8000);
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);
-	free(wk);
 }
 
 struct seen {

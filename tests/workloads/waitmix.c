@@ -81,6 +81,7 @@ struct wl_thread {
 	int64_t f_wall, f_cpu, f_rq; /* summed around the calls in func */
 	/* f_rq split by what the calls did (see span_end) */
 	int64_t f_rq_wake, f_rq_preempt, f_rq_mixed;
+	long f_nvcsw; /* voluntary context switches inside the calls: its off-CPU intervals there */
 	int64_t t0, t1, cpu0, cpu1, rq0, rq1; /* whole thread */
 	int schedfd;
 };
@@ -206,6 +207,7 @@ static void span_end(struct wl_thread *t, struct span *s)
 		t->f_rq_preempt += rq;
 	else
 		t->f_rq_mixed += rq;
+	t->f_nvcsw += vol - s->nvcsw;
 	t->calls++;
 }
 
@@ -612,13 +614,14 @@ static void write_json(FILE *f, struct wl_thread *th, int n, int64_t t0, int64_t
 			   "     \"func_wall_ns\": %lld, \"func_oncpu_ns\": %lld, \"func_rq_ns\": %lld, "
 			   "\"func_offcpu_ns\": %lld,\n"
 			   "     \"func_rq_wake_ns\": %lld, \"func_rq_preempt_ns\": %lld, "
-			   "\"func_rq_mixed_ns\": %lld,\n"
+			   "\"func_rq_mixed_ns\": %lld, \"func_nvcsw\": %ld,\n"
 			   "     \"start_ns\": %lld, \"end_ns\": %lld, \"wall_ns\": %lld, "
 			   "\"oncpu_ns\": %lld, \"rq_ns\": %lld, \"offcpu_ns\": %lld}%s\n",
 			t->role, t->func, t->inner, t->pid, t->tid, t->calls, (long long)t->design_ns,
 			(long long)t->f_wall, (long long)t->f_cpu, (long long)t->f_rq,
 			(long long)(t->f_wall - t->f_cpu - t->f_rq),
 			(long long)t->f_rq_wake, (long long)t->f_rq_preempt, (long long)t->f_rq_mixed,
+			t->f_nvcsw,
 			(long long)t->t0, (long long)t->t1, (long long)wall, (long long)oncpu,
 			(long long)rq, (long long)(wall - oncpu - rq), i + 1 < n ? "," : "");
 	}
