@@ -111,12 +111,12 @@ static void wait_(struct perf_writer *w, uint32_t tid, char state, uint64_t out,
 {
 	struct offcpu_chain_switch r = {
 		.type = OFFCPU_CHAIN_SWITCH, .pid = PID, .tid = tid, .time = in, .out = out,
-		.wake = wake, .stack = stack_id, .waker_tid = waker, .waker_stack = waker_stack,
-		.seq = seq, .state = (uint8_t)state, .flags = OFFCPU_CHAIN_TARGET,
+		.wake = wake, .waker_tid = waker, .seq = seq, .state = (uint8_t)state,
+		.flags = OFFCPU_CHAIN_TARGET,
 	};
 	_Alignas(8) uint8_t rec[OFFCPU_SWITCH_RECORD_SIZE];
 
-	put(w, rec, chain_switch__encode(&r, rec));
+	put(w, rec, chain_switch__encode(&r, stack_id, waker_stack, rec));
 }
 
 static void cpu(struct perf_writer *w, uint32_t tid, uint64_t t, int fn)
@@ -561,7 +561,8 @@ static void build_wakeups(void)
 	struct perf_event_attr off;
 	uint64_t ids[4] = { CPU_ID, OFFCPU_ID_OFFCPU, OFFCPU_ID_WAKEUP, OFFCPU_ID_SCHED_DELAY };
 	static struct offcpu_sample s;
-	static struct offcpu_waker wk;
+	uint64_t kf = addr(F_A_WAIT), wkf = addr(F_B_SIGNAL);
+	struct offcpu_frames none = { &kf, 0 }, k = { &kf, 1 }, wk = { &wkf, 1 };
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 	struct perf_writer *w;
 	uint64_t in = T0 + 402 * MS;
@@ -580,25 +581,21 @@ static void build_wakeups(void)
 	for (uint64_t t = T0 + 1 * MS; t <= T0 + 399 * MS; t += MS)
 		cpu(w, 203, t, F_C_SPIN);
 	memset(&s, 0, sizeof(s));
-	s.pid = PID;
-	s.tid = 201;
-	s.time = 1; /* direct */
-	s.count = 1;
-	s.klen = 1;
-	s.stack[OFFCPU_MAX_STACK] = addr(F_A_WAIT);
-	s.state = OFFCPU_SCHED_DELAY | OFFCPU_STATE_S;
-	s.period = 2 * MS;
-	put(w, rec, offcpu_sample__encode(&s, in, rec));
-	s.state = OFFCPU_STATE_S;
-	s.period = 300 * MS;
-	put(w, rec, offcpu_sample__encode(&s, in, rec));
-	memset(&wk, 0, sizeof(wk));
-	wk.pid = PID;
-	wk.tid = 203;
-	snprintf(wk.comm, sizeof(wk.comm), "tc");
-	wk.klen = 1;
-	wk.stack[OFFCPU_MAX_STACK] = addr(F_B_SIGNAL);
-	put(w, rec, offcpu_waker__encode(&s, &wk, in, rec));
+	s.kind = OFFCPU_REC_SAMPLE;
+	s.k.who.pid = PID;
+	s.k.who.tid = 201;
+	s.v.time = in; /* direct */
+	s.v.count = 1;
+	s.k.state = OFFCPU_SCHED_DELAY | OFFCPU_STATE_S;
+	s.v.period = 2 * MS;
+	put(w, rec, offcpu_sample__encode(&s, &none, &k, in, rec));
+	s.k.state = OFFCPU_STATE_S | OFFCPU_WAKER;
+	s.v.period = 300 * MS;
+	s.k.waker.pid = PID;
+	s.k.waker.tid = 203;
+	snprintf(s.v.wcomm, sizeof(s.v.wcomm), "tc");
+	put(w, rec, offcpu_sample__encode(&s, &none, &k, in, rec));
+	put(w, rec, offcpu_waker__encode(&s, &none, &wk, in, rec));
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);

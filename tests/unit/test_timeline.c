@@ -93,26 +93,42 @@ static void cpu_sample(struct perf_writer *w, uint32_t tid, uint64_t t, uint64_t
 	put(w, &r);
 }
 
+/* A waker: its identity and its one user frame. */
+struct tl_waker {
+	uint32_t pid, tid;
+	char comm[16];
+	uint64_t ip;
+};
+
 /* A sample of the off-CPU kinds: state bits, ns, direct or summed (count). */
 static void off_sample(struct perf_writer *w, uint32_t tid, uint32_t state, uint64_t period,
-		       uint64_t t, uint64_t count, const struct offcpu_waker *wk)
+		       uint64_t t, uint64_t count, const struct tl_waker *wk)
 {
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 	struct offcpu_sample *s = calloc(1, sizeof(*s));
+	uint64_t uf[2] = { 0x401100 + (state & 0xff), 0x401200 }, kf = 0xffffffff81000100ULL;
+	struct offcpu_frames u = { uf, 2 }, k = { &kf, 1 }, none = { &kf, 0 };
 	size_t n;
 
-	s->pid = PID;
-	s->tid = tid;
-	s->state = state;
-	s->period = period;
-	s->count = count;
-	s->time = count == 1; /* direct */
-	s->ulen = 2;
-	s->stack[0] = 0x401100 + (state & 0xff);
-	s->stack[1] = 0x401200;
-	s->klen = 1;
-	s->stack[OFFCPU_MAX_STACK] = 0xffffffff81000100ULL;
-	n = wk ? offcpu_waker__encode(s, wk, t, rec) : offcpu_sample__encode(s, t, rec);
+	s->kind = OFFCPU_REC_SAMPLE;
+	s->flags = count == 1 ? 0 : OFFCPU_SAMPLE_SUM;
+	s->k.who.pid = PID;
+	s->k.who.tid = tid;
+	s->k.state = state;
+	s->v.period = period;
+	s->v.count = count;
+	s->v.time = t;
+	if (wk) {
+		struct offcpu_frames wu = { &wk->ip, 1 };
+
+		s->k.state |= OFFCPU_WAKER;
+		s->k.waker.pid = wk->pid;
+		s->k.waker.tid = wk->tid;
+		memcpy(s->v.wcomm, wk->comm, sizeof(s->v.wcomm));
+		n = offcpu_waker__encode(s, &wu, &none, t, rec);
+	} else {
+		n = offcpu_sample__encode(s, &u, &k, t, rec);
+	}
 	assert_int_equal(n, ((const struct perf_event_header *)rec)->size);
 	put(w, rec);
 	free(s);
@@ -132,7 +148,7 @@ static void build(const struct spec *sp)
 				       .sample_type = cpu_sample_type(), .sample_id_all = 1 };
 	struct perf_event_attr off;
 	uint64_t ids[4] = { CPU_ID, OFFCPU_ID_OFFCPU, OFFCPU_ID_WAKEUP, OFFCPU_ID_SCHED_DELAY };
-	struct offcpu_waker *wk = calloc(1, sizeof(*wk));
+	struct tl_waker *wk = calloc(1, sizeof(*wk));
 	struct perf_writer *w;
 
 	snprintf(path, sizeof(path), "/tmp/offcpu-ut-timeline-%d.data", getpid());
@@ -155,8 +171,7 @@ static void build(const struct spec *sp)
 	wk->pid = PID;
 	wk->tid = WAKER;
 	snprintf(wk->comm, sizeof(wk->comm), "waker");
-	wk->ulen = 1;
-	wk->stack[0] = 0x402000;
+	wk->ip = 0x402000;
 	if (sp->sched_delay)
 		off_sample(w, SLEEPER, OFFCPU_SCHED_DELAY | OFFCPU_STATE_S, 500, T0 + 4000, 1, NULL);
 	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000, 1, NULL);
