@@ -76,6 +76,13 @@ struct offcpu_raw {
 #define OFFCPU_RAW_IN_PROGRESS_STOP 0x10
 /* offcpu-wakeup: the waker woke it from softirq work of its own (loopback's receive) */
 #define OFFCPU_RAW_WAKER_SOFTIRQ 0x20
+/*
+ * One switch-in ends a sleep and the wait for a CPU after it: its direct
+ * sched-delay sample comes first, then its offcpu-time sample (and that
+ * one's offcpu-wakeup, at the same time). Each reads the clock as it is
+ * written, so the two may be this far apart (ns); readers pair them.
+ */
+#define OFFCPU_SWITCH_IN_SPREAD_NS 50000
 
 /*
  * RAW payload of offcpu-wakeup samples: the sleeper's offcpu_raw, then who

@@ -264,17 +264,26 @@ static int add_legacy(struct chains *c, const struct rsample *rs, uint32_t ti)
 	const struct perf_evattr *a = ps->evattr;
 	struct cthread *t = cthread_at(c, ti);
 	struct pend *p = &t->pend;
+	uint64_t joined = 0;
 	int err;
 
-	if (p->time != ps->time && (p->has_off || p->has_delay || p->has_waker)) {
+	/* a sleep's run-queue wait, then its off-CPU wait: one switch-in (its time the first's) */
+	if (a->is_offcpu && p->has_delay && !p->has_off && p->delay_state != 'R' &&
+	    p->delay_state != 'N' && ps->time >= p->time &&
+	    ps->time - p->time <= OFFCPU_SWITCH_IN_SPREAD_NS)
+		joined = p->time;
+	else if (a->is_wakeup && p->has_off && p->off_time == ps->time)
+		joined = p->time;
+	if (!joined && p->time != ps->time && (p->has_off || p->has_delay || p->has_waker)) {
 		err = pend_flush(c, ti);
 		if (err)
 			return err;
 		t = cthread_at(c, ti);
 		p = &t->pend;
 	}
-	p->time = ps->time;
+	p->time = joined ? joined : ps->time;
 	if (a->is_offcpu) {
+		p->off_time = ps->time;
 		if (!(rs->flags & OFFCPU_RAW_DIRECT) && rs->count != 1) {
 			c->st.summed++;
 			return 0;

@@ -18,7 +18,8 @@ struct cstack {
 
 /* The samples of one switch-in of a --wakeups recording, gathered. */
 struct pend {
-	uint64_t time;
+	uint64_t time;                /* the switch-in's: its first sample's */
+	uint64_t off_time;            /* its offcpu-time sample's (and its wakeup's) */
 	uint64_t off, delay;          /* ns off CPU, ns on the run queue */
 	bool has_off, has_delay, has_waker;
 	char state, delay_state;

@@ -629,7 +629,8 @@ static int cmp_slice(const void *a, const void *b)
 /*
  * The waits of one thread (events ev[0..n), in time order) as slices: a
  * run-queue wait and the off-CPU wait its wakeup ended share their
- * switch-in time and pair up; an off-CPU wait without its run-queue wait
+ * switch-in (their samples' times up to OFFCPU_SWITCH_IN_SPREAD_NS apart)
+ * and pair up; an off-CPU wait without its run-queue wait
  * ends at its switch-in, exactly when the thread's run-queue waits were
  * all recorded one by one (rq_whole), else flagged. A run-queue wait after
  * a sleep whose off-CPU wait is not there (summed, or in a state not
@@ -646,9 +647,16 @@ static int lay_waits(struct timeline *tl, const struct ev *ev, size_t n, bool rq
 		if (e->kind == EV_CPU || (e->flags & OFFCPU_RAW_AGGREGATED))
 			continue;
 		if (e->kind == EV_RUNQ) {
-			for (size_t j = i + 1; j < n && ev[j].time == e->time; j++)
-				if (ev[j].kind == EV_OFF && !(ev[j].flags & OFFCPU_RAW_AGGREGATED))
+			/* its off-CPU wait: the next one timed, within the switch-in's spread */
+			for (size_t j = i + 1; j < n && ev[j].time - e->time <= OFFCPU_SWITCH_IN_SPREAD_NS &&
+					       e->state != 'R' && e->state != 'N'; j++) {
+				if (ev[j].kind == EV_RUNQ || ev[j].kind == EV_CPU)
+					break;
+				if (ev[j].kind == EV_OFF && !(ev[j].flags & OFFCPU_RAW_AGGREGATED)) {
 					off = &ev[j];
+					break;
+				}
+			}
 			sl.kind = TL_RUNQ;
 			sl.start = e->time > e->period ? e->time - e->period : 0;
 			sl.end = e->time;

@@ -594,8 +594,9 @@ static void build_wakeups(void)
 	s.k.waker.pid = PID;
 	s.k.waker.tid = 203;
 	snprintf(s.v.wcomm, sizeof(s.v.wcomm), "tc");
-	put(w, rec, offcpu_sample__encode(&s, &none, &k, in, rec));
-	put(w, rec, offcpu_waker__encode(&s, &none, &wk, in, rec));
+	/* the recorder reads the clock for each sample: the off-CPU one comes a little later */
+	put(w, rec, offcpu_sample__encode(&s, &none, &k, in + 300, rec));
+	put(w, rec, offcpu_waker__encode(&s, &none, &wk, in + 300, rec));
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);

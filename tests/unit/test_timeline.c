@@ -149,6 +149,7 @@ static void build(const struct spec *sp)
 	struct perf_event_attr off;
 	uint64_t ids[4] = { CPU_ID, OFFCPU_ID_OFFCPU, OFFCPU_ID_WAKEUP, OFFCPU_ID_SCHED_DELAY };
 	struct tl_waker *wk = calloc(1, sizeof(*wk));
+	uint64_t spread = sp->sched_delay ? 7 : 0;
 	struct perf_writer *w;
 
 	snprintf(path, sizeof(path), "/tmp/offcpu-ut-timeline-%d.data", getpid());
@@ -174,8 +175,9 @@ static void build(const struct spec *sp)
 	wk->ip = 0x402000;
 	if (sp->sched_delay)
 		off_sample(w, SLEEPER, OFFCPU_SCHED_DELAY | OFFCPU_STATE_S, 500, T0 + 4000, 1, NULL);
-	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000, 1, NULL);
-	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000, 1, wk);
+	/* the recorder reads the clock for each sample: the off-CPU one comes a little later */
+	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000 + spread, 1, NULL);
+	off_sample(w, SLEEPER, OFFCPU_STATE_S, 2800, T0 + 4000 + spread, 1, wk);
 	if (sp->overlap) {
 		off_sample(w, SLEEPER, OFFCPU_STATE_D, 100, T0 + 2000, 1, NULL);
 		off_sample(w, SLEEPER, OFFCPU_STATE_D, 100, T0 + 2000, 1, wk);
