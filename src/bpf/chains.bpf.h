@@ -4,7 +4,7 @@
  * record each, for the analysis of wait chains (src/profile/chains.h).
  * The waker of a target is rarely a target: a chain goes through threads
  * of other processes and kernel threads (a disk's journal thread), so
- * these records are kept for all, compactly (80 bytes on the ring, 80 in
+ * these records are kept for all, compactly (88 bytes on the ring, 80 in
  * the file). Stacks are the switch program's: ids, each stack sent once
  * (stack_announce), taken by its global functions (stack_user: DWARF
  * where the process has tables, else frame pointers; stack_kernel: the
