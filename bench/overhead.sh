@@ -5,7 +5,7 @@
 # switches, the worst case for a sched_switch program). The benchmark runs
 # alone and under the recorder, alternating, PAIRS pairs per row; a row's
 # figure is the median of the pairs' ratios of the benchmark's own reported
-# time. Prints a markdown table.
+# time, with the lowest and highest pair beside it. Prints a markdown table.
 #
 #   bench/overhead.sh [ROW...]      rows: default fp wakeups sched-delay no-cpu
 #                                   user-stacks no-kstack-cache chains perf perf-new
@@ -57,9 +57,10 @@ row() { # label, recorder argv...
 		alone+=("$a"); under+=("$r")
 		ratios+=("$(awk -v a="$a" -v r="$r" 'BEGIN {printf "%.4f", r / a}')")
 	done
-	printf '| %s | %.3f | %.3f | %.2f× |\n' "$label" \
+	printf '| %s | %.3f | %.3f | %.2f× | %s |\n' "$label" \
 		"$(printf '%s\n' "${alone[@]}" | median)" "$(printf '%s\n' "${under[@]}" | median)" \
-		"$(printf '%s\n' "${ratios[@]}" | median)"
+		"$(printf '%s\n' "${ratios[@]}" | median)" \
+		"$(printf '%s\n' "${ratios[@]}" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f×", lo, hi}')"
 }
 
 rows=("$@")
@@ -67,8 +68,8 @@ rows=("$@")
 run env >/dev/null || exit 1 # warm-up
 echo "\`${BENCH[*]}\`, $PAIRS alternating pairs, $(nproc) CPUs, $(uname -r)"
 echo
-echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of pairs) |"
-echo "|---|---|---|---|"
+echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of pairs) | pairs' range |"
+echo "|---|---|---|---|---|"
 for r in "${rows[@]}"; do
 	case $r in
 	default) row "offcpu record (defaults: user stacks from DWARF tables + kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
