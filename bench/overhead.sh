@@ -8,7 +8,8 @@
 # time, with the lowest and highest pair beside it. Prints a markdown table.
 #
 #   bench/overhead.sh [ROW...]      rows: default fp nice0 wakeups sched-delay
-#                                   no-cpu user-stacks no-kstack-cache perf perf-new
+#                                   no-cpu user-stacks no-kstack-cache chains
+#                                   perf perf-new
 #                                   bcc (libbpf-tools' offcputime, Debian
 #                                   package libbpf-tools: bench/with-offcputime.sh)
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000),
@@ -80,6 +81,7 @@ for r in "${rows[@]}"; do
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
 	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
 	no-kstack-cache) row "offcpu record --no-kstack-cache (every kernel stack walked)" "$OFFCPU" record -q --no-kstack-cache -o "$OUT/x" -- ;;
+	chains) row "offcpu record --chains (defaults + every wait of every thread, with wakers)" "$OFFCPU" record -q --chains -o "$OUT/x" -- ;;
 	perf-new) row "perf $("$PERF_NEW" version | awk '{print $3}') \`record --off-cpu -g\` (reference)" "$PERF_NEW" record -q --off-cpu -g -o "$OUT/x" -- ;;
 	bcc) row "libbpf-tools offcputime (BCC's tool; user + kernel stacks at every switch, whole machine)" bench/with-offcputime.sh ;;
 	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;

@@ -18,6 +18,7 @@ static const struct command {
 	{ "report", cmd_report, "show where the time went, per event" },
 	{ "script", cmd_script, "print every sample, like perf script" },
 	{ "flamegraph", cmd_flamegraph, "draw on-CPU and off-CPU time in one interactive SVG" },
+	{ "timeline", cmd_timeline, "every thread's waits and runs in time, for Perfetto or speedscope" },
 };
 
 static void usage(FILE *f)

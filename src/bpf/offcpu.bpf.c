@@ -513,6 +513,8 @@ struct offcpu_uframe {
 };
 
 #include "unwind.bpf.h"
+/* record --chains: every wait of every thread (the switch, waking and fork sides). */
+#include "chains.bpf.h"
 
 /* ==== the programs ==== */
 
@@ -522,7 +524,8 @@ struct offcpu_uframe {
  * decides: a task preempted after it set S or D is not on the run queue's
  * books (schedstat counts it as asleep), and perf --off-cpu counts it too.
  * While the recording is stopping, only what the stop needs is noted
- * (stop_switch).
+ * (stop_switch). --chains notes every switch of every thread, stopping or
+ * not (chain_switch).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -538,6 +541,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		switch_out(ctx, &r, prev, prev_state);
 		switch_in(&r, next);
 	}
+	if (want_chains)
+		chain_switch(ctx, &r, prev, next, prev_state);
 	run_end(&r);
 	return 0;
 }
@@ -554,10 +559,15 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	struct offcpu_run r;
 
-	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE))
+	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE)) {
+		if (want_chains)
+			chain_waking(ctx, p, NULL);
 		return 0;
+	}
 	waker_note(ctx, &r, t);
 	run_end(&r);
+	if (want_chains) /* with the stacks waker_note took */
+		chain_waking(ctx, p, &t->waker.who);
 	return 0;
 }
 
@@ -602,7 +612,10 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	struct offcpu_task *t;
 	struct offcpu_run r;
 
-	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) || !run_begin(&r, p, RUN_ELSEWHERE))
+	if (want_chains)
+		chain_new(ctx, p);
+	if (!want_sched_delay || !thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) ||
+	    !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
 	/* stopping (read inside the run, as run_begin reads `stopped`): no new wait */
 	t = stopping ? NULL : task_of(p, true);
@@ -763,11 +776,11 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct offcpu_cpu_sample *s;
 	struct pt_regs *regs;
 	bool user = (cs & 3) == 3; /* the sample interrupted user mode */
+	bool other = (filter_kind_cpu && !thread_kind_wanted(task->flags)) ||
+		     !wanted(id >> 32, (__u32)id);
 	long n;
 
-	if (filter_kind_cpu && !thread_kind_wanted(task->flags))
-		return 0;
-	if (!wanted(id >> 32, (__u32)id))
+	if (other && !want_chains) /* --chains keeps the others' too, marked */
 		return 0;
 	s = bpf_ringbuf_reserve(&cpu_samples, sizeof(*s), 0);
 	if (!s) {
@@ -780,7 +793,7 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
-	s->user = user;
+	s->user = user | (other ? OFFCPU_CPU_SAMPLE_OTHER : 0);
 	s->ulen = 0;
 	s->klen = 0;
 	if (!user && want_kstack) {

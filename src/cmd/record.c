@@ -78,6 +78,11 @@ static const char usage_text[] =
 	"                             -20: on a machine whose CPUs are all busy it still\n"
 	"                             starts, drains and stops in time; its CPU time is\n"
 	"                             the same at any value); 0: as it was started\n"
+	"      --chains               wait chains (report --chains): every wait of every\n"
+	"                             thread of the machine, its waker and stacks, compact\n"
+	"                             (events offcpu-switch, offcpu-stack), and the CPU\n"
+	"                             samples of threads outside the targets too (event\n"
+	"                             chain-cpu-clock); implies --wakeups\n"
 	"  -q, --quiet                no status line or summary\n"
 	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
 	"                             progress, switch-ins the kernel hid\n"
@@ -92,6 +97,7 @@ enum {
 	OPT_KTHREADS,
 	OPT_WAKEUPS,
 	OPT_SCHED_DELAY,
+	OPT_CHAINS,
 	OPT_USER,
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
@@ -122,6 +128,7 @@ static const struct option long_opts[] = {
 	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+	{ "chains", no_argument, NULL, OPT_CHAINS },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
@@ -342,6 +349,10 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 		return 0;
 	case OPT_SCHED_DELAY:
 		o->sched_delay = true;
+		return 0;
+	case OPT_CHAINS:
+		o->chains = true;
+		o->wakeups = true; /* the targets' offcpu-wakeup samples too: report --wakeups */
 		return 0;
 	case OPT_CALL_GRAPH:
 		return call_graph(o, arg);

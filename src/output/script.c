@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "perfdata/offcpu_payload.h"
 #include "perfdata/perf_format.h"
 #include "output/report.h"
 
@@ -24,6 +25,29 @@ struct script_ctx {
 	const struct session *s;
 	int name_width;
 };
+
+/*
+ * An offcpu-switch sample (record --chains) on its line, where perf script
+ * dumps the raw payload: "out OUT wake WAKE STATE waker TID stack ID/ID seq
+ * N flags". false for the other events.
+ */
+static bool print_switch(FILE *f, const struct perf_sample *ps)
+{
+	struct offcpu_switch sw;
+
+	if (strcmp(ps->evattr->name, OFFCPU_SWITCH_EVENT_NAME) ||
+	    !offcpu_payload__decode_switch(ps->raw, ps->raw_size, &sw))
+		return false;
+	fprintf(f, "%c out %" PRIu64 ".%09" PRIu64 " wake %" PRIu64 ".%09" PRIu64
+		   " waker %u stacks %u/%u seq %u%s%s%s%s\n\n",
+		sw.state ? sw.state : '?', sw.out / UINT64_C(1000000000), sw.out % UINT64_C(1000000000),
+		sw.wake / UINT64_C(1000000000), sw.wake % UINT64_C(1000000000), sw.waker_tid,
+		sw.stack, sw.waker_stack, sw.seq, sw.flags & OFFCPU_SWITCH_TARGET ? " target" : "",
+		sw.flags & OFFCPU_SWITCH_FROM_START ? " from-start" : "",
+		sw.flags & OFFCPU_SWITCH_REPAIRED ? " repaired" : "",
+		sw.flags & OFFCPU_SWITCH_GAP ? " gap" : "");
+	return true;
+}
 
 static int script_sample(void *ctx, const struct rsample *rs)
 {
@@ -51,6 +75,8 @@ static int script_sample(void *ctx, const struct rsample *rs)
 	if (st & PERF_SAMPLE_PERIOD)
 		fprintf(f, "%10" PRIu64 " ", ps->period);
 	fprintf(f, "%*s: ", c->name_width, a->name);
+	if (a->is_chain && print_switch(f, ps))
+		return ferror(f) ? -EIO : 0;
 	if (!chain && rs->nr) {
 		const struct frame *fr = session__frame(c->s, rs->frames[0]);
 

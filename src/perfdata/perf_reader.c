@@ -157,6 +157,11 @@ static void classify(struct perf_evattr *a)
 		       n == strlen(OFFCPU_WAKEUP_EVENT_NAME);
 	a->is_sched_delay = !strncmp(a->name, OFFCPU_SCHED_DELAY_EVENT_NAME, n) &&
 			    n == strlen(OFFCPU_SCHED_DELAY_EVENT_NAME);
+	a->is_chain = (!strncmp(a->name, OFFCPU_SWITCH_EVENT_NAME, n) &&
+			n == strlen(OFFCPU_SWITCH_EVENT_NAME)) ||
+		      (!strncmp(a->name, OFFCPU_STACK_EVENT_NAME, n) && n == strlen(OFFCPU_STACK_EVENT_NAME)) ||
+		      (!strncmp(a->name, OFFCPU_CHAIN_CPU_EVENT_NAME, n) &&
+		       n == strlen(OFFCPU_CHAIN_CPU_EVENT_NAME));
 	a->is_time = a->is_offcpu || a->is_wakeup || a->is_sched_delay ||
 		     (at->type == PERF_TYPE_SOFTWARE &&
 		      (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK));

@@ -32,6 +32,8 @@ struct perf_evattr {
 	bool is_wakeup;              /* "offcpu-wakeup" (record --wakeups) */
 	bool is_sched_delay;         /* "sched-delay" (record --sched-delay) */
 	bool is_time;                /* period is in ns (cpu-clock, task-clock and the above) */
+	bool is_chain;               /* record --chains' "offcpu-switch", "offcpu-stack" and
+					"chain-cpu-clock" (threads outside the targets): for report --chains */
 };
 
 struct perf_sample {

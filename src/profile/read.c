@@ -78,6 +78,8 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 	struct rsample joined;
 	int err;
 
+	if (rs->s->evattr->is_chain && !a->o->event)
+		return 0; /* record --chains' own records: report --chains reads them */
 	if (!a->ow)
 		return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
 	/* --wakeups: off-CPU samples (for their total) and joined off-wake stacks */

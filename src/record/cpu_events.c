@@ -189,7 +189,7 @@ int cpu_events__new(const struct record_opts *o, const struct msg_sink *ms, int 
 	 * keeps the callchain: the samples written have one.
 	 */
 	open_attr = c->attr;
-	if (o->dwarf && !o->no_cpu) {
+	if (record_opts__bpf_cpu_samples(o)) {
 		open_attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
 		open_attr.sample_max_stack = 0;
 	}

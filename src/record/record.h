@@ -26,6 +26,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
+#include "bpf/chains.h"
 #include "bpf/unwind.h"
 #include "perfdata/perf_format.h"
 #include "util/msg.h"
@@ -63,6 +64,7 @@ struct record_opts {
 	uint64_t max_ns;      /* UINT64_MAX: no maximum */
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
+	bool chains;          /* --chains: offcpu-switch/offcpu-stack records of every thread */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	uint32_t test_stall_ms; /* OFFCPU_TEST_STALL: 1 in 8 waits counted stall their CPU this long */
@@ -89,6 +91,15 @@ struct record_opts {
 #define OFFCPU_ID_OFFCPU OFFCPU_EVENT_ID                /* offcpu-time */
 #define OFFCPU_ID_WAKEUP 0x4f46464350550002ULL      /* offcpu-wakeup */
 #define OFFCPU_ID_SCHED_DELAY 0x4f46464350550003ULL /* sched-delay */
+#define OFFCPU_ID_SWITCH 0x4f46464350550004ULL      /* offcpu-switch (--chains) */
+#define OFFCPU_ID_STACK 0x4f46464350550005ULL       /* offcpu-stack (--chains) */
+#define OFFCPU_ID_CHAIN_CPU 0x4f46464350550006ULL   /* chain-cpu-clock (--chains) */
+
+/* CPU samples come from the BPF program on the perf event (its stacks unwound there). */
+static inline bool record_opts__bpf_cpu_samples(const struct record_opts *o)
+{
+	return (o->dwarf || o->chains) && !o->no_cpu;
+}
 
 /* ---- targets.c ---- */
 int int_list__parse(struct int_list *l, const char *s, bool ranges);
@@ -210,6 +221,12 @@ struct kernel_facts {
 	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
 	struct kernel_range irq[64];
 	unsigned int nr_irq;
+	/*
+	 * process_backlog's (with the interrupt entries): loopback's receive, run
+	 * as softirq work by the task that sent, its wakeups the sender's own
+	 */
+	uint64_t backlog_lo, backlog_hi;
+	uint64_t wnt_lo, wnt_hi;     /* wake_up_new_task's (with them): a new thread's maker's stack starts there */
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
 
@@ -298,6 +315,9 @@ int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_U
 /* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
 int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
+/* --chains: switch and stack records written, and their bytes in the file. */
+void offcpu_bpf__chain_counts(const struct offcpu_bpf *b, uint64_t *switches, uint64_t *stacks,
+			      uint64_t *bytes);
 
 /* ---- offcpu_encode.c ---- */
 /* Where kernel stacks start (__schedule, try_to_wake_up, interrupts): set before encoding. */
@@ -323,6 +343,16 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_f
 			    const struct offcpu_frames *kstack, uint64_t time, void *buf);
 uint64_t offcpu_sample_type(void);
 void offcpu_event_attr(struct perf_event_attr *attr);
+/*
+ * --chains: a switch record as an offcpu-switch sample (OFFCPU_SWITCH_RECORD_SIZE
+ * bytes), its stacks named by the file's ids (those of its offcpu-stack records).
+ */
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack, uint32_t waker_stack,
+			    void *buf);
+/* --chains: a stack record as an offcpu-stack sample into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
+size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf);
+/* The attr of offcpu-switch. */
+void chain_switch_attr(struct perf_event_attr *attr);
 /* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
  * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
 const char *offcpu_drop_name(int i);

@@ -333,7 +333,8 @@ static int open_targets(struct recorder *r)
 	uint32_t *tgids = calloc(o->tids.n + 1, sizeof(*tgids));
 	int gone = 0, err = 0;
 
-	r->filter_sideband = o->argv || o->pids.n || o->tids.n;
+	/* --chains: every process's names and mappings (wakers are rarely targets) */
+	r->filter_sideband = (o->argv || o->pids.n || o->tids.n) && !o->chains;
 	if (r->have_child)
 		err = tgid_set__add(&r->targets, r->wl.pid);
 	for (size_t i = 0; !err && i < o->pids.n; i++)
@@ -381,7 +382,7 @@ static int open_events(struct recorder *r)
 		}
 	}
 	err = cpu_events__new(o, r->ms, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
-	if (!err && o->dwarf) {
+	if (!err && record_opts__bpf_cpu_samples(o)) {
 		/* CPU samples come from BPF: they take the event's id of their CPU */
 		uint64_t *cpu_ids;
 		int *cpus;
@@ -394,6 +395,26 @@ static int open_events(struct recorder *r)
 			free(cpu_ids);
 		}
 	}
+	return err;
+}
+
+/* --chains: its events (offcpu-switch, offcpu-stack, chain-cpu-clock). */
+static int write_chain_events(struct recorder *r, const struct perf_event_attr *cattr)
+{
+	uint64_t sid = OFFCPU_ID_SWITCH, kid = OFFCPU_ID_STACK, cid = OFFCPU_ID_CHAIN_CPU;
+	struct perf_event_attr a;
+	int err;
+
+	chain_switch_attr(&a);
+	err = perf_writer__add_event(r->w, &a, OFFCPU_SWITCH_EVENT_NAME, &sid, 1);
+	offcpu_event_attr(&a);
+	if (!err)
+		err = perf_writer__add_event(r->w, &a, OFFCPU_STACK_EVENT_NAME, &kid, 1);
+	/* the others' CPU samples: the cpu-clock event's attr, without its side-band */
+	a = *cattr;
+	a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+	if (!err)
+		err = perf_writer__add_event(r->w, &a, OFFCPU_CHAIN_CPU_EVENT_NAME, &cid, 1);
 	return err;
 }
 
@@ -419,6 +440,8 @@ static int write_header(struct recorder *r)
 		err = perf_writer__add_event(r->w, &oattr, OFFCPU_WAKEUP_EVENT_NAME, &wid, 1);
 	if (!err && o->sched_delay)
 		err = perf_writer__add_event(r->w, &oattr, OFFCPU_SCHED_DELAY_EVENT_NAME, &did, 1);
+	if (!err && o->chains)
+		err = write_chain_events(r, cattr);
 	if (!err)
 		err = perf_writer__begin(r->w);
 	if (err)
@@ -518,7 +541,7 @@ static int synthesize(struct recorder *r)
 		err = synth__process(r->w, o->pids.v[i], oid, true);
 	for (size_t i = 0; !err && i < o->tids.n; i++)
 		err = synth__process(r->w, o->tids.v[i], oid, true);
-	if (!err && o->all_cpus)
+	if (!err && (o->all_cpus || o->chains))
 		err = synth__all_processes(r->w, oid);
 	if (!err)
 		err = name_gone_tasks(r, oid);

@@ -624,7 +624,8 @@ static void test_counter_names(void **state)
 		"drop.kstack_failed",	    "drop.stack_lost",		"drop.task_storage",
 		"drop.exits_full",	    "drop.unclosed",		"drop.waker_lost",
 		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
-		"drop.child_untraced",	    "drop.cpu_ringbuf_full",
+		"drop.child_untraced",	    "drop.cpu_ringbuf_full",	"drop.chain_ringbuf_full",
+		"drop.chain_storage",
 	};
 	static const char *const stats[] = {
 		"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
