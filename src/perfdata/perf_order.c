@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "perfdata/reader_int.h"
@@ -23,7 +22,10 @@
  * when one can be started) that hands batches of record offsets, in
  * delivery order, to the caller's thread, which parses them and calls back:
  * the scan of the file (and its page faults) and the sorting run beside
- * the callback's work on the second core. A batch is what the sequential
+ * the callback's work on the second core. The producer maps the chunks of
+ * the file it scans and unmaps those whose records were all delivered
+ * (chunk_pending counts them), when it recycles the batches the consumer
+ * is done with. A batch is what the sequential
  * walk would deliver between two FINISHED_ROUNDs: the records without a
  * time found in the round, then the queued records the round's end lets
  * go, in (time, file order).
@@ -31,11 +33,17 @@
 struct batch {
 	uint64_t *offs;
 	size_t n, cap;
-	uint64_t low;       /* no later batch points below: pages under it can go */
 	struct batch *next;
 };
 
+/*
+ * The producer runs ahead of the consumer by at most this many batches,
+ * and by one only once PIPE_MAX_MAPPED chunks are mapped (rounds of
+ * offcpu's recordings are a second of data each, megabytes).
+ */
 #define PIPE_MAX_BATCHES 8
+#define PIPE_MAX_MAPPED 4
+#define PREFETCH_AHEAD 6
 
 struct pipe {
 	struct perf_reader *r;
@@ -44,13 +52,14 @@ struct pipe {
 	struct batch *head, *tail, *free; /* ready batches, oldest first; spares */
 	int nready;
 	bool done;          /* the producer has ended (perr says how) */
-	uint64_t consumed;  /* every record below this offset is delivered (pages may go) */
 	bool stop;          /* the consumer wants no more */
 	int perr;
 	char perr_msg[256];
 	/* producer state */
 	uint64_t pos, round_max, prev_limit;
 	bool have_prev;
+	bool window_warned;
+	size_t nr_mapped;   /* chunks mapped */
 	struct u64pair *tmp;
 	size_t tmpcap;
 };
@@ -104,6 +113,50 @@ static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Unmap chunk i when none of its records waits and the scan has left it. */
+static void chunk_done(struct perf_reader *r, struct pipe *pp, size_t i)
+{
+	if (!r->chunk_pending[i] && i < pp->pos >> CHUNK_SHIFT && r->chunks[i]) {
+		reader__unmap_chunk(r, i);
+		pp->nr_mapped--;
+	}
+}
+
+/*
+ * The chunk of the record at pos mapped, and the one before it unmapped
+ * when it holds nothing to deliver: 0 or a negative errno.
+ */
+static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
+{
+	size_t i = pos >> CHUNK_SHIFT;
+	int err;
+
+	if (r->chunks[i])
+		return 0;
+	if (i)
+		chunk_done(r, pp, i - 1);
+	err = reader__map_chunk(r, pos);
+	if (err)
+		return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s", pos,
+				   strerror(-err));
+	pp->nr_mapped++;
+	return 0;
+}
+
+/*
+ * Records queued over more than WINDOW_MAX bytes of the file (a file
+ * without FINISHED_ROUND, or records far out of order) go out in time
+ * order now, so that what is mapped and queued stays bounded; perf
+ * flushes its queue the same way when it outgrows its memory.
+ */
+#define WINDOW_MAX (UINT64_C(256) << 20)
+#define QUEUE_MAX (UINT64_C(8) << 20)
+
+static bool window_full(const struct perf_reader *r, const struct pipe *pp)
+{
+	return (uint64_t)pp->nr_mapped << CHUNK_SHIFT > WINDOW_MAX || r->nq > QUEUE_MAX;
+}
+
 /*
  * Scan on to the next FINISHED_ROUND that lets records go (or the end)
  * and fill b. Returns 1 when more batches follow, 0 at the end, negative
@@ -118,13 +171,18 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		uint64_t pos = pp->pos, t;
 		uint32_t type;
 		uint16_t size;
+		const uint8_t *rec;
 
 		if (r->data_end - pos < 8) {
 			r->truncated = true;
 			break;
 		}
-		type = rd32(r->map + pos);
-		memcpy(&size, r->map + pos + 6, 2);
+		err = chunk_enter(r, pp, pos);
+		if (err)
+			return err;
+		rec = reader__rec(r, pos);
+		type = rd32(rec);
+		memcpy(&size, rec + 6, 2);
 		if (size < 8) {
 			if (r->data_to_eof && size == 0 && type == 0) {
 				/* zero fill after the last record of an interrupted file */
@@ -150,10 +208,6 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 				err = take_queued(r, pp, pp->prev_limit, b);
 				if (err)
 					return err;
-				b->low = pos;
-				for (size_t i = 0; i < r->nq; i++)
-					if (r->q[i].b < b->low)
-						b->low = r->q[i].b;
 			}
 			pp->prev_limit = pp->round_max;
 			pp->have_prev = true;
@@ -161,6 +215,7 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 				return 1;
 			continue;
 		}
+		r->chunk_pending[pos >> CHUNK_SHIFT]++;
 		t = reader__record_time(r, pos, type, size);
 		if (t == UINT64_MAX) {
 			err = batch_put(b, pos);
@@ -175,6 +230,17 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		r->nq++;
 		if (t > pp->round_max)
 			pp->round_max = t;
+		if (window_full(r, pp)) {
+			if (!pp->window_warned) {
+				pp->window_warned = true;
+				err = reader__warn(r, "records out of time order over more than %" PRIu64 " MiB of the file (no FINISHED_ROUND between them): delivered in time order within such windows",
+						   WINDOW_MAX >> 20);
+				if (err)
+					return err;
+			}
+			err = take_queued(r, pp, UINT64_MAX, b);
+			return err ? err : 1;
+		}
 	}
 	if (r->truncated) {
 		err = reader__warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
@@ -182,46 +248,35 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		if (err)
 			return err;
 	}
-	b->low = r->data_end;
 	err = take_queued(r, pp, UINT64_MAX, b);
 	return err ? err : 0;
 }
 
 /*
- * Give back the mapped pages below low that no record still to deliver
- * points into, so the resident size stays near the size of a few rounds,
- * not of the file.
- */
-static void release_pages(struct perf_reader *r, uint64_t low)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t lo = r->released, hi = low / pg * pg;
-
-	/* in 8 MiB steps: each call costs every CPU running a thread of ours a TLB flush */
-	if (r->borrowed || hi <= lo + (8u << 20))
-		return;
-	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
-	r->released = hi;
-}
-
-/*
- * A batch to fill: a spare one, or a new one. The pages of the records
- * delivered so far are given back here, by the producer: the TLB flush
- * that costs then waits on this thread, not on the one doing the work.
+ * A batch to fill: a spare one, or a new one. The records of a spare one
+ * were delivered: the chunks that held them and nothing else still to
+ * deliver are unmapped here, by the producer, which maps them too.
  */
 static struct batch *batch_get(struct pipe *pp)
 {
+	struct perf_reader *r = pp->r;
 	struct batch *b;
-	uint64_t consumed;
 
 	pthread_mutex_lock(&pp->mu);
 	b = pp->free;
 	if (b)
 		pp->free = b->next;
-	consumed = pp->consumed;
 	pthread_mutex_unlock(&pp->mu);
-	release_pages(pp->r, consumed);
-	return b ? b : calloc(1, sizeof(*b));
+	if (!b)
+		return calloc(1, sizeof(*b));
+	for (size_t i = 0; i < b->n; i++) {
+		size_t c = b->offs[i] >> CHUNK_SHIFT;
+
+		if (!--r->chunk_pending[c])
+			chunk_done(r, pp, c);
+	}
+	b->n = 0;
+	return b;
 }
 
 static void *producer(void *arg)
@@ -248,7 +303,8 @@ static void *producer(void *arg)
 			pp->perr = ret;
 		}
 		pthread_cond_broadcast(&pp->cv);
-		while (ret > 0 && pp->nready >= PIPE_MAX_BATCHES && !pp->stop)
+		while (ret > 0 && !pp->stop &&
+		       (pp->nready >= PIPE_MAX_BATCHES || (pp->nready && pp->nr_mapped > PIPE_MAX_MAPPED)))
 			pthread_cond_wait(&pp->cv, &pp->mu);
 		if (pp->stop)
 			ret = 0;
@@ -328,11 +384,21 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 		}
 		if (!b)
 			break;
-		for (size_t i = 0; i < b->n && !err; i++)
+		for (size_t i = 0; i < b->n && !err; i++) {
+			/* records come in time order, not in file order: fetch ahead */
+			if (i + PREFETCH_AHEAD < b->n) {
+				const char *p = (const char *)reader__rec(r, b->offs[i + PREFETCH_AHEAD]);
+
+				__builtin_prefetch(p);
+				__builtin_prefetch(p + 64);
+				__builtin_prefetch(p + 128);
+				__builtin_prefetch(p + 192);
+			}
 			err = reader__deliver(r, b->offs[i], cb, ctx);
+		}
 		pthread_mutex_lock(&pp.mu);
-		if (!err && b->low > pp.consumed)
-			pp.consumed = b->low;
+		if (err)
+			b->n = 0; /* not all delivered: its chunks stay until the end */
 		b->next = pp.free;
 		pp.free = b;
 		if (err)

@@ -311,7 +311,7 @@ too_short:
  */
 static int parse_record(struct perf_reader *r, uint64_t off, struct perf_rec *out)
 {
-	const uint8_t *rec = r->map + off, *p = rec + 8, *end;
+	const uint8_t *rec = reader__rec(r, off), *p = rec + 8, *end;
 	struct attr_priv *a;
 
 	memset(out, 0, sizeof(*out)); /* union members not in the record read as 0 (build_id NULL) */
@@ -371,7 +371,7 @@ int reader__deliver(struct perf_reader *r, uint64_t off, perf_reader_cb cb, void
  */
 uint64_t reader__record_time(struct perf_reader *r, uint64_t off, uint32_t type, uint16_t size)
 {
-	const uint8_t *rec = r->map + off;
+	const uint8_t *rec = reader__rec(r, off);
 	struct attr_priv *a;
 
 	if (type >= USER_TYPE_START)
