@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /proc/kallsyms: "ADDR TYPE NAME [MODULE]" lines. Only text symbols are
- * kept; a symbol's size is the distance to the next one.
+ * kept; a symbol's size is the distance to the next one. The file (5 MB
+ * and more) is read a block at a time and only the text symbols' names
+ * are kept, in one pool.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/sym_internal.h"
 #include "util/hex.h"
@@ -14,11 +18,13 @@
 
 #define KSYMS_FILE_MAX (512u << 20)
 #define KSYMS_LAST_SIZE 4096
+#define KSYMS_BLOCK (256u << 10)
 
 struct ksyms {
-	char *buf;		/* owned copy of the input, names point into it */
+	char *names;		/* the text symbols' names; e[].name point into it */
+	size_t nr_names, cap_names;
 	struct sym_entry *e;
-	size_t nr;
+	size_t nr, cap;
 	uint64_t text;
 	uint64_t image_end;
 	char **mods;		/* distinct "[mod]" strings */
@@ -87,11 +93,17 @@ static uint8_t ksym__bind(char type)
 	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
-static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
+/*
+ * One line, NUL-terminated at end (which it may write to). A text symbol's
+ * name goes to the pool, its entry keeps the name's offset there until
+ * ksyms__finish() makes it a pointer (the pool moves as it grows).
+ */
+static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 {
 	char *name, *mod = NULL, type;
 	uint64_t addr;
 	struct sym_entry *e;
+	size_t len;
 
 	p = skip_blanks(p, end);
 	p = parse_hex(p, end, &addr);
@@ -127,12 +139,16 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 		k->text = addr;
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
-	if (vec__reserve((void **)&k->e, cap, k->nr + 1, sizeof(*k->e), 4096))
+	len = strlen(name) + 1;
+	if (vec__reserve((void **)&k->e, &k->cap, k->nr + 1, sizeof(*k->e), 4096) ||
+	    vec__reserve((void **)&k->names, &k->cap_names, k->nr_names + len, 1, 1 << 16))
 		return -ENOMEM;
+	memcpy(k->names + k->nr_names, name, len);
 	e = &k->e[k->nr];
 	e->start = addr;
 	e->size = 0;
-	e->name = name;
+	e->name = (const char *)(uintptr_t)k->nr_names;
+	k->nr_names += len;
 	e->bind = ksym__bind(type);
 	e->module = mod ? ksyms__module(k, mod) : NULL;
 	if (mod && !e->module)
@@ -143,34 +159,38 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 }
 
 /*
- * Parse a kallsyms image. Garbage lines are skipped, never trusted: each
- * field is bounded by its line. Returns NULL only on allocation failure or
- * an input with more lines than 2^32.
+ * The complete lines of buf[0, len) (len < size: buf[len] is writable),
+ * the last one too when last: the bytes used. -ENOMEM, -E2BIG past 2^32
+ * lines.
  */
-struct ksyms *ksyms__parse(const char *buf, size_t len)
+static long ksyms__parse_lines(struct ksyms *k, char *buf, size_t len, bool last)
 {
-	struct ksyms *k = calloc(1, sizeof(*k));
-	size_t cap = 0, i, zero = 0;
-	char *p, *end, *nl;
+	char *p = buf, *end = buf + len, *nl;
 
-	if (!k)
-		return NULL;
-	k->buf = malloc(len + 1);
-	if (!k->buf)
-		goto cleanup;
-	memcpy(k->buf, buf, len);
-	k->buf[len] = '\0';
-	p = k->buf;
-	end = k->buf + len;
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
+		if (!nl) {
+			if (!last)
+				break;
 			nl = end;
+		}
 		*nl = '\0';
-		if (k->nr >= UINT32_MAX - 1 || ksyms__parse_line(k, p, nl, &cap) < 0)
-			goto cleanup;
+		if (k->nr >= UINT32_MAX - 1)
+			return -E2BIG;
+		if (ksyms__parse_line(k, p, nl) < 0)
+			return -ENOMEM;
 		p = nl + 1;
 	}
+	return p > end ? (long)len : p - buf;
+}
+
+/* The names' pointers, sizes, aliases; k is freed on ENOMEM (NULL then). */
+static struct ksyms *ksyms__finish(struct ksyms *k)
+{
+	size_t i, zero = 0;
+
+	for (i = 0; i < k->nr; i++)
+		k->e[i].name = k->names + (uintptr_t)k->e[i].name;
 	/* kptr_restrict shows every address as 0: such a table resolves nothing. */
 	for (i = 0; i < k->nr; i++)
 		zero += k->e[i].start == 0;
@@ -187,27 +207,89 @@ struct ksyms *ksyms__parse(const char *buf, size_t len)
 			k->image_end = k->e[i].start + k->e[i].size;
 	}
 	return k;
-cleanup:
-	ksyms__free(k);
-	return NULL;
+}
+
+/*
+ * Parse a kallsyms image. Garbage lines are skipped, never trusted: each
+ * field is bounded by its line. Returns NULL only on allocation failure or
+ * an input with more lines than 2^32.
+ */
+struct ksyms *ksyms__parse(const char *buf, size_t len)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+	char *copy = malloc(len + 1);
+	long used;
+
+	if (!k || !copy) {
+		free(copy);
+		ksyms__free(k);
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	used = ksyms__parse_lines(k, copy, len, true);
+	free(copy);
+	if (used < 0) {
+		ksyms__free(k);
+		return NULL;
+	}
+	return ksyms__finish(k);
 }
 
 struct ksyms *ksyms__load(const char *path, int *err)
 {
-	struct ksyms *k;
-	char *buf;
-	size_t len;
-	int ret;
+	struct ksyms *k = NULL;
+	size_t have = 0, total = 0;
+	char *buf = NULL;
+	long used;
+	int fd, ret = 0;
 
-	ret = sym_read_file(path, KSYMS_FILE_MAX, &buf, &len);
-	if (ret < 0) {
+	fd = sym_open_regular(path);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	buf = malloc(KSYMS_BLOCK + 1);
+	if (!k || !buf) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + have, KSYMS_BLOCK - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto cleanup;
+		}
+		total += (size_t)n;
+		if (total > KSYMS_FILE_MAX) {
+			ret = -EFBIG;
+			goto cleanup;
+		}
+		have += (size_t)n;
+		used = ksyms__parse_lines(k, buf, have, n == 0 || have == KSYMS_BLOCK);
+		if (used < 0) {
+			ret = used == -E2BIG ? -ENOMEM : (int)used;
+			goto cleanup;
+		}
+		have -= (size_t)used;
+		memmove(buf, buf + used, have);
+		if (n == 0)
+			break;
+	}
+cleanup:
+	free(buf);
+	close(fd);
+	if (ret) {
+		ksyms__free(k);
 		*err = ret;
 		return NULL;
 	}
-	k = ksyms__parse(buf, len);
-	free(buf);
-	*err = k ? 0 : -ENOMEM;
-	return k;
+	*err = 0;
+	return ksyms__finish(k);
 }
 
 void ksyms__free(struct ksyms *k)
@@ -220,7 +302,7 @@ void ksyms__free(struct ksyms *k)
 		free(k->mods[i]);
 	free(k->mods);
 	free(k->e);
-	free(k->buf);
+	free(k->names);
 	free(k);
 }
 
