@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Distinct-stack table: one hash lookup per sample, no per-sample memory. */
+/*
+ * Distinct-stack table: one hash lookup per sample, no per-sample memory.
+ * A sample whose stack the session interned (rsample.stack) is found by
+ * that id and its key in a second index (by_id), without its frames
+ * being hashed or compared; the table itself is keyed by frames.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,7 @@ struct profile {
 	unsigned int keep;
 	struct profile_event *events;
 	struct htab stacks;    /* struct pstack, by key and frames */
+	struct htab by_id;     /* struct id_ent: stacks by key and session stack id, until a rehash */
 	uint32_t *frames;      /* the stacks' frames, each stack's at its frames_off */
 	size_t nr_frames, cap_frames;
 };
@@ -23,6 +29,29 @@ struct stack_key {
 	const uint32_t *frames;      /* the key's frames */
 	const uint32_t *all_frames;  /* profile.frames, where the entries' frames are */
 };
+
+struct id_ent {
+	uint32_t event, comm, pid, tid;
+	uint64_t cgroup;
+	uint32_t stack;       /* rsample.stack */
+	char state;
+	uint32_t pos;         /* the stack's in profile.stacks */
+};
+
+static bool id_eq(const void *entry, const void *key)
+{
+	const struct id_ent *a = entry, *b = key;
+
+	return a->stack == b->stack && a->event == b->event && a->comm == b->comm &&
+	       a->pid == b->pid && a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state;
+}
+
+static uint64_t id_hash(const struct id_ent *k)
+{
+	return hash__mix(((uint64_t)k->stack << 32 | k->comm) ^
+			 hash__mix(((uint64_t)k->event << 40 | (uint64_t)(uint8_t)k->state << 32 | k->tid) ^
+				   ((uint64_t)k->pid << 32) ^ k->cgroup * 0x9e3779b97f4a7c15ULL));
+}
 
 static bool stack_eq(const void *entry, const void *key)
 {
@@ -68,6 +97,7 @@ struct profile *profile__new(int nr_events, unsigned int keep)
 	p->nr_events = nr_events;
 	p->keep = keep;
 	htab__init(&p->stacks, sizeof(struct pstack));
+	htab__init(&p->by_id, sizeof(struct id_ent));
 	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
 	if (!p->events) {
 		free(p);
@@ -82,6 +112,7 @@ void profile__free(struct profile *p)
 		return;
 	free(p->events);
 	htab__free(&p->stacks);
+	htab__free(&p->by_id);
 	free(p->frames);
 	free(p);
 }
@@ -118,6 +149,28 @@ static struct pstack *stack_get(struct profile *p, const struct pstack *k, uint6
 	return e;
 }
 
+/* The stack of key k found by the sample's stack id, or else by its frames (then noted by id). */
+static struct pstack *stack_by_id(struct profile *p, const struct pstack *k, const struct rsample *rs)
+{
+	struct id_ent ik = { k->event, k->comm, k->pid, k->tid, k->cgroup, rs->stack, k->state, 0 };
+	uint64_t h = id_hash(&ik);
+	struct id_ent *ie = htab__find(&p->by_id, h, id_eq, &ik);
+	struct pstack *e;
+	bool added;
+
+	if (ie)
+		return htab__at(&p->stacks, ie->pos);
+	e = stack_get(p, k, stack_hash(k, rs->frames), rs->frames, false);
+	if (!e)
+		return NULL;
+	ik.pos = e - (struct pstack *)p->stacks.v;
+	ie = htab__get(&p->by_id, h, id_eq, &ik, &added);
+	if (!ie)
+		return NULL;
+	*ie = ik;
+	return e;
+}
+
 int profile__add(struct profile *p, const struct rsample *rs)
 {
 	struct pstack k = { 0 }, *e;
@@ -131,7 +184,10 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
 	k.state = rs->state;
 	k.nr = rs->nr;
-	e = stack_get(p, &k, stack_hash(&k, rs->frames), rs->frames, false);
+	if (rs->stack)
+		e = stack_by_id(p, &k, rs);
+	else
+		e = stack_get(p, &k, stack_hash(&k, rs->frames), rs->frames, false);
 	if (!e)
 		return -ENOMEM;
 	e->samples++;
@@ -152,6 +208,7 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
 	struct htab old = p->stacks;
 	int err = 0;
 
+	htab__free(&p->by_id); /* positions and frames change */
 	htab__init(&p->stacks, sizeof(struct pstack));
 	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
 		struct pstack k = *(const struct pstack *)htab__at(&old, i);

@@ -293,6 +293,8 @@ int resolve__addr(struct session *s, uint32_t dso, const struct map *m, uint64_t
 	a->n = n;
 	a->pending = pending;
 	*ent = a - addr_at(s, 0);
+	for (int i = 0; i < n; i++)
+		s->res[first + i].ent = *ent;
 	return 0;
 }
 

@@ -94,6 +94,7 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 		s->opts = *opts;
 	procs__init(s);
 	resolve__init(s);
+	htab__init(&s->stacks, sizeof(struct stack_ent));
 	s->reader = perf_reader__open(path, errbuf, errlen);
 	if (!s->reader)
 		goto cleanup;
@@ -118,6 +119,9 @@ void session__free(struct session *s)
 	perf_reader__free(s->reader);
 	procs__free(s);
 	resolve__free(s);
+	chain_cache__free(s);
+	htab__free(&s->stacks);
+	free(s->stack_frames);
 	free(s->ipc);
 	free(s);
 }
@@ -171,6 +175,14 @@ int session__event(const struct session *s, const char *name)
 const struct frame *session__frame(const struct session *s, uint32_t id)
 {
 	return id < htab__n(&s->frames) ? htab__at(&s->frames, id) : NULL;
+}
+
+void session__loc(const struct session *s, uint32_t loc, uint64_t *addr, uint64_t *off)
+{
+	const struct res *r = &s->res[loc];
+
+	*addr = addr_at(s, r->ent)->addr;
+	*off = r->off;
 }
 
 uint32_t session__nr_frames(const struct session *s)
