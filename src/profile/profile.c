@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Distinct-stack table: one hash lookup per sample, no per-sample memory.
- * A sample whose stack the session interned (rsample.stack) is found by
- * that id and its key in a second index (by_id), without its frames
- * being hashed or compared; the table itself is keyed by frames.
+ *
+ * Frame sequences are interned (seqs): a stack keeps the place of its
+ * sequence in profile.frames (frames_off), which stands for the sequence,
+ * so stacks are keyed and compared by integers only, and stacks that
+ * differ only in comm, pid or tid share their frames. A sample whose
+ * stack the session interned (rsample.stack) finds its sequence through
+ * an array by that id, without its frames being hashed at all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,60 +22,39 @@ struct profile {
 	int nr_events;
 	unsigned int keep;
 	struct profile_event *events;
-	struct htab stacks;    /* struct pstack, by key and frames */
-	struct htab by_id;     /* struct id_ent: stacks by key and session stack id, until a rehash */
-	uint32_t *frames;      /* the stacks' frames, each stack's at its frames_off */
+	struct htab stacks;    /* struct pstack, by key and frames_off */
+	struct htab seqs;      /* struct seq_ent: the frame sequences, by frames */
+	uint32_t *frames;      /* the sequences' frames, each at its seq_ent.off */
 	size_t nr_frames, cap_frames;
+	uint32_t *by_id;       /* session stack id -> its sequence's off + 1 (0: not seen) */
+	size_t cap_by_id;
 };
 
-struct stack_key {
-	const struct pstack *k;
-	const uint32_t *frames;      /* the key's frames */
-	const uint32_t *all_frames;  /* profile.frames, where the entries' frames are */
+struct seq_ent {
+	uint32_t off, nr;
 };
 
-struct id_ent {
-	uint32_t event, comm, pid, tid;
-	uint64_t cgroup;
-	uint32_t stack;       /* rsample.stack */
-	char state;
-	uint32_t pos;         /* the stack's in profile.stacks */
+struct seq_key {
+	const uint32_t *frames;
+	uint32_t nr;
+	const uint32_t *all;   /* profile.frames */
 };
 
-static bool id_eq(const void *entry, const void *key)
+static bool seq_eq(const void *entry, const void *key)
 {
-	const struct id_ent *a = entry, *b = key;
+	const struct seq_ent *e = entry;
+	const struct seq_key *k = key;
 
-	return a->stack == b->stack && a->event == b->event && a->comm == b->comm &&
-	       a->pid == b->pid && a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state;
-}
-
-static uint64_t id_hash(const struct id_ent *k)
-{
-	return hash__mix(((uint64_t)k->stack << 32 | k->comm) ^
-			 hash__mix(((uint64_t)k->event << 40 | (uint64_t)(uint8_t)k->state << 32 | k->tid) ^
-				   ((uint64_t)k->pid << 32) ^ k->cgroup * 0x9e3779b97f4a7c15ULL));
-}
-
-static bool stack_eq(const void *entry, const void *key)
-{
-	const struct stack_key *sk = key;
-	const struct pstack *a = entry, *b = sk->k;
-
-	return a->event == b->event && a->comm == b->comm && a->pid == b->pid &&
-	       a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state &&
-	       a->nr == b->nr &&
-	       (!a->nr || !memcmp(sk->all_frames + a->frames_off, sk->frames, a->nr * sizeof(uint32_t)));
+	return e->nr == k->nr && (!k->nr || !memcmp(k->all + e->off, k->frames, k->nr * sizeof(uint32_t)));
 }
 
 /*
- * Hash of a stack's frame ids and its key: one multiply per pair of frames
- * and a full mix at the end (every sample is hashed: it is the profile's
- * hot loop; frame ids are small dense integers, well spread by the mix).
+ * Hash of frame ids: one multiply per pair of frames and a full mix at the
+ * end (frame ids are small dense integers, well spread by the mix).
  */
-static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
+static uint64_t frames_hash(const uint32_t *f, uint32_t n)
 {
-	uint64_t h = seed ^ n;
+	uint64_t h = n;
 	uint32_t i = 0;
 
 	for (; i + 2 <= n; i += 2)
@@ -81,11 +64,48 @@ static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
 	return hash__mix(h);
 }
 
-static uint64_t stack_hash(const struct pstack *k, const uint32_t *frames)
+/* The place of the sequence fr[0..n) in p->frames, interned on first sight: 0 or -ENOMEM. */
+static int seq_get(struct profile *p, const uint32_t *fr, uint32_t n, uint32_t *off)
 {
-	return frames_hash(frames, k->nr,
-			   ((uint64_t)k->event << 32 | k->comm) ^ ((uint64_t)k->tid << 32 | k->pid) * 31 ^
-				   (k->cgroup + (uint8_t)k->state) * 0x9e3779b97f4a7c15ULL);
+	struct seq_key k = { fr, n, p->frames };
+	uint64_t h = frames_hash(fr, n);
+	struct seq_ent *e = htab__find(&p->seqs, h, seq_eq, &k);
+	bool added;
+
+	if (!e) {
+		/* an empty sequence takes a slot too: offsets tell sequences apart */
+		if (p->nr_frames + n + 1 > UINT32_MAX ||
+		    vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + n + 1,
+				 sizeof(*p->frames), 1024))
+			return -ENOMEM;
+		k.all = p->frames;
+		e = htab__get(&p->seqs, h, seq_eq, &k, &added);
+		if (!e)
+			return -ENOMEM;
+		e->off = p->nr_frames;
+		e->nr = n;
+		if (n)
+			memcpy(p->frames + p->nr_frames, fr, n * sizeof(uint32_t));
+		p->nr_frames += n ? n : 1;
+	}
+	*off = e->off;
+	return 0;
+}
+
+static bool stack_eq(const void *entry, const void *key)
+{
+	const struct pstack *a = entry, *b = key;
+
+	return a->frames_off == b->frames_off && a->comm == b->comm && a->event == b->event &&
+	       a->pid == b->pid && a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state;
+}
+
+/* A stack's key is integers only: its sequence's place stands for its frames. */
+static uint64_t stack_hash(const struct pstack *k)
+{
+	return hash__mix(((uint64_t)k->frames_off << 32 | k->comm) ^
+			 hash__mix(((uint64_t)k->event << 40 | (uint64_t)(uint8_t)k->state << 32 | k->tid) ^
+				   ((uint64_t)k->pid << 32) ^ k->cgroup * 0x9e3779b97f4a7c15ULL));
 }
 
 struct profile *profile__new(int nr_events, unsigned int keep)
@@ -97,7 +117,7 @@ struct profile *profile__new(int nr_events, unsigned int keep)
 	p->nr_events = nr_events;
 	p->keep = keep;
 	htab__init(&p->stacks, sizeof(struct pstack));
-	htab__init(&p->by_id, sizeof(struct id_ent));
+	htab__init(&p->seqs, sizeof(struct seq_ent));
 	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
 	if (!p->events) {
 		free(p);
@@ -112,63 +132,49 @@ void profile__free(struct profile *p)
 		return;
 	free(p->events);
 	htab__free(&p->stacks);
-	htab__free(&p->by_id);
+	htab__free(&p->seqs);
 	free(p->frames);
+	free(p->by_id);
 	free(p);
 }
 
-/*
- * The stack of key k (hash h, frames fr), made on first sight. A new one
- * gets a copy of its frames in p->frames, or with in_place the frames_off
- * of k (its frames are there already: profile__remap()). NULL on ENOMEM.
- */
-static struct pstack *stack_get(struct profile *p, const struct pstack *k, uint64_t h,
-				const uint32_t *fr, bool in_place)
+/* The stack of key k (its frames_off set), made on first sight with zero counts; NULL on ENOMEM. */
+static struct pstack *stack_get(struct profile *p, const struct pstack *k)
 {
-	struct stack_key key = { k, fr, p->frames };
-	struct pstack *e = htab__find(&p->stacks, h, stack_eq, &key);
+	struct pstack *e;
 	bool added;
 
-	if (e)
-		return e;
-	if (!in_place && vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + k->nr,
-				      sizeof(*p->frames), 1024))
-		return NULL;
-	key.all_frames = p->frames;
-	e = htab__get(&p->stacks, h, stack_eq, &key, &added);
-	if (!e)
-		return NULL;
-	*e = *k;
-	e->samples = e->period = e->count = 0;
-	if (!in_place) {
-		e->frames_off = p->nr_frames;
-		if (k->nr)
-			memcpy(p->frames + p->nr_frames, fr, k->nr * sizeof(uint32_t));
-		p->nr_frames += k->nr;
+	e = htab__get(&p->stacks, stack_hash(k), stack_eq, k, &added);
+	if (e && added) {
+		*e = *k;
+		e->samples = e->period = e->count = 0;
 	}
 	return e;
 }
 
-/* The stack of key k found by the sample's stack id, or else by its frames (then noted by id). */
-static struct pstack *stack_by_id(struct profile *p, const struct pstack *k, const struct rsample *rs)
+/* The sequence of a sample's frames: by its session stack id when it has one. */
+static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off)
 {
-	struct id_ent ik = { k->event, k->comm, k->pid, k->tid, k->cgroup, rs->stack, k->state, 0 };
-	uint64_t h = id_hash(&ik);
-	struct id_ent *ie = htab__find(&p->by_id, h, id_eq, &ik);
-	struct pstack *e;
-	bool added;
+	size_t id = rs->stack;
+	int err;
 
-	if (ie)
-		return htab__at(&p->stacks, ie->pos);
-	e = stack_get(p, k, stack_hash(k, rs->frames), rs->frames, false);
-	if (!e)
-		return NULL;
-	ik.pos = e - (struct pstack *)p->stacks.v;
-	ie = htab__get(&p->by_id, h, id_eq, &ik, &added);
-	if (!ie)
-		return NULL;
-	*ie = ik;
-	return e;
+	if (!id)
+		return seq_get(p, rs->frames, rs->nr, off);
+	if (id < p->cap_by_id && p->by_id[id]) {
+		*off = p->by_id[id] - 1;
+		return 0;
+	}
+	if (id >= p->cap_by_id) {
+		size_t old = p->cap_by_id;
+
+		if (vec__reserve((void **)&p->by_id, &p->cap_by_id, id + 1, sizeof(*p->by_id), 4096))
+			return -ENOMEM;
+		memset(p->by_id + old, 0, (p->cap_by_id - old) * sizeof(*p->by_id));
+	}
+	err = seq_get(p, rs->frames, rs->nr, off);
+	if (!err)
+		p->by_id[id] = *off + 1;
+	return err;
 }
 
 int profile__add(struct profile *p, const struct rsample *rs)
@@ -184,10 +190,9 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
 	k.state = rs->state;
 	k.nr = rs->nr;
-	if (rs->stack)
-		e = stack_by_id(p, &k, rs);
-	else
-		e = stack_get(p, &k, stack_hash(&k, rs->frames), rs->frames, false);
+	if (sample_seq(p, rs, &k.frames_off))
+		return -ENOMEM;
+	e = stack_get(p, &k);
 	if (!e)
 		return -ENOMEM;
 	e->samples++;
@@ -199,24 +204,50 @@ int profile__add(struct profile *p, const struct rsample *rs)
 }
 
 /*
- * Every stack again through stack_get() after its frames changed in place
- * (fn, when set, may shorten a stack or move its start), so that stacks
- * that now read the same are one.
+ * Every stack again, in its order, after its frames changed: fn (when
+ * set) rewrites a copy of each stack's frames (it may shorten the stack or
+ * move its start), map (when set) replaces frame ids; the result is
+ * interned as a sequence of its own, and stacks that now read the same
+ * are one (the first one's place, the counts summed). The table is
+ * rebuilt in place (htab__clear()): stack i is read before the i-th
+ * addition, so a profile of many stacks is never held twice.
  */
-static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
+static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uint32_t *map,
+		  uint32_t nmap)
 {
-	struct htab old = p->stacks;
+	size_t n = htab__n(&p->stacks);
+	uint32_t *old_frames = p->frames, *tmp = NULL;
+	size_t cap = 0;
 	int err = 0;
 
-	htab__free(&p->by_id); /* positions and frames change */
-	htab__init(&p->stacks, sizeof(struct pstack));
-	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
-		struct pstack k = *(const struct pstack *)htab__at(&old, i);
+	htab__clear(&p->stacks);
+	htab__free(&p->seqs);
+	p->frames = NULL;
+	p->nr_frames = p->cap_frames = 0;
+	free(p->by_id); /* session stack ids no longer name these sequences */
+	p->by_id = NULL;
+	p->cap_by_id = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct pstack k = *(const struct pstack *)htab__at(&p->stacks, i);
+		uint32_t before = k.frames_off, *fr;
 		struct pstack *e;
 
+		if (vec__reserve((void **)&tmp, &cap, k.nr ? k.nr : 1, sizeof(*tmp), 64)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (k.nr)
+			memcpy(tmp, old_frames + k.frames_off, k.nr * sizeof(*tmp));
+		for (uint32_t j = 0; map && j < k.nr; j++)
+			if (tmp[j] < nmap)
+				tmp[j] = map[tmp[j]];
 		if (fn)
-			fn(ctx, &k, p->frames ? p->frames + k.frames_off : NULL);
-		e = stack_get(p, &k, stack_hash(&k, profile__frames(p, &k)), profile__frames(p, &k), true);
+			fn(ctx, &k, tmp);
+		fr = tmp + (k.frames_off - before);
+		err = seq_get(p, fr, k.nr, &k.frames_off);
+		if (err)
+			break;
+		e = stack_get(p, &k);
 		if (!e) {
 			err = -ENOMEM;
 			break;
@@ -225,23 +256,21 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
 		e->period += k.period;
 		e->count += k.count;
 	}
-	htab__free(&old);
+	if (err)
+		htab__clear(&p->stacks); /* half rebuilt: the caller frees it */
+	free(tmp);
+	free(old_frames);
 	return err;
 }
 
 int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
 {
-	if (!map)
-		return 0;
-	for (size_t i = 0; i < p->nr_frames; i++)
-		if (p->frames[i] < n)
-			p->frames[i] = map[p->frames[i]];
-	return rehash(p, NULL, NULL);
+	return map ? rehash(p, NULL, NULL, map, n) : 0;
 }
 
 int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx)
 {
-	return rehash(p, fn, ctx);
+	return rehash(p, fn, ctx, NULL, 0);
 }
 
 size_t profile__nr_stacks(const struct profile *p)
