@@ -149,13 +149,21 @@ static int kernel_placeholder(struct session *s, uint64_t ip, uint32_t *id)
 	return k ? frame_of(s, NULL, k, k, ip, NULL, true, id) : -ENOMEM;
 }
 
-/* A kernel address: named now, or given a placeholder to name at the run's end. */
+/* A kernel address: named now, or given a placeholder to name at the run's end (or never). */
 static int resolve_kernel(struct session *s, uint64_t ip, bool *pending)
 {
 	uint64_t off = 0;
 	uint32_t id;
 	int err;
 
+	if (s->opts.no_kernel_names) {
+		if (!s->kernel_warned && !s->opts.no_symbols && symbolizer__kernel_check(s->sym)) {
+			s->kernel_warned = true;
+			msg__say(&s->opts.msg, MSG_WARNING, "%s", symbolizer__kernel_warning(s->sym));
+		}
+		err = kernel_placeholder(s, ip, &id);
+		return err ? err : res_add(s, id, 0);
+	}
 	*pending = s->kernel_deferred;
 	err = s->kernel_deferred ? kernel_placeholder(s, ip, &id) : kernel_frame(s, ip, &id, &off);
 	return err ? err : res_add(s, id, off);

@@ -76,6 +76,13 @@ struct session_opts {
 	 */
 	bool defer_kernel;
 	/*
+	 * Kernel addresses are never named (a placeholder frame each, as
+	 * with defer_kernel, never remapped) and kallsyms is not read: for
+	 * callers that use no frames (per-thread times). What naming them
+	 * would warn about is said where it would be, at the first one.
+	 */
+	bool no_kernel_names;
+	/*
 	 * Where the warnings go (a file not as recorded, a kernel without
 	 * symbols, a recording cut off), as they are found; none when unset.
 	 */

@@ -20,11 +20,29 @@
 #define KSYMS_LAST_SIZE 4096
 #define KSYMS_BLOCK (256u << 10)
 
+/*
+ * After parsing, the symbols are kept in arrays of their fields, 21 bytes
+ * a symbol instead of a struct sym_entry's 40 (kallsyms has 100 000 and
+ * more): start, size (a size past 32 bits, which only a gap in the address
+ * space can give, is kept in big[]), name (offset in names), module
+ * (index in mods + 1, 0 for the kernel image), binding.
+ */
+struct ksym_big {
+	size_t i;
+	uint64_t size;
+};
+
 struct ksyms {
-	char *names;		/* the text symbols' names; e[].name point into it */
+	char *names;		/* the text symbols' names */
 	size_t nr_names, cap_names;
-	struct sym_entry *e;
+	struct sym_entry *e;	/* while parsing; name is an offset in names until the end */
 	size_t nr, cap;
+	uint64_t *start;
+	uint32_t *size, *name;
+	uint32_t *mod;
+	uint8_t *bind;
+	struct ksym_big *big;
+	size_t nr_big;
 	uint64_t text;
 	uint64_t image_end;
 	char **mods;		/* distinct "[mod]" strings */
@@ -140,6 +158,8 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
 	len = strlen(name) + 1;
+	if (k->nr_names + len > UINT32_MAX)
+		return -ENOMEM;
 	if (vec__reserve((void **)&k->e, &k->cap, k->nr + 1, sizeof(*k->e), 4096) ||
 	    vec__reserve((void **)&k->names, &k->cap_names, k->nr_names + len, 1, 1 << 16))
 		return -ENOMEM;
@@ -184,6 +204,53 @@ static long ksyms__parse_lines(struct ksyms *k, char *buf, size_t len, bool last
 	return p > end ? (long)len : p - buf;
 }
 
+static size_t ksyms__mod_index(const struct ksyms *k, const char *mod)
+{
+	for (size_t i = 0; i < k->nr_mods; i++)
+		if (k->mods[i] == mod)
+			return i + 1;
+	return 0;
+}
+
+/* The parsed entries into the arrays kept (see struct ksyms); k is freed on ENOMEM. */
+static int ksyms__pack(struct ksyms *k)
+{
+	size_t n = k->nr ? k->nr : 1;
+
+	k->start = malloc(n * sizeof(*k->start));
+	k->size = malloc(n * sizeof(*k->size));
+	k->name = malloc(n * sizeof(*k->name));
+	k->mod = calloc(n, sizeof(*k->mod));
+	k->bind = malloc(n);
+	if (!k->start || !k->size || !k->name || !k->mod || !k->bind) {
+		ksyms__free(k);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k->nr; i++) {
+		const struct sym_entry *e = &k->e[i];
+
+		k->start[i] = e->start;
+		k->name[i] = (uint32_t)(e->name - k->names);
+		k->bind[i] = e->bind;
+		k->size[i] = e->size > UINT32_MAX ? UINT32_MAX : (uint32_t)e->size;
+		if (e->module)
+			k->mod[i] = (uint32_t)ksyms__mod_index(k, e->module);
+		if (e->size >= UINT32_MAX) {
+			struct ksym_big *b = realloc(k->big, (k->nr_big + 1) * sizeof(*b));
+
+			if (!b) {
+				ksyms__free(k);
+				return -ENOMEM;
+			}
+			k->big = b;
+			b[k->nr_big++] = (struct ksym_big){ i, e->size };
+		}
+	}
+	free(k->e);
+	k->e = NULL;
+	return 0;
+}
+
 /* The names' pointers, sizes, aliases; k is freed on ENOMEM (NULL then). */
 static struct ksyms *ksyms__finish(struct ksyms *k)
 {
@@ -206,7 +273,7 @@ static struct ksyms *ksyms__finish(struct ksyms *k)
 		if (k->e[i].start + k->e[i].size > k->image_end)
 			k->image_end = k->e[i].start + k->e[i].size;
 	}
-	return k;
+	return ksyms__pack(k) ? NULL : k;
 }
 
 /*
@@ -288,8 +355,9 @@ cleanup:
 		*err = ret;
 		return NULL;
 	}
-	*err = 0;
-	return ksyms__finish(k);
+	k = ksyms__finish(k);
+	*err = k ? 0 : -ENOMEM;
+	return k;
 }
 
 void ksyms__free(struct ksyms *k)
@@ -303,6 +371,12 @@ void ksyms__free(struct ksyms *k)
 	free(k->mods);
 	free(k->e);
 	free(k->names);
+	free(k->start);
+	free(k->size);
+	free(k->name);
+	free(k->mod);
+	free(k->bind);
+	free(k->big);
 	free(k);
 }
 
@@ -323,5 +397,30 @@ uint64_t ksyms__image_end(const struct ksyms *k)
 
 const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr)
 {
-	return sym_entries__find(k->e, k->nr, addr);
+	static __thread struct sym_entry found;
+	size_t lo = 0, hi = k->nr, i;
+	uint64_t size;
+
+	/* the last symbol with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->start[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	i = lo - 1;
+	size = k->size[i];
+	for (size_t b = 0; size == UINT32_MAX && b < k->nr_big; b++)
+		if (k->big[b].i == i)
+			size = k->big[b].size;
+	if (addr - k->start[i] >= size)
+		return NULL;
+	found = (struct sym_entry){ .start = k->start[i], .size = size, .name = k->names + k->name[i],
+				    .module = k->mod[i] ? k->mods[k->mod[i] - 1] : NULL, .seq = (uint32_t)i,
+				    .bind = k->bind[i] };
+	return &found;
 }

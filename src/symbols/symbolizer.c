@@ -697,6 +697,20 @@ int symbolizer__load_kernel_async(struct symbolizer *s)
 	return 0;
 }
 
+const char *symbolizer__kernel_check(struct symbolizer *s)
+{
+	char *cached;
+
+	if (!s)
+		return NULL;
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		kallsyms__for_recording(s, &cached);
+		free(cached);
+	}
+	return symbolizer__kernel_warning(s);
+}
+
 /* The kernel's symbols, loaded now, or waited for when loading in the background. */
 static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
 {
