@@ -85,6 +85,25 @@ static inline int push_addr(struct session *s, struct rsample *rs, const struct 
 	return 0;
 }
 
+/* The comm id of a waker (at most 16 bytes, NUL-terminated): a hash and a compare when seen lately. */
+static int waker_comm(struct session *s, const char *name, uint32_t *id)
+{
+	uint64_t w[2] = { 0, 0 };
+	struct waker_comm *c;
+	int err;
+
+	memcpy(w, name, strnlen(name, 16));
+	c = &s->waker_comms[hash__mix(w[0] ^ w[1] * 0x9e3779b97f4a7c15ULL) & (WAKER_COMMS - 1)];
+	if (c->id && c->name[0] == w[0] && c->name[1] == w[1]) {
+		*id = c->id - 1;
+		return 0;
+	}
+	err = procs__comm(s, name, id);
+	if (!err)
+		*c = (struct waker_comm){ { w[0], w[1] }, *id + 1 };
+	return err;
+}
+
 /*
  * perf's own direct off-CPU samples (perf --off-cpu, 6.14 and newer) carry
  * the thread id where the process id belongs and the other way round (its
@@ -247,7 +266,7 @@ int sample__on_sample(struct session *s, const struct perf_rec *rec)
 	if (ps->off.waker) {
 		rs.waker_pid = ps->off.waker_pid;
 		rs.waker_tid = ps->off.waker_tid;
-		err = procs__comm(s, ps->off.waker_comm, &rs.waker_comm);
+		err = waker_comm(s, ps->off.waker_comm, &rs.waker_comm);
 		if (err)
 			return err;
 	}

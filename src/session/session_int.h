@@ -90,6 +90,13 @@ struct ipc_ent {
 
 #define LAST_N 1024 /* recently found threads and processes remembered (procs__thread) */
 
+/* Wakers' comms seen lately (each offcpu-wakeup sample names one), by their 16 bytes. */
+#define WAKER_COMMS 256
+struct waker_comm {
+	uint64_t name[2];
+	uint32_t id;       /* its comm id + 1; 0 = empty */
+};
+
 struct session {
 	struct perf_reader *reader;
 	struct symbolizer *sym;
@@ -113,6 +120,7 @@ struct session {
 	struct ipc_ent *ipc;             /* 1 << IPC_BITS entries */
 	/* threads and processes found lately, by tid / pid modulo LAST_N (see thread_find) */
 	uint32_t last_thread[LAST_N], last_proc[LAST_N];
+	struct waker_comm waker_comms[WAKER_COMMS];
 	/* per-sample scratch */
 	uint32_t sframes[MAX_FRAMES], slocs[MAX_FRAMES];
 	session_sample_cb cb;
