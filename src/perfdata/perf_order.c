@@ -284,6 +284,7 @@ static void *producer(void *arg)
 	struct pipe *pp = arg;
 	int ret;
 
+	pthread_setname_np(pthread_self(), "offcpu-reader"); /* in top and in profiles */
 	do {
 		struct batch *b = batch_get(pp);
 

@@ -43,28 +43,39 @@ struct space_ent {
 	uint32_t pid;      /* the owner's, when a map is JIT code (perf-PID.map); else 0 */
 };
 
-struct chain_ent {
+/*
+ * A chain as kept: this header, then its raw words (nraw), then the
+ * locations of its frames (nr, rounded up to words), one after the other
+ * in the arena, so that a hit reads one run of memory.
+ */
+struct chain_rec {
+	uint64_t ip;
 	uint32_t space;
-	uint32_t nraw;     /* raw callchain words, at raw_off in chain_cache.raw */
-	uint32_t raw_off;
-	uint32_t nr;       /* resolved frames: locations at out_off in locs */
-	uint32_t out_off;
-	uint32_t stack;    /* rsample.stack: the frames */
+	uint32_t nraw;
+	uint32_t nr;
+	uint32_t stack;      /* rsample.stack */
+	uint32_t frames_off; /* its frames in session.stack_frames */
 	uint16_t cpumode;
 	bool has_ip;
 	bool no_chain;
-	uint64_t ip;
+};
+
+struct chain_slot {
+	uint32_t hash;       /* the chain hash's low 32 bits */
+	uint32_t rec;        /* its record's place in the arena (in words) + 1; 0 = empty */
 };
 
 struct chain_cache {
-	struct htab spaces;    /* struct space_ent, by maps */
-	struct htab chains;    /* struct chain_ent, by space and raw words */
-	uint64_t *raw;         /* the chains' raw words */
-	size_t nr_raw, cap_raw;
-	uint32_t *locs;        /* their locations */
-	size_t nr_out, cap_out;
-	uint32_t epoch;        /* bumped at each reset: procs' space ids older are void */
+	struct htab spaces;      /* struct space_ent, by maps */
+	struct chain_slot *slots; /* the chains, by hash: open addressing, at most half full */
+	size_t nslots, nr_chains;
+	uint64_t *arena;         /* the chains' records */
+	size_t nr_words, cap_words;
+	uint32_t epoch;          /* bumped at each reset: procs' space ids older are void */
 };
+
+#define REC_WORDS (sizeof(struct chain_rec) / 8)
+_Static_assert(sizeof(struct chain_rec) % 8 == 0, "chain records are whole words");
 
 static size_t cache_bytes(const struct chain_cache *c);
 
@@ -75,7 +86,6 @@ int chain_cache__new(struct session *s)
 	if (!c)
 		return -ENOMEM;
 	htab__init(&c->spaces, sizeof(struct space_ent));
-	htab__init(&c->chains, sizeof(struct chain_ent));
 	c->epoch = 1;
 	s->chains = c;
 	return 0;
@@ -88,9 +98,8 @@ void chain_cache__free(struct session *s)
 	if (!c)
 		return;
 	htab__free(&c->spaces);
-	htab__free(&c->chains);
-	free(c->raw);
-	free(c->locs);
+	free(c->slots);
+	free(c->arena);
 	free(c);
 	s->chains = NULL;
 }
@@ -98,17 +107,17 @@ void chain_cache__free(struct session *s)
 /* What the cache holds, in bytes (its arrays' room is kept across resets). */
 static size_t cache_bytes(const struct chain_cache *c)
 {
-	return c->nr_raw * 8 + c->nr_out * sizeof(uint32_t) +
-	       htab__n(&c->spaces) * (sizeof(struct space_ent) + 24) +
-	       htab__n(&c->chains) * (sizeof(struct chain_ent) + 24);
+	return c->nr_words * 8 + c->nr_chains * 2 * sizeof(struct chain_slot) +
+	       htab__n(&c->spaces) * (sizeof(struct space_ent) + 16);
 }
 
 /* Start again empty, keeping the memory for what comes. */
 static void cache_reset(struct chain_cache *c)
 {
 	htab__clear(&c->spaces);
-	htab__clear(&c->chains);
-	c->nr_raw = c->nr_out = 0;
+	if (c->nslots)
+		memset(c->slots, 0, c->nslots * sizeof(*c->slots));
+	c->nr_chains = c->nr_words = 0;
 	c->epoch++;
 }
 
@@ -171,20 +180,16 @@ static int space_of(struct session *s, struct proc *p, uint32_t *id)
 }
 
 struct chain_key {
-	const struct chain_cache *c;
 	const struct perf_sample *ps;
 	uint32_t space;
 	bool has_ip;
 };
 
-static bool chain_eq(const void *entry, const void *key)
+static bool chain_eq(const struct chain_rec *e, const struct chain_key *k)
 {
-	const struct chain_ent *e = entry;
-	const struct chain_key *k = key;
-
 	return e->space == k->space && e->nraw == k->ps->nr_callchain && e->ip == k->ps->ip &&
 	       e->cpumode == k->ps->cpumode && e->has_ip == k->has_ip &&
-	       !memcmp(k->c->raw + e->raw_off, k->ps->callchain, e->nraw * 8);
+	       !memcmp(e + 1, k->ps->callchain, e->nraw * 8);
 }
 
 /*
@@ -213,31 +218,78 @@ static uint64_t chain_hash(const struct perf_sample *ps, uint32_t space, bool ha
 	return hash__mix(h);
 }
 
-/* Keep the chain just resolved (rs's frames, from the sample scratch); 0 or -ENOMEM. */
+static inline struct chain_rec *rec_at(const struct chain_cache *c, uint32_t slot_rec)
+{
+	return (struct chain_rec *)(c->arena + slot_rec - 1);
+}
+
+/* The chain of key k (hash h), or NULL. */
+static const struct chain_rec *chain_find(const struct chain_cache *c, const struct chain_key *k,
+					  uint64_t h)
+{
+	size_t mask = c->nslots - 1;
+
+	if (!c->nslots)
+		return NULL;
+	for (size_t i = h & mask; c->slots[i].rec; i = (i + 1) & mask)
+		if (c->slots[i].hash == (uint32_t)h && chain_eq(rec_at(c, c->slots[i].rec), k))
+			return rec_at(c, c->slots[i].rec);
+	return NULL;
+}
+
+/* Room in the index for one more chain (at most half full): 0 or -ENOMEM. */
+static int slots_reserve(struct chain_cache *c)
+{
+	size_t n = c->nslots ? c->nslots : 1024;
+	struct chain_slot *ss;
+
+	while ((c->nr_chains + 1) * 2 > n)
+		n *= 2;
+	if (n == c->nslots)
+		return 0;
+	ss = calloc(n, sizeof(*ss));
+	if (!ss)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++) {
+		size_t j;
+
+		if (!c->slots[i].rec)
+			continue;
+		for (j = c->slots[i].hash & (n - 1); ss[j].rec; j = (j + 1) & (n - 1))
+			;
+		ss[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = ss;
+	c->nslots = n;
+	return 0;
+}
+
+/* Keep the chain just resolved (rs's frames, from the sample scratch); 0, 1 when full, or -ENOMEM. */
 static int chain_add(struct session *s, struct chain_key *k, uint64_t h, struct rsample *rs)
 {
 	struct chain_cache *c = s->chains;
 	const struct perf_sample *ps = k->ps;
-	struct chain_ent *e;
-	bool added;
+	size_t words = REC_WORDS + ps->nr_callchain + (rs->nr + 1) / 2, i;
+	struct chain_rec *e;
 
 	if (cache_bytes(c) > CHAIN_CACHE_MAX)
 		return 1; /* full: kept from the next miss on, after a reset there */
-	if (vec__reserve((void **)&c->raw, &c->cap_raw, c->nr_raw + ps->nr_callchain, 8, 4096))
+	if (c->nr_words + words >= UINT32_MAX || slots_reserve(c) ||
+	    vec__reserve((void **)&c->arena, &c->cap_words, c->nr_words + words, 8, 4096))
 		return -ENOMEM;
-	if (vec__reserve((void **)&c->locs, &c->cap_out, c->nr_out + rs->nr, sizeof(uint32_t), 4096))
-		return -ENOMEM;
-	e = htab__get(&c->chains, h, chain_eq, k, &added);
-	if (!e)
-		return -ENOMEM;
-	*e = (struct chain_ent){ .space = k->space, .nraw = ps->nr_callchain, .raw_off = c->nr_raw,
-				 .nr = rs->nr, .out_off = c->nr_out, .cpumode = ps->cpumode,
-				 .has_ip = k->has_ip, .no_chain = rs->no_chain, .ip = ps->ip,
-				 .stack = rs->stack };
-	memcpy(c->raw + c->nr_raw, ps->callchain, ps->nr_callchain * 8);
-	c->nr_raw += ps->nr_callchain;
-	memcpy(c->locs + c->nr_out, rs->locs, rs->nr * sizeof(uint32_t));
-	c->nr_out += rs->nr;
+	e = (struct chain_rec *)(c->arena + c->nr_words);
+	*e = (struct chain_rec){ .ip = ps->ip, .space = k->space, .nraw = ps->nr_callchain, .nr = rs->nr,
+				 .stack = rs->stack,
+				 .frames_off = ((const struct stack_ent *)htab__at(&s->stacks, rs->stack - 1))->off,
+				 .cpumode = ps->cpumode, .has_ip = k->has_ip, .no_chain = rs->no_chain };
+	memcpy(e + 1, ps->callchain, ps->nr_callchain * 8);
+	memcpy(c->arena + c->nr_words + REC_WORDS + ps->nr_callchain, rs->locs, rs->nr * sizeof(uint32_t));
+	for (i = h & (c->nslots - 1); c->slots[i].rec; i = (i + 1) & (c->nslots - 1))
+		;
+	c->slots[i] = (struct chain_slot){ (uint32_t)h, (uint32_t)c->nr_words + 1 };
+	c->nr_words += words;
+	c->nr_chains++;
 	return 0;
 }
 
@@ -246,8 +298,8 @@ int chain_cache__resolve(struct session *s, struct rsample *rs, struct proc *p,
 {
 	struct chain_cache *c = s->chains;
 	const struct perf_sample *ps = rs->s;
-	struct chain_key k = { c, ps, UINT32_MAX, ps->evattr->attr.sample_type & PERF_SAMPLE_IP };
-	const struct chain_ent *e;
+	struct chain_key k = { ps, UINT32_MAX, ps->evattr->attr.sample_type & PERF_SAMPLE_IP };
+	const struct chain_rec *e;
 	uint64_t h;
 	int err;
 
@@ -257,14 +309,13 @@ int chain_cache__resolve(struct session *s, struct rsample *rs, struct proc *p,
 			return err;
 	}
 	h = chain_hash(ps, k.space, k.has_ip);
-	e = htab__find(&c->chains, h, chain_eq, &k);
+	e = chain_find(c, &k, h);
 	if (e) {
 		rs->nr = e->nr;
 		rs->no_chain = e->no_chain;
 		rs->stack = e->stack;
-		rs->frames = s->stack_frames +
-			     ((const struct stack_ent *)htab__at(&s->stacks, e->stack - 1))->off;
-		rs->locs = c->locs + e->out_off;
+		rs->frames = s->stack_frames + e->frames_off;
+		rs->locs = (const uint32_t *)((const uint64_t *)(e + 1) + e->nraw);
 		return 0;
 	}
 	err = resolve(s, rs, p);

@@ -680,6 +680,7 @@ static void ksyms__load_now(struct symbolizer *s)
 
 static void *ksyms__thread(void *arg)
 {
+	pthread_setname_np(pthread_self(), "offcpu-kallsyms"); /* in top and in profiles */
 	ksyms__load_now(arg);
 	return NULL;
 }
