@@ -74,8 +74,9 @@ static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (s->opts.defer_kernel && !s->opts.no_symbols) {
-		s->kernel_deferred = true;
+	/* kallsyms loads beside the walk; a lookup before the end (script) waits for it */
+	if (!s->opts.no_symbols && !s->opts.no_kernel_names) {
+		s->kernel_deferred = s->opts.defer_kernel;
 		symbolizer__load_kernel_async(s->sym);
 	}
 	return 0;
