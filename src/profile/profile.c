@@ -8,6 +8,13 @@
  * differ only in comm, pid or tid share their frames. A sample whose
  * stack the session interned (rsample.stack) finds its sequence through
  * an array by that id, without its frames being hashed at all.
+ *
+ * A profile by thread has hundreds of thousands of stacks, and each
+ * sample's lookup would wait for memory twice (the index, the stack):
+ * samples are added PENDING later than they come, their index slot and
+ * then their stack fetched meanwhile, so that the waits overlap. Every
+ * reader of the profile adds those still pending first (pending_flush()),
+ * which cannot fail: room for them is made when they come.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +25,17 @@
 #include "util/htab.h"
 #include "util/vec.h"
 
+#define PENDING 16
+
+/* A sample's stack and values, to add to the table a few samples later. */
+struct pending {
+	struct pstack k;     /* samples, period and count: the sample's */
+	uint64_t h;          /* stack_hash(&k) */
+};
+
 struct profile {
+	struct pending pending[PENDING]; /* a ring, from pending_head, pending_n of them */
+	unsigned int pending_head, pending_n;
 	int nr_events;
 	unsigned int keep;
 	struct profile_event *events;
@@ -152,6 +169,38 @@ static struct pstack *stack_get(struct profile *p, const struct pstack *k)
 	return e;
 }
 
+/* Add the oldest pending sample to its stack (room was made for it). */
+static void pending_one(struct profile *p)
+{
+	struct pending *d = &p->pending[p->pending_head];
+	struct pstack *e;
+	bool added;
+
+	e = htab__get(&p->stacks, d->h, stack_eq, &d->k, &added);
+	if (added) {
+		*e = d->k;
+		e->samples = e->period = e->count = 0;
+	}
+	e->samples += d->k.samples;
+	e->period += d->k.period;
+	e->count += d->k.count;
+	p->pending_head = (p->pending_head + 1) % PENDING;
+	p->pending_n--;
+}
+
+/*
+ * Every pending sample added: the readers' first step. A reader of a
+ * const profile calls it too: the profile is the same after, only in its
+ * final form (it is never a const object, so the cast is sound).
+ */
+static void pending_flush(const struct profile *cp)
+{
+	struct profile *p = (struct profile *)cp;
+
+	while (p->pending_n)
+		pending_one(p);
+}
+
 /* The sequence of a sample's frames: by its session stack id when it has one. */
 static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off)
 {
@@ -179,7 +228,8 @@ static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off
 
 int profile__add(struct profile *p, const struct rsample *rs)
 {
-	struct pstack k = { 0 }, *e;
+	struct pstack k = { 0 };
+	struct pending *d;
 
 	if (rs->event < 0 || rs->event >= p->nr_events)
 		return 0;
@@ -192,12 +242,21 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.nr = rs->nr;
 	if (sample_seq(p, rs, &k.frames_off))
 		return -ENOMEM;
-	e = stack_get(p, &k);
-	if (!e)
+	if (p->pending_n == PENDING)
+		pending_one(p);
+	/* room for every pending sample's stack, should each be new */
+	if (htab__reserve(&p->stacks, p->pending_n + 1))
 		return -ENOMEM;
-	e->samples++;
-	e->period += rs->s->period;
-	e->count += rs->count;
+	d = &p->pending[(p->pending_head + p->pending_n++) % PENDING];
+	d->k = k;
+	d->k.samples = 1;
+	d->k.period = rs->s->period;
+	d->k.count = rs->count;
+	d->h = stack_hash(&k);
+	htab__prefetch(&p->stacks, d->h, false);
+	if (p->pending_n > PENDING / 2) /* its slot fetched a while ago: now its stack */
+		htab__prefetch(&p->stacks,
+			       p->pending[(p->pending_head + p->pending_n - 1 - PENDING / 2) % PENDING].h, true);
 	p->events[k.event].samples++;
 	p->events[k.event].period += rs->s->period;
 	return 0;
@@ -215,11 +274,13 @@ int profile__add(struct profile *p, const struct rsample *rs)
 static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uint32_t *map,
 		  uint32_t nmap)
 {
-	size_t n = htab__n(&p->stacks);
+	size_t n;
 	uint32_t *old_frames = p->frames, *tmp = NULL;
 	size_t cap = 0;
 	int err = 0;
 
+	pending_flush(p);
+	n = htab__n(&p->stacks);
 	htab__clear(&p->stacks);
 	htab__free(&p->seqs);
 	p->frames = NULL;
@@ -275,11 +336,13 @@ int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx)
 
 size_t profile__nr_stacks(const struct profile *p)
 {
+	pending_flush(p);
 	return htab__n(&p->stacks);
 }
 
 const struct pstack *profile__stack(const struct profile *p, size_t i)
 {
+	pending_flush(p);
 	return i < htab__n(&p->stacks) ? htab__at(&p->stacks, i) : NULL;
 }
 

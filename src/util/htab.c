@@ -63,6 +63,15 @@ static int index_reserve(struct htab *t, size_t n)
 	return 0;
 }
 
+int htab__reserve(struct htab *t, size_t n)
+{
+	if (!n)
+		return 0;
+	if (t->n + n >= UINT32_MAX - 1 || index_reserve(t, t->n + n - 1))
+		return -ENOMEM;
+	return vec__reserve(&t->v, &t->cap, t->n + n, t->size, 16);
+}
+
 void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added)
 {
 	void *e = htab__find(t, h, eq, key);

@@ -83,6 +83,31 @@ static inline void *htab__find(const struct htab *t, uint64_t h, htab_eq_fn eq, 
 	return NULL;
 }
 
+/* Room for n more entries, so that the next n htab__get() cannot fail: 0 or -ENOMEM. */
+int htab__reserve(struct htab *t, size_t n);
+
+/*
+ * For a lookup of hash h a moment later: fetch its index slot (and with
+ * entry, the entry the slot's first match names) into the cache now, so
+ * that lookups of a stream of keys overlap their memory waits.
+ */
+static inline void htab__prefetch(const struct htab *t, uint64_t h, bool entry)
+{
+	size_t mask = t->nslots - 1;
+
+	if (!t->nslots)
+		return;
+	if (!entry) {
+		__builtin_prefetch(&t->slots[h & mask]);
+		return;
+	}
+	for (size_t i = h & mask; t->slots[i].pos; i = (i + 1) & mask)
+		if (t->slots[i].hash == (uint32_t)h) {
+			__builtin_prefetch(htab__at(t, t->slots[i].pos - 1));
+			return;
+		}
+}
+
 /*
  * The entry equal to key, or else a new one, zeroed, at the end of the
  * array (*added tells which; the caller fills it in). NULL on ENOMEM.
