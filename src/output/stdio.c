@@ -26,7 +26,7 @@ struct entry {
 	char state;
 	uint64_t cgroup;
 	uint64_t self, self_samples, children, children_samples;
-	struct callgraph *cg;
+	uint32_t root; /* its call graph's node in rep.cg (CG_NONE: none) */
 };
 
 struct rep {
@@ -39,6 +39,12 @@ struct rep {
 	FILE *f;
 	uint64_t total;
 	int event;
+	/*
+	 * The call graphs of the shown entries, one tree: each entry's is the
+	 * subtree of a node of its own under the root (one array of nodes,
+	 * not thousands of small ones growing side by side).
+	 */
+	struct callgraph *cg;
 };
 
 static void make_key(const struct rep *r, const struct pstack *st, const uint32_t *fr, int i,
@@ -48,6 +54,7 @@ static void make_key(const struct rep *r, const struct pstack *st, const uint32_
 
 	memset(k, 0, sizeof(*k));
 	k->sym = CG_NONE;
+	k->root = CG_NONE;
 	if (r->mask & (1u << SK_COMM))
 		k->comm = st->comm;
 	if (r->mask & (1u << SK_PID))
@@ -132,10 +139,10 @@ static int walk(struct rep *r, bool graphs, bool caller)
 				e->children += st->period;
 				e->children_samples += st->samples;
 			}
-		} else if (e->cg && !r->children && st->nr) {
+		} else if (e->root != CG_NONE && !r->children && st->nr) {
 			/* no-children: callee walks out from the leaf, caller comes down to it */
-			uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period)
-					    : callgraph__add(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period);
+			uint32_t n = caller ? callgraph__add_reversed(r->cg, e->root, fr, st->nr, 0, st->samples, st->period)
+					    : callgraph__add(r->cg, e->root, fr, st->nr, 0, st->samples, st->period);
 			if (n == CG_NONE)
 				return -ENOMEM;
 		}
@@ -160,15 +167,15 @@ static int walk(struct rep *r, bool graphs, bool caller)
 			if (!graphs) {
 				e->children += st->period;
 				e->children_samples += st->samples;
-			} else if (e->cg) {
+			} else if (e->root != CG_NONE) {
 				/*
 				 * As perf: the leaf's own entry shows the whole chain; a caller's
 				 * entry shows from it down to the leaf (caller order) or up to
 				 * the root (callee order).
 				 */
 				uint32_t m = i == 0 ? st->nr : i + 1;
-				uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, m, 0, st->samples, st->period)
-						    : callgraph__add(e->cg, CG_ROOT, fr + i, st->nr - i, 0, st->samples, st->period);
+				uint32_t n = caller ? callgraph__add_reversed(r->cg, e->root, fr, m, 0, st->samples, st->period)
+						    : callgraph__add(r->cg, e->root, fr + i, st->nr - i, 0, st->samples, st->period);
 				if (n == CG_NONE)
 					return -ENOMEM;
 			}
@@ -318,14 +325,16 @@ static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_
 	}
 }
 
-static int print_graph(const struct rep *r, const struct callgraph *cg)
+/* The call graph of the entry whose node is root. */
+static int print_graph(const struct rep *r, uint32_t root)
 {
-	uint32_t top = callgraph__node(cg, CG_ROOT)->first_child;
+	const struct callgraph *cg = r->cg;
+	uint32_t top = callgraph__node(cg, root)->first_child;
 	char name[512];
 	char *prefix;
 	size_t cap = 16384;
 
-	if (top == CG_NONE || pct(callgraph__value(cg, CG_ROOT, 0)->total, r->total) < r->o->graph_min)
+	if (top == CG_NONE || pct(callgraph__value(cg, root, 0)->total, r->total) < r->o->graph_min)
 		return 0;
 	prefix = malloc(cap);
 	if (!prefix)
@@ -337,7 +346,7 @@ static int print_graph(const struct rep *r, const struct callgraph *cg)
 		print_chain(r, cg, top, prefix, 15, cap);
 	} else {
 		/* several outermost frames: branch right from the entry */
-		print_chain(r, cg, CG_ROOT, prefix, 12, cap);
+		print_chain(r, cg, root, prefix, 12, cap);
 	}
 	fputc('\n', r->f);
 	free(prefix);
@@ -383,15 +392,18 @@ static int make_graphs(struct rep *r, bool caller, size_t shown)
 {
 	int err;
 
+	r->cg = callgraph__new(1);
+	if (!r->cg)
+		return -ENOMEM;
 	for (size_t i = 0; i < shown; i++) {
-		ent_at(r, i)->cg = callgraph__new(1);
-		if (!ent_at(r, i)->cg)
+		uint32_t key = (uint32_t)i; /* the root's children are the entries' nodes */
+
+		ent_at(r, i)->root = callgraph__add(r->cg, CG_ROOT, &key, 1, 0, 0, 0);
+		if (ent_at(r, i)->root == CG_NONE)
 			return -ENOMEM;
 	}
 	err = walk(r, true, caller);
-	for (size_t i = 0; i < shown && !err; i++)
-		err = callgraph__sort(ent_at(r, i)->cg, 0);
-	return err;
+	return err ? err : callgraph__sort(r->cg, 0);
 }
 
 /* The event's header lines and the column titles, perf's way. */
@@ -465,17 +477,17 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 				col(r, e, o->sort[k], buf, sizeof(buf)));
 		fputc('\n', r->f);
 		if (graphs)
-			err = print_graph(r, e->cg);
+			err = print_graph(r, e->root);
 	}
 	return err;
 }
 
 static void free_graphs(struct rep *r)
 {
-	for (size_t i = 0; i < htab__n(&r->ents); i++) {
-		callgraph__free(ent_at(r, i)->cg);
-		ent_at(r, i)->cg = NULL;
-	}
+	for (size_t i = 0; i < htab__n(&r->ents); i++)
+		ent_at(r, i)->root = CG_NONE;
+	callgraph__free(r->cg);
+	r->cg = NULL;
 }
 
 static int print_event(struct rep *r, int ev)

@@ -419,6 +419,12 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 	batch_free(pp.head);
 	batch_free(pp.free);
 	free(pp.tmp);
+	/* the walk is over: nothing it mapped or queued is needed any more */
+	for (size_t i = 0; i < r->nr_chunks; i++)
+		reader__unmap_chunk(r, i);
+	free(r->q);
+	r->q = NULL;
+	r->nq = r->qcap = 0;
 	pthread_mutex_destroy(&pp.mu);
 	pthread_cond_destroy(&pp.cv);
 	return err;

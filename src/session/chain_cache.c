@@ -28,7 +28,7 @@
 #include "util/hash.h"
 #include "util/vec.h"
 
-#define CHAIN_CACHE_MAX (16u << 20)
+#define CHAIN_CACHE_MAX (4u << 20)
 
 /*
  * An address space: the maps of its first process (owner, an index in

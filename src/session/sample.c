@@ -14,10 +14,22 @@
 
 int sample__init(struct session *s)
 {
+	htab__init(&s->stacks, sizeof(struct stack_ent));
 	s->ipc = calloc((size_t)1 << IPC_BITS, sizeof(*s->ipc));
 	if (!s->ipc)
 		return -ENOMEM;
 	return chain_cache__new(s);
+}
+
+void sample__done(struct session *s)
+{
+	chain_cache__free(s);
+	htab__free(&s->stacks);
+	free(s->stack_frames);
+	s->stack_frames = NULL;
+	s->nr_stack_frames = s->cap_stack_frames = 0;
+	free(s->ipc);
+	s->ipc = NULL;
 }
 
 static bool is_kernel_addr(uint64_t ip)

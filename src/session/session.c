@@ -95,15 +95,10 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 		s->opts = *opts;
 	procs__init(s);
 	resolve__init(s);
-	htab__init(&s->stacks, sizeof(struct stack_ent));
 	s->reader = perf_reader__open(path, errbuf, errlen);
 	if (!s->reader)
 		goto cleanup;
 	reader_warnings(s, 0);
-	if (sample__init(s)) {
-		snprintf(errbuf, errlen, "out of memory");
-		goto cleanup;
-	}
 	if (open_symbolizer(s, errbuf, errlen))
 		goto cleanup;
 	return s;
@@ -120,10 +115,7 @@ void session__free(struct session *s)
 	perf_reader__free(s->reader);
 	procs__free(s);
 	resolve__free(s);
-	chain_cache__free(s);
-	htab__free(&s->stacks);
-	free(s->stack_frames);
-	free(s->ipc);
+	sample__done(s);
 	free(s);
 }
 
@@ -135,7 +127,10 @@ int session__run(struct session *s, session_sample_cb cb, void *ctx)
 		seen++; /* said when the file was opened */
 	s->cb = cb;
 	s->cb_ctx = ctx;
-	err = perf_reader__process(s->reader, on_record, s);
+	err = sample__init(s);
+	if (!err)
+		err = perf_reader__process(s->reader, on_record, s);
+	sample__done(s); /* what only the walk needs goes before the outputs' work */
 	reader_warnings(s, seen);
 	if (!err && s->kernel_deferred)
 		err = resolve__kernel_finish(s);

@@ -159,7 +159,9 @@ int procs__on_exit(struct session *s, const struct perf_rec *rec);
 int procs__on_mmap(struct session *s, const struct perf_rec *rec);
 
 /* sample.c */
+/* The walk's caches (address cache, chain cache, stack ids): made at its start, freed at its end. */
 int sample__init(struct session *s);
+void sample__done(struct session *s);
 int sample__on_sample(struct session *s, const struct perf_rec *rec);
 
 /* One interned frame sequence (rsample.stack is its index + 1). */
