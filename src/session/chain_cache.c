@@ -10,11 +10,13 @@
  * What a chain resolves to depends on the maps of its process, not on
  * which process it is: the processes forked from one parent share their
  * maps, so the key is an address space, the content of a process's maps
- * interned (with the process id when a map is JIT code, which
- * perf-PID.map names per process). A chain's frames are those the
- * address cache would give, in the same order: resolving a chain the
- * first time goes through it, and every address of a chain found here
- * was resolved then, so names, frame ids and warnings come as before.
+ * interned. A chain's frames are those the address cache would give, in
+ * the same order: resolving a chain the first time goes through it, and
+ * every address of a chain found here was resolved then, so names, frame
+ * ids and warnings come as before. (An address in JIT code is named from
+ * the perf-PID.map of the first process it was resolved for, as without
+ * this cache: the (DSO, address) table keeps that first answer for
+ * every process.)
  *
  * Memory is bounded: past CHAIN_CACHE_MAX bytes the cache starts again
  * empty (a recording of ever new stacks pays the resolution of each, as
@@ -28,7 +30,7 @@
 #include "util/hash.h"
 #include "util/vec.h"
 
-#define CHAIN_CACHE_MAX (4u << 20)
+#define CHAIN_CACHE_MAX (8u << 20)
 
 /*
  * An address space: the maps of its first process (owner, an index in
@@ -40,7 +42,6 @@
 struct space_ent {
 	uint32_t owner;
 	uint32_t gen;      /* the owner's when the space was made */
-	uint32_t pid;      /* the owner's, when a map is JIT code (perf-PID.map); else 0 */
 };
 
 /*
@@ -124,7 +125,6 @@ static void cache_reset(struct chain_cache *c)
 struct space_key {
 	const struct session *s;
 	const struct proc *p;
-	uint32_t pid;
 };
 
 /* Maps compared field by field: struct map has padding. */
@@ -134,7 +134,7 @@ static bool space_eq(const void *entry, const void *key)
 	const struct space_key *k = key;
 	const struct proc *o = proc_at(k->s, e->owner);
 
-	if (o->gen != e->gen || o->n != k->p->n || e->pid != k->pid)
+	if (o->gen != e->gen || o->n != k->p->n)
 		return false;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct map *a = &o->maps[i], *b = &k->p->maps[i];
@@ -149,7 +149,7 @@ static bool space_eq(const void *entry, const void *key)
 static int space_of(struct session *s, struct proc *p, uint32_t *id)
 {
 	struct chain_cache *c = s->chains;
-	struct space_key k = { s, p, 0 };
+	struct space_key k = { s, p };
 	struct space_ent *e;
 	uint64_t h;
 	bool added;
@@ -162,16 +162,14 @@ static int space_of(struct session *s, struct proc *p, uint32_t *id)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct map *m = &p->maps[i];
 
-		if (((const struct dso_ent *)htab__at(&s->dsos, m->dso))->anon)
-			k.pid = p->pid;
 		h = hash__mix(h ^ m->start) + (m->end - m->start) * 31 + m->pgoff * 7 + m->dso;
 	}
-	h = hash__mix(h ^ k.pid);
+	h = hash__mix(h);
 	e = htab__get(&c->spaces, h, space_eq, &k, &added);
 	if (!e)
 		return -ENOMEM;
 	if (added)
-		*e = (struct space_ent){ (uint32_t)(p - proc_at(s, 0)), p->gen, k.pid };
+		*e = (struct space_ent){ (uint32_t)(p - proc_at(s, 0)), p->gen };
 	p->space = e - (struct space_ent *)c->spaces.v;
 	p->space_gen = p->gen;
 	p->space_epoch = c->epoch;
