@@ -396,10 +396,17 @@ static int make_graphs(struct rep *r, bool caller, size_t shown)
 	if (!r->cg)
 		return -ENOMEM;
 	for (size_t i = 0; i < shown; i++) {
+		struct entry *e = ent_at(r, i);
 		uint32_t key = (uint32_t)i; /* the root's children are the entries' nodes */
 
-		ent_at(r, i)->root = callgraph__add(r->cg, CG_ROOT, &key, 1, 0, 0, 0);
-		if (ent_at(r, i)->root == CG_NONE)
+		/*
+		 * An entry's graph holds at most its own value (the stacks with
+		 * frames of it): below -g's minimum it is not printed, nor made.
+		 */
+		if (pct(r->children ? e->children : e->self, r->total) < r->o->graph_min)
+			continue;
+		e->root = callgraph__add(r->cg, CG_ROOT, &key, 1, 0, 0, 0);
+		if (e->root == CG_NONE)
 			return -ENOMEM;
 	}
 	err = walk(r, true, caller);
@@ -476,7 +483,7 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 			fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0,
 				col(r, e, o->sort[k], buf, sizeof(buf)));
 		fputc('\n', r->f);
-		if (graphs)
+		if (graphs && e->root != CG_NONE)
 			err = print_graph(r, e->root);
 	}
 	return err;
