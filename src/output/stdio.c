@@ -18,6 +18,7 @@
 #include "profile/callgraph.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/vec.h"
 
 struct entry {
 	uint32_t comm, pid, tid;
@@ -27,6 +28,7 @@ struct entry {
 	uint64_t cgroup;
 	uint64_t self, self_samples, children, children_samples;
 	uint32_t root; /* its call graph's node in rep.cg (CG_NONE: none) */
+	size_t text;   /* while sorting: its columns' text in rep.text, one string each */
 };
 
 struct rep {
@@ -45,6 +47,7 @@ struct rep {
 	 * not thousands of small ones growing side by side).
 	 */
 	struct callgraph *cg;
+	char *text;    /* while sorting: every entry's columns (entry.text) */
 };
 
 static void make_key(const struct rep *r, const struct pstack *st, const uint32_t *fr, int i,
@@ -244,6 +247,19 @@ static int cmp_keys(const struct entry *x, const struct entry *y, const struct r
 {
 	char bx[1024], by[1024];
 
+	if (r->text) { /* made once per entry: a sort compares each many times */
+		const char *px = r->text + x->text, *py = r->text + y->text;
+
+		for (int k = 0; k < r->o->nr_sort; k++) {
+			int c = strcmp(px, py);
+
+			if (c)
+				return c;
+			px += strlen(px) + 1;
+			py += strlen(py) + 1;
+		}
+		return 0;
+	}
 	for (int k = 0; k < r->o->nr_sort; k++) {
 		int c = strcmp(col(r, x, r->o->sort[k], bx, sizeof(bx)),
 			       col(r, y, r->o->sort[k], by, sizeof(by)));
@@ -353,6 +369,32 @@ static int print_graph(const struct rep *r, uint32_t root)
 	return 0;
 }
 
+/* Each entry's columns as the sort compares them, once: 0 or -ENOMEM. */
+static int sort_texts(struct rep *r, size_t n)
+{
+	char buf[1024];
+	size_t len = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct entry *e = ent_at(r, i);
+
+		e->text = len;
+		for (int k = 0; k < r->o->nr_sort; k++) {
+			const char *t = col(r, e, r->o->sort[k], buf, sizeof(buf));
+			size_t l = strlen(t) + 1;
+
+			if (vec__reserve((void **)&r->text, &cap, len + l, 1, 1 << 16)) {
+				free(r->text);
+				r->text = NULL;
+				return -ENOMEM;
+			}
+			memcpy(r->text + len, t, l);
+			len += l;
+		}
+	}
+	return 0;
+}
+
 /*
  * The entries of event r->event, sorted as shown; those above
  * --percent-limit (*shown of them) indexed for the graph walk, and the
@@ -370,8 +412,13 @@ static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[
 	if (err)
 		return err;
 	n = htab__n(&r->ents);
+	err = sort_texts(r, n);
+	if (err)
+		return err;
 	if (n) /* no NULL array to qsort_r, even empty */
 		qsort_r(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
+	free(r->text);
+	r->text = NULL;
 	for (*shown = 0; *shown < n; ++*shown) {
 		const struct entry *e = ent_at(r, *shown);
 		uint64_t v = r->children ? e->children : e->self;
