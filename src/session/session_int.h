@@ -127,6 +127,7 @@ struct session {
 	void *cb_ctx;
 	struct session_stats stats;
 	struct chain_cache *chains;
+	const char *str_unknown, *str_kernel; /* "[unknown]", "[kernel.kallsyms]" interned (resolve.c) */
 	struct htab stacks;    /* struct stack_ent: the samples' frame sequences, interned */
 	uint32_t *stack_frames;
 	size_t nr_stack_frames, cap_stack_frames;
