@@ -138,6 +138,7 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 	p = skip_word(p, end);
 	if (p == name)
 		return 0;
+	len = (size_t)(p - name) + 1;
 	if (p < end) {
 		*p++ = '\0';
 		p = skip_blanks(p, end);
@@ -153,11 +154,11 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 		*p = '\0'; /* end is the line's terminator slot */
 	}
 	/* `_text` is the relocation anchor; `_stext` stands in on kernels without it. */
-	if (!mod && (strcmp(name, "_text") == 0 || (!k->text && strcmp(name, "_stext") == 0)))
+	if (name[0] == '_' && !mod &&
+	    (strcmp(name, "_text") == 0 || (!k->text && strcmp(name, "_stext") == 0)))
 		k->text = addr;
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
-	len = strlen(name) + 1;
 	if (k->nr_names + len > UINT32_MAX)
 		return -ENOMEM;
 	if (vec__reserve((void **)&k->e, &k->cap, k->nr + 1, sizeof(*k->e), 4096) ||
