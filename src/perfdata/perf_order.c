@@ -28,7 +28,8 @@
  * is done with. A batch is what the sequential
  * walk would deliver between two FINISHED_ROUNDs: the records without a
  * time found in the round, then the queued records the round's end lets
- * go, in (time, file order).
+ * go, in (time, file order); consecutive rounds' batches are one while
+ * they are small (BATCH_MIN), which delivers in the same order.
  */
 struct batch {
 	uint64_t *offs;
@@ -43,6 +44,7 @@ struct batch {
  */
 #define PIPE_MAX_BATCHES 8
 #define PIPE_MAX_MAPPED 4
+#define BATCH_MIN 8192 /* records: a batch is several rounds when they are small */
 #define PREFETCH_AHEAD 6
 
 struct pipe {
@@ -211,7 +213,8 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 			}
 			pp->prev_limit = pp->round_max;
 			pp->have_prev = true;
-			if (ready)
+			/* small rounds go out together: each batch costs the threads a wakeup */
+			if (ready && (b->n >= BATCH_MIN || pp->nr_mapped > PIPE_MAX_MAPPED))
 				return 1;
 			continue;
 		}
