@@ -62,6 +62,8 @@ struct pipe {
 	bool have_prev;
 	bool window_warned;
 	size_t nr_mapped;   /* chunks mapped */
+	uint64_t window;    /* window_max() */
+	uint64_t span_start; /* see window_full() */
 	struct u64pair *tmp;
 	size_t tmpcap;
 };
@@ -149,14 +151,35 @@ static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
  * Records queued over more than WINDOW_MAX bytes of the file (a file
  * without FINISHED_ROUND, or records far out of order) go out in time
  * order now, so that what is mapped and queued stays bounded; perf
- * flushes its queue the same way when it outgrows its memory.
+ * flushes its queue the same way when it outgrows its memory. The span
+ * is counted in bytes of the file from the oldest record still queued (as
+ * of the last round's end), so that where a file's windows fall depends
+ * on the file only.
  */
 #define WINDOW_MAX (UINT64_C(256) << 20)
 #define QUEUE_MAX (UINT64_C(8) << 20)
 
+/* WINDOW_MAX, or OFFCPU_READER_WINDOW bytes (tests: a window of a few chunks) */
+static uint64_t window_max(void)
+{
+	const char *env = getenv("OFFCPU_READER_WINDOW");
+	uint64_t v = env ? strtoull(env, NULL, 0) : 0;
+
+	return v >= CHUNK_SIZE ? v : WINDOW_MAX;
+}
+
 static bool window_full(const struct perf_reader *r, const struct pipe *pp)
 {
-	return (uint64_t)pp->nr_mapped << CHUNK_SHIFT > WINDOW_MAX || r->nq > QUEUE_MAX;
+	return pp->pos - pp->span_start > pp->window || r->nq > QUEUE_MAX;
+}
+
+/* After a round's end or a flush: the span starts at the oldest record still queued, or here. */
+static void span_restart(const struct perf_reader *r, struct pipe *pp)
+{
+	pp->span_start = pp->pos;
+	for (size_t i = 0; i < r->nq; i++)
+		if (r->q[i].b < pp->span_start)
+			pp->span_start = r->q[i].b;
 }
 
 /*
@@ -213,6 +236,7 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 			}
 			pp->prev_limit = pp->round_max;
 			pp->have_prev = true;
+			span_restart(r, pp);
 			/* small rounds go out together: each batch costs the threads a wakeup */
 			if (ready && (b->n >= BATCH_MIN || pp->nr_mapped > PIPE_MAX_MAPPED))
 				return 1;
@@ -237,11 +261,12 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 			if (!pp->window_warned) {
 				pp->window_warned = true;
 				err = reader__warn(r, "records out of time order over more than %" PRIu64 " MiB of the file (no FINISHED_ROUND between them): delivered in time order within such windows",
-						   WINDOW_MAX >> 20);
+						   pp->window >> 20);
 				if (err)
 					return err;
 			}
 			err = take_queued(r, pp, UINT64_MAX, b);
+			span_restart(r, pp);
 			return err ? err : 1;
 		}
 	}
@@ -364,7 +389,8 @@ static bool use_thread(const struct perf_reader *r)
 
 int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 {
-	struct pipe pp = { .r = r, .pos = r->data_start };
+	struct pipe pp = { .r = r, .pos = r->data_start, .window = window_max(),
+			   .span_start = r->data_start };
 	bool threaded;
 	struct batch *b;
 	pthread_t th;
