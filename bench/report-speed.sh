@@ -23,10 +23,10 @@
 #                     `perf bench sched messaging -g 8` runs (as many
 #                     loops as it takes; it is stopped after), plus
 #                     whatever else runs on the machine
-#   offcpu-SIZE.data  offcpu record -a --wakeups -F FREQ for as many
-#                     seconds as SIZE MB take at the rate a 5 s recording
-#                     of the same had, during the same workload (its size
-#                     is near SIZE, not exact)
+#   offcpu-SIZE.data  offcpu record -a --wakeups -F FREQ during the same
+#                     workload, stopped (SIGINT) when the file reaches SIZE
+#                     MB (a second's data more at most: it writes rounds
+#                     a second apart)
 # No seed to fix: the workload is deterministic, the machine's other
 # activity is not (it shows in the recordings' DSOs and stacks).
 #
@@ -76,19 +76,14 @@ record_perf() { # size file
 }
 
 record_offcpu() { # size file
-	local rate secs
-	if [ ! -s "$DIR/offcpu-rate" ]; then
-		"${LOCK[@]}" bash -c "$(declare -f workload_start workload_stop); workload_start
-			'$OFFCPU' record -q -a --wakeups -F $FREQ -d 5 -o '$DIR/rate.data' >/dev/null 2>&1 || true
-			workload_stop"
-		echo $(($(stat -c %s "$DIR/rate.data") / 5)) >"$DIR/offcpu-rate"
-		rm -f "$DIR/rate.data"
-	fi
-	rate=$(cat "$DIR/offcpu-rate")
-	secs=$(awk -v s="$1" -v r="$rate" 'BEGIN { printf "%d", s * 1048576 / r + 1 }')
-	echo "recording $2: offcpu record -a --wakeups -F $FREQ -d $secs during perf bench sched messaging -g 8" >&2
+	echo "recording $2: offcpu record -a --wakeups -F $FREQ during perf bench sched messaging -g 8, stopped (SIGINT) at $1 MB" >&2
 	"${LOCK[@]}" bash -c "$(declare -f workload_start workload_stop); workload_start
-		'$OFFCPU' record -q -a --wakeups -F $FREQ -d $secs -o '$2.tmp' >/dev/null 2>&1 || true
+		'$OFFCPU' record -q -a --wakeups -F $FREQ -o '$2.tmp' >/dev/null 2>&1 &
+		rec=\$!
+		while kill -0 \$rec 2>/dev/null && [ \$(stat -c %s '$2.tmp' 2>/dev/null || echo 0) -lt $(($1 << 20)) ]; do
+			sleep 0.2
+		done
+		kill -INT \$rec 2>/dev/null; wait \$rec
 		workload_stop"
 	mv "$2.tmp" "$2"
 }
