@@ -210,7 +210,8 @@ static uint64_t frames_hash(const uint32_t *f, uint32_t n)
 	return hash__mix(h);
 }
 
-int sample__intern_stack(struct session *s, struct rsample *rs)
+/* rs->stack for rs's frames, interned on first sight: 0 or -ENOMEM. */
+static int intern_stack(struct session *s, struct rsample *rs)
 {
 	struct stack_key k = { s, rs->frames, (uint32_t)rs->nr };
 	uint64_t h = frames_hash(rs->frames, rs->nr);
@@ -243,7 +244,7 @@ static int resolve_chain(struct session *s, struct rsample *rs, const struct pro
 	rs->locs = s->slocs;
 	if (err == -E2BIG)
 		err = 0; /* deeper than we keep: the outermost frames are dropped */
-	return err ? err : sample__intern_stack(s, rs);
+	return err ? err : intern_stack(s, rs);
 }
 
 int sample__on_sample(struct session *s, const struct perf_rec *rec)

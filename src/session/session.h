@@ -50,9 +50,10 @@ struct rsample {
 	 */
 	const uint32_t *locs;
 	/*
-	 * The frames' sequence interned: two samples of a session have the
-	 * same stack id when their frames are the same (and only then), so a
-	 * consumer can key on it. 0 in samples an output makes of others.
+	 * The frames' sequence interned: two samples of one session__run()
+	 * have the same stack id when their frames are the same (and only
+	 * then), so a consumer can key on it. 0 in samples an output makes of
+	 * others.
 	 */
 	uint32_t stack;
 	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */

@@ -165,14 +165,10 @@ int sample__init(struct session *s);
 void sample__done(struct session *s);
 int sample__on_sample(struct session *s, const struct perf_rec *rec);
 
-/* One interned frame sequence (rsample.stack is its index + 1). */
+/* One interned frame sequence, for the walk (rsample.stack is its index + 1). */
 struct stack_ent {
 	uint32_t off, nr; /* frames at off in session.stack_frames */
 };
-
-/* sample.c */
-/* rs->stack for rs's frames: 0 or -ENOMEM. */
-int sample__intern_stack(struct session *s, struct rsample *rs);
 
 /* chain_cache.c */
 int chain_cache__new(struct session *s);
