@@ -25,11 +25,13 @@
  * the callback's work on the second core. The producer maps the chunks of
  * the file it scans and unmaps those whose records were all delivered
  * (chunk_pending counts them), when it recycles the batches the consumer
- * is done with. A batch is what the sequential
- * walk would deliver between two FINISHED_ROUNDs: the records without a
- * time found in the round, then the queued records the round's end lets
- * go, in (time, file order); consecutive rounds' batches are one while
- * they are small (BATCH_MIN), which delivers in the same order.
+ * is done with.
+ *
+ * A batch is what the sequential walk would deliver between two
+ * FINISHED_ROUNDs: the records without a time found in the round, then the
+ * queued records the round's end lets go, in (time, file order);
+ * consecutive rounds' batches are one while they are small (BATCH_MIN),
+ * which delivers in the same order.
  */
 struct batch {
 	uint64_t *offs;
