@@ -125,8 +125,7 @@ int reader__map_chunk(struct perf_reader *r, uint64_t off)
 	/* populated at once: the pages come in one call, not a fault each 64 KiB */
 	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, r->fd, start);
 	if (p == MAP_FAILED)
-		return reader__set_err(r, -errno, "cannot map %" PRIu64 " bytes at offset %" PRIu64 ": %s",
-				       len, start, strerror(errno));
+		return -errno; /* said by the caller: this runs in the producer's thread */
 	r->chunks[i] = p;
 	return 0;
 }

@@ -115,7 +115,7 @@ static inline int reader__id_lookup(const struct perf_reader *r, uint64_t id)
  * cannot be read.
  */
 const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len);
-/* Map the chunk holding offset off of the data section: 0 or a negative errno with the reason set. */
+/* Map the chunk holding offset off of the data section: 0 or a negative errno (no reason set). */
 int reader__map_chunk(struct perf_reader *r, uint64_t off);
 /* Unmap chunk i (nothing for a file image in memory). */
 void reader__unmap_chunk(struct perf_reader *r, size_t i);
