@@ -45,8 +45,9 @@ struct batch {
  * offcpu's recordings are a second of data each, megabytes).
  */
 #define PIPE_MAX_BATCHES 8
-#define PIPE_MAX_MAPPED 4
-#define BATCH_MIN 8192 /* records: a batch is several rounds when they are small */
+#define PIPE_MAX_MAPPED 2
+#define BATCH_MIN 8192  /* records: a batch is several rounds when they are small */
+#define BATCH_MAX 8192  /* records: and part of a round when it is large */
 #define PREFETCH_AHEAD 6
 
 struct pipe {
@@ -66,26 +67,42 @@ struct pipe {
 	size_t nr_mapped;   /* chunks mapped */
 	uint64_t window;    /* window_max() */
 	uint64_t span_start; /* see window_full() */
+	bool at_end;        /* the scan is over: what is left in rel goes out */
+	/*
+	 * The records to deliver, in order, not yet in a batch: the first
+	 * rel_ready of them (from rel_head) may go (their round has ended),
+	 * the others are the current round's records without a time.
+	 */
+	uint64_t *rel;
+	size_t rel_head, rel_ready, rel_n, rel_cap;
 	struct u64pair *tmp;
 	size_t tmpcap;
 };
 
-static int batch_put(struct batch *b, uint64_t off)
+/* Append the record at off to the records to deliver. */
+static int rel_put(struct pipe *pp, uint64_t off)
 {
-	if (vec__reserve((void **)&b->offs, &b->cap, b->n + 1, sizeof(*b->offs), 4096))
+	if (pp->rel_head && pp->rel_head == pp->rel_n) /* all gone out: start again at 0 */
+		pp->rel_head = pp->rel_ready = pp->rel_n = 0;
+	if (vec__reserve((void **)&pp->rel, &pp->rel_cap, pp->rel_n + 1, sizeof(*pp->rel), 4096))
 		return -ENOMEM;
-	b->offs[b->n++] = off;
+	pp->rel[pp->rel_n++] = off;
 	return 0;
 }
 
-/* Move the queued records with time <= limit, sorted, into b. */
-static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, struct batch *b)
+/*
+ * Move the queued records with time <= limit, sorted, to the records to
+ * deliver, and let everything there go (a round ended).
+ */
+static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit)
 {
 	size_t n = 0;
 	int err;
 
-	if (!r->nq)
+	if (!r->nq) {
+		pp->rel_ready = pp->rel_n;
 		return 0;
+	}
 	if (pp->tmpcap < r->nq) {
 		struct u64pair *t = realloc(pp->tmp, r->qcap * sizeof(*t));
 
@@ -96,13 +113,14 @@ static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, s
 	}
 	pairsort(r->q, r->nq, pp->tmp);
 	while (n < r->nq && r->q[n].a <= limit) {
-		err = batch_put(b, r->q[n].b);
+		err = rel_put(pp, r->q[n].b);
 		if (err)
 			return err;
 		n++;
 	}
 	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
 	r->nq -= n;
+	pp->rel_ready = pp->rel_n;
 	return 0;
 }
 
@@ -128,6 +146,16 @@ static void chunk_done(struct perf_reader *r, struct pipe *pp, size_t i)
 	}
 }
 
+/* Evict chunk i: nothing of it is in a batch handed over, it is not being scanned, the mapped are many. */
+static void chunk_evict(struct perf_reader *r, struct pipe *pp, size_t i)
+{
+	if (r->chunks[i] && !r->chunk_inflight[i] && i < pp->pos >> CHUNK_SHIFT &&
+	    pp->nr_mapped > PIPE_MAX_MAPPED) {
+		reader__unmap_chunk(r, i);
+		pp->nr_mapped--;
+	}
+}
+
 /*
  * The chunk of the record at pos mapped, and the one before it unmapped
  * when it holds nothing to deliver: 0 or a negative errno.
@@ -139,8 +167,10 @@ static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
 
 	if (r->chunks[i])
 		return 0;
-	if (i)
+	if (i) {
 		chunk_done(r, pp, i - 1);
+		chunk_evict(r, pp, i - 1);
+	}
 	err = reader__map_chunk(r, pos);
 	if (err)
 		return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s", pos,
@@ -185,28 +215,68 @@ static void span_restart(const struct perf_reader *r, struct pipe *pp)
 }
 
 /*
- * Scan on to the next FINISHED_ROUND that lets records go (or the end)
- * and fill b. Returns 1 when more batches follow, 0 at the end, negative
- * errno on a damaged file (with what was found before it in b).
+ * Move records that may go into b: up to BATCH_MAX of them, or with all,
+ * every record found (the records before a damaged one: they are
+ * delivered before its error).
+ */
+static int emit(struct pipe *pp, struct batch *b, bool all)
+{
+	size_t end = all ? pp->rel_n : pp->rel_ready, n = end - pp->rel_head;
+
+	if (!all && n > BATCH_MAX)
+		n = BATCH_MAX;
+	if (vec__reserve((void **)&b->offs, &b->cap, n, sizeof(*b->offs), 4096))
+		return -ENOMEM;
+	memcpy(b->offs, pp->rel + pp->rel_head, n * sizeof(*b->offs));
+	b->n = n;
+	pp->rel_head += n;
+	return 0;
+}
+
+/* A damaged file's error, with the records found before it in b. */
+static int produce_fail(struct pipe *pp, struct batch *b, int err)
+{
+	return emit(pp, b, true) ? -ENOMEM : err;
+}
+
+/*
+ * Scan on until records may go: at least BATCH_MIN of them (consecutive
+ * small rounds go out together: each batch costs the threads a wakeup),
+ * fewer when the chunks mapped are many, the rest at the end; fill b with
+ * at most BATCH_MAX of them (a round of a second of offcpu's records is
+ * tens of thousands: its chunks are mapped a batch at a time). Returns 1
+ * when more batches follow, 0 at the end, negative errno on a damaged
+ * file (with what was found before it in b).
  */
 static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 {
 	int err;
 
 	b->n = 0;
-	while (pp->pos < r->data_end) {
+	for (;;) {
 		uint64_t pos = pp->pos, t;
+		size_t ready = pp->rel_ready - pp->rel_head;
 		uint32_t type;
 		uint16_t size;
 		const uint8_t *rec;
 
+		if (ready >= BATCH_MIN || (ready && (pp->at_end || pp->nr_mapped > PIPE_MAX_MAPPED))) {
+			err = emit(pp, b, false);
+			if (err)
+				return err;
+			return pp->at_end && pp->rel_head == pp->rel_n ? 0 : 1;
+		}
+		if (pp->at_end)
+			return 0;
+		if (pos >= r->data_end)
+			break;
 		if (r->data_end - pos < 8) {
 			r->truncated = true;
 			break;
 		}
 		err = chunk_enter(r, pp, pos);
 		if (err)
-			return err;
+			return produce_fail(pp, b, err);
 		rec = reader__rec(r, pos);
 		type = rd32(rec);
 		memcpy(&size, rec + 6, 2);
@@ -216,38 +286,33 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 				r->truncated = true;
 				break;
 			}
-			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
-					   pos, size);
+			return produce_fail(pp, b, produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
+							       pos, size));
 		}
 		if (size > r->data_end - pos) {
 			if (r->data_to_eof) {
 				r->truncated = true;
 				break;
 			}
-			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
-					   pos, size, r->data_end);
+			return produce_fail(pp, b, produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
+							       pos, size, r->data_end));
 		}
 		pp->pos += size;
 		if (type == PERF_RECORD_FINISHED_ROUND_) {
-			bool ready = pp->have_prev;
-
-			if (ready) {
-				err = take_queued(r, pp, pp->prev_limit, b);
+			if (pp->have_prev) {
+				err = take_queued(r, pp, pp->prev_limit);
 				if (err)
 					return err;
 			}
 			pp->prev_limit = pp->round_max;
 			pp->have_prev = true;
 			span_restart(r, pp);
-			/* small rounds go out together: each batch costs the threads a wakeup */
-			if (ready && (b->n >= BATCH_MIN || pp->nr_mapped > PIPE_MAX_MAPPED))
-				return 1;
 			continue;
 		}
 		r->chunk_pending[pos >> CHUNK_SHIFT]++;
 		t = reader__record_time(r, pos, type, size);
 		if (t == UINT64_MAX) {
-			err = batch_put(b, pos);
+			err = rel_put(pp, pos);
 			if (err)
 				return err;
 			continue;
@@ -267,9 +332,10 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 				if (err)
 					return err;
 			}
-			err = take_queued(r, pp, UINT64_MAX, b);
+			err = take_queued(r, pp, UINT64_MAX);
+			if (err)
+				return err;
 			span_restart(r, pp);
-			return err ? err : 1;
 		}
 	}
 	if (r->truncated) {
@@ -278,8 +344,39 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		if (err)
 			return err;
 	}
-	err = take_queued(r, pp, UINT64_MAX, b);
-	return err ? err : 0;
+	err = take_queued(r, pp, UINT64_MAX);
+	if (err)
+		return err;
+	pp->at_end = true;
+	err = emit(pp, b, false);
+	if (err)
+		return err;
+	return pp->rel_head == pp->rel_n ? 0 : 1;
+}
+
+/*
+ * Before b goes to the consumer: every chunk its records are in mapped
+ * (an evicted chunk again) and pinned, so that nothing unmaps it until
+ * the batch comes back. 0 or a negative errno.
+ */
+static int batch_pin(struct perf_reader *r, struct pipe *pp, struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		size_t c = b->offs[i] >> CHUNK_SHIFT;
+		int err;
+
+		if (!r->chunks[c]) {
+			err = reader__map_chunk(r, b->offs[i]);
+			if (err) {
+				b->n = i; /* the ones pinned so far go */
+				return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s",
+						   b->offs[i], strerror(-err));
+			}
+			pp->nr_mapped++;
+				}
+		r->chunk_inflight[c]++;
+	}
+	return 0;
 }
 
 /*
@@ -302,8 +399,11 @@ static struct batch *batch_get(struct pipe *pp)
 	for (size_t i = 0; i < b->n; i++) {
 		size_t c = b->offs[i] >> CHUNK_SHIFT;
 
+		r->chunk_inflight[c]--;
 		if (!--r->chunk_pending[c])
 			chunk_done(r, pp, c);
+		else if (!r->chunk_inflight[c])
+			chunk_evict(r, pp, c);
 	}
 	b->n = 0;
 	return b;
@@ -319,6 +419,12 @@ static void *producer(void *arg)
 		struct batch *b = batch_get(pp);
 
 		ret = b ? produce(pp->r, pp, b) : -ENOMEM;
+		if (b) {
+			int err = batch_pin(pp->r, pp, b);
+
+			if (err && ret >= 0)
+				ret = err;
+		}
 		pthread_mutex_lock(&pp->mu);
 		if (b) {
 			b->next = NULL;
@@ -407,7 +513,9 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 		} else { /* one batch at a time, in this thread */
 			b = pp.done ? NULL : batch_get(&pp);
 			if (b) {
-				pp.perr = produce(r, &pp, b);
+				int perr = produce(r, &pp, b), pin = batch_pin(r, &pp, b);
+
+				pp.perr = pin && perr >= 0 ? pin : perr;
 				pp.done = pp.perr <= 0;
 			} else if (!pp.done) {
 				pp.perr = -ENOMEM;
@@ -450,6 +558,7 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 	batch_free(pp.head);
 	batch_free(pp.free);
 	free(pp.tmp);
+	free(pp.rel);
 	/* the walk is over: nothing it mapped or queued is needed any more */
 	for (size_t i = 0; i < r->nr_chunks; i++)
 		reader__unmap_chunk(r, i);

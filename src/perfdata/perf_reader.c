@@ -576,7 +576,8 @@ static int reader__init(struct perf_reader *r, const char *path)
 	r->nr_chunks = (r->data_end >> CHUNK_SHIFT) + 1;
 	r->chunks = calloc(r->nr_chunks, sizeof(*r->chunks));
 	r->chunk_pending = calloc(r->nr_chunks, sizeof(*r->chunk_pending));
-	return r->chunks && r->chunk_pending ? 0 : -ENOMEM;
+	r->chunk_inflight = calloc(r->nr_chunks, sizeof(*r->chunk_inflight));
+	return r->chunks && r->chunk_pending && r->chunk_inflight ? 0 : -ENOMEM;
 }
 
 /* Every message names the file once; r is freed. */
@@ -655,6 +656,7 @@ void perf_reader__free(struct perf_reader *r)
 		reader__unmap_chunk(r, i);
 	free(r->chunks);
 	free(r->chunk_pending);
+	free(r->chunk_inflight);
 	for (size_t i = 0; i < r->nr_meta; i++)
 		free(r->meta[i]);
 	free(r->meta);

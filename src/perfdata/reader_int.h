@@ -61,6 +61,7 @@ struct perf_reader {
 	uint64_t file_size;
 	const uint8_t **chunks; /* chunk i's mapping (see CHUNK_SHIFT), NULL when not mapped */
 	uint32_t *chunk_pending; /* records of chunk i found and not yet delivered */
+	uint32_t *chunk_inflight; /* ... of them in batches handed to the consumer */
 	size_t nr_chunks;
 	void **meta;           /* header parts read from the file (reader__meta) */
 	size_t nr_meta;
