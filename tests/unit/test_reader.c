@@ -411,6 +411,48 @@ static void test_chunks(void **state)
 }
 
 /*
+ * Rounds of 3 MB (as offcpu's own, a second of records each): the chunks
+ * of a round waiting for its end are unmapped as the scan goes on and
+ * mapped again when their records go out; 20 rounds are delivered the
+ * same in one thread, in two and from memory, in time order.
+ */
+static void test_big_rounds(void **state)
+{
+	static const uint64_t st[2] = { ST0, ST0 };
+	static const char *const names[2] = { "cpu-clock", "task-clock" };
+	struct order a = { 0 }, b = { 0 }, c = { 0 };
+	char path[64];
+	struct pdb pb;
+	uint64_t t = 1000;
+	int n = 0;
+
+	tmpname(path, sizeof(path));
+	pdb_init(&pb, 2, st, names);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 9000; i++, n++)
+			long_sample(&pb, i & 1, t++, 1 + n * 13 % 64);
+		pdb_round(&pb);
+	}
+	pdb_finish(&pb, path);
+	assert_true(pb.len > 40 << 20);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	read_order_mem(path, &c);
+	assert_int_equal(a.n, n);
+	assert_int_equal(b.n, a.n);
+	assert_int_equal(c.n, a.n);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	assert_memory_equal(a.v, c.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		assert_true(a.v[i - 1][1] < a.v[i][1]);
+	free(a.v);
+	free(b.v);
+	free(c.v);
+	free(pb.buf);
+	unlink(path);
+}
+
+/*
  * A file without FINISHED_ROUND whose records run backwards in time: past
  * the window (OFFCPU_READER_WINDOW, 2 MiB here) what is queued goes out
  * sorted, with a warning, so that memory stays bounded; every record is
@@ -464,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_chunks),
+		cmocka_unit_test(test_big_rounds),
 		cmocka_unit_test(test_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
