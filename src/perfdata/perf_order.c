@@ -225,6 +225,9 @@ static int emit(struct pipe *pp, struct batch *b, bool all)
 
 	if (!all && n > BATCH_MAX)
 		n = BATCH_MAX;
+	b->n = 0;
+	if (!n)
+		return 0;
 	if (vec__reserve((void **)&b->offs, &b->cap, n, sizeof(*b->offs), 4096))
 		return -ENOMEM;
 	memcpy(b->offs, pp->rel + pp->rel_head, n * sizeof(*b->offs));
