@@ -32,6 +32,7 @@ static const struct option long_opts[] = {
 	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 	{ "keep-sched-frames", no_argument, NULL, OPT_KEEP_SCHED },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 		"      --keep-sched-frames keep the scheduler's frames (__schedule, schedule, ...)\n"
 		"                          on top of off-CPU stacks; by default each tower ends\n"
 		"                          at the function that blocked\n"
-		"      --max-stack N       the N innermost frames of each stack\n");
+		"      --max-stack N       the N innermost frames of each stack\n"
+		"      --no-demangle       C++ and Rust names as the binary has them\n");
 	read_opts__filter_usage(f);
 }
 
@@ -118,6 +120,7 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return parse_num("--min-width", arg, 0, 1000, &a->fd->svg.min_width) ? -EINVAL : 1;
 	case OPT_KEEP_SCHED:
 	case OPT_MAX_STACK:
+	case OPT_NO_DEMANGLE:
 		return read_opts__report(c, arg, argc, argv, a->o);
 	}
 	return 0;
@@ -157,8 +160,6 @@ int cmd_flamegraph(int argc, char **argv)
 	else if (strcmp(fd.output, "-"))
 		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fd.output,
 			drawn.frames, drawn.what);
-	else if (drawn.empty)
-		fprintf(stderr, "offcpu flamegraph: %s\n", drawn.sub);
 	profile__free(p);
 	session__free(s);
 	report_opts__free(&o);

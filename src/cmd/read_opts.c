@@ -11,13 +11,27 @@ static const char *const sort_names[SK_MAX] = {
 	[SK_SYM] = "sym", [SK_STATE] = "state", [SK_CGROUP] = "cgroup",
 };
 
+/* --threads' keys (enum thread_sort): one of them, not a list. */
+static const char *const thread_sort_names[TS_MAX] = {
+	[TS_OFF] = "off", [TS_S] = "S", [TS_D] = "D", [TS_ON] = "on", [TS_RUNQ] = "runq",
+	[TS_WALL] = "wall",
+};
+
+/* --sort: report's keys (a comma list), or one of --threads' (checked against the output later). */
 static int parse_sort(const char *arg, struct report_opts *o)
 {
-	char *dup = strdup(arg), *save = NULL, *tok;
+	char *dup, *save = NULL, *tok;
 	int err = 0;
 
+	for (int k = 0; k < TS_MAX; k++)
+		if (!strcmp(arg, thread_sort_names[k])) {
+			o->thread_sort = k;
+			return 0;
+		}
+	dup = strdup(arg);
 	if (!dup)
 		return -ENOMEM;
+	o->sort_given = true;
 	o->nr_sort = 0;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int k;
@@ -26,7 +40,8 @@ static int parse_sort(const char *arg, struct report_opts *o)
 			if (!strcmp(tok, sort_names[k]))
 				break;
 		if (k == SK_MAX || o->nr_sort == SK_MAX) {
-			fprintf(stderr, "offcpu: unknown sort key '%s' (use comm,pid,tid,dso,sym,state,cgroup)\n", tok);
+			fprintf(stderr, "offcpu: unknown sort key '%s' (use comm,pid,tid,dso,sym,state,cgroup; "
+				"--threads: off, S, D, on, runq or wall)\n", tok);
 			err = -EINVAL;
 			break;
 		}
@@ -62,7 +77,11 @@ static int parse_graph(const char *arg, struct report_opts *o)
 		char *end;
 		double v;
 
-		if (!strcmp(tok, "none"))
+		if (!strcmp(tok, "folded")) {
+			fprintf(stderr, "offcpu: -g folded: use --folded (one `comm;frame;...;frame VALUE` line per stack)\n");
+			err = -EINVAL;
+			break;
+		} else if (!strcmp(tok, "none"))
 			o->graph = GRAPH_NONE;
 		else if (!strcmp(tok, "caller"))
 			o->graph = GRAPH_CALLER;
@@ -170,6 +189,9 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 		break;
 	case OPT_MAX_STACK:
 		err = max_stack(arg, o);
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
 		break;
 	default:
 		return 0;

@@ -10,7 +10,7 @@
 #include "cmd/read_opts.h"
 #include "output/outputs.h"
 
-enum { OPT_HEADER = OPT_READ_LAST, OPT_HEADER_ONLY, OPT_BY, OPT_LIMIT };
+enum { OPT_HEADER = OPT_READ_LAST, OPT_HEADER_ONLY, OPT_BY, OPT_LIMIT, OPT_IDLE };
 
 /* report's own options; the outputs' rows (output/outputs.h) come after them. */
 static const struct option own_opts[] = {
@@ -22,6 +22,7 @@ static const struct option own_opts[] = {
 	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "idle", no_argument, NULL, OPT_IDLE },
 };
 #define NR_OWN (sizeof(own_opts) / sizeof(own_opts[0]))
 
@@ -32,8 +33,10 @@ static void usage(FILE *f)
 		"  off-CPU time first (offcpu-time, then sched-delay and offcpu-wakeup), then\n"
 		"  the CPU samples; off-CPU stacks start at the function that blocked.\n"
 		"  -i, --input FILE        perf.data file (default ./perf.data)\n"
-		"      --children          Children and Self columns (default)\n"
-		"      --no-children       Self column only\n"
+		"      --children          Children and Self columns (perf's default)\n"
+		"      --no-children       Self column only (default: entries are where the\n"
+		"                          time was spent: for off-CPU time, where threads\n"
+		"                          blocked; their callers in the call graph below)\n"
 		"  -s, --sort KEYS         comma list of comm,pid,tid,dso,sym,state,cgroup\n"
 		"                          (default comm,dso,sym)\n"
 		"      --percent-limit N   hide entries below N%%\n"
@@ -53,6 +56,7 @@ static void usage(FILE *f)
 		"  -v, --verbose           the whole header, shared objects by path\n"
 		"  -e, --event NAME        only this event\n"
 		"      --srcline           file:line of each frame\n"
+		"      --no-demangle       C++ and Rust names as the binary has them\n"
 		"      --inline            show inlined frames\n"
 		"      --stdio             accepted for perf compatibility\n");
 	read_opts__filter_usage(f);
@@ -118,6 +122,9 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return by(arg, a->o);
 	case OPT_LIMIT:
 		return limit(arg, a->o);
+	case OPT_IDLE:
+		a->o->idle = true;
+		return 1;
 	}
 	return read_opts__report(c, arg, argc, argv, a->o);
 }

@@ -25,7 +25,8 @@ static void usage(FILE *f)
 		"  then one `address symbol+offset (dso)` line per frame: the callchain as\n"
 		"  recorded, the scheduler's frames of off-CPU samples included (as perf\n"
 		"  script prints them; report and flamegraph leave them out).\n"
-		"      --max-stack N       the N innermost frames of each callchain\n");
+		"      --max-stack N       the N innermost frames of each callchain\n"
+		"      --no-demangle       C++ and Rust names as the binary has them\n");
 	read_opts__filter_usage(f);
 }
 

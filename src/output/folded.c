@@ -17,23 +17,22 @@
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o, const struct msg_sink *ms)
 {
-	const struct perf_reader *r = session__reader(s);
 	int ev = -1;
 
 	for (int i = 0; i < profile__nr_events(p); i++)
-		if (profile__event(p, i)->samples && report__event_match(o, perf_reader__attr(r, i)) &&
-		    (ev < 0 || (perf_reader__attr(r, i)->is_offcpu && !perf_reader__attr(r, ev)->is_offcpu)))
+		if (profile__event(p, i)->samples && report__event_match(o, profile__attr(p, s, i)) &&
+		    (ev < 0 || (profile__attr(p, s, i)->is_offcpu && !profile__attr(p, s, ev)->is_offcpu)))
 			ev = i;
 	for (int i = 0; i < profile__nr_events(p) && !o->event && ev >= 0; i++)
 		if (i != ev && profile__event(p, i)->samples)
 			msg__say(ms, MSG_HINT, "several events have samples; folding '%s' (pick one with --event; '%s' skipped)",
-				 perf_reader__attr(r, ev)->name, perf_reader__attr(r, i)->name);
+				 profile__attr(p, s, ev)->name, profile__attr(p, s, i)->name);
 	if (ev < 0)
-		return 0;
+		return -ENODATA;
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		const struct pstack *st = profile__stack(p, i);
 		const uint32_t *fr = profile__frames(p, st);
-		bool time = perf_reader__attr(r, st->event)->is_time;
+		bool time = profile__attr(p, s, st->event)->is_time;
 
 		if ((int)st->event != ev)
 			continue;
@@ -49,7 +48,13 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 
 static int folded_write(const struct output_run *r)
 {
-	return folded__print(r->f, r->s, r->p, r->o, r->ms);
+	int err = folded__print(r->f, r->s, r->p, r->o, r->ms);
+
+	if (err == -ENODATA)
+		snprintf(r->err, r->errlen, "%s: no samples%s%s%s to fold", r->o->input,
+			 r->o->event ? " of event " : "", r->o->event ? r->o->event : "",
+			 report__filtered(r->o) ? " that pass the filters" : "");
+	return err;
 }
 
 const struct report_output folded_output = {

@@ -3,6 +3,7 @@
 #ifndef OFFCPU_OUTPUT_FORMAT_H
 #define OFFCPU_OUTPUT_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,17 @@
 void report__fmt_ns(char *buf, size_t len, uint64_t ns);
 
 /*
- * A frame's name in every output: its symbol, else [its DSO], else
- * [unknown]. Returns the symbol or buf.
+ * The recording's window, after session__run(): its start and stop as
+ * offcpu's recorder wrote them (waits in progress at either end are cut
+ * to it), else the first and last sample as perf's SAMPLE_TIME feature
+ * says, else the first and last record with a time. false when none is
+ * known.
+ */
+bool report__window(const struct session *s, uint64_t *first, uint64_t *last);
+
+/*
+ * A frame's name in every output: its symbol, else [its DSO] ([vdso],
+ * [kernel.kallsyms] as they are), else [unknown]. Returns the symbol or buf.
  */
 const char *frame__name(const struct frame *fr, char *buf, size_t len);
 

@@ -69,7 +69,7 @@ static void by_message(char *err, size_t errlen)
 int report_outputs__check(const struct output_choice *c, const struct report_opts *o, char *err,
 			  size_t errlen)
 {
-	bool by = false;
+	bool by = false, thread_keys = false;
 
 	for (int i = 0; i < report__nr_outputs; i++) {
 		const struct report_output *out = report_outputs[i];
@@ -81,9 +81,19 @@ int report_outputs__check(const struct output_choice *c, const struct report_opt
 			return -EINVAL;
 		}
 		by |= out->by;
+		thread_keys |= out->thread_keys;
 	}
 	if (o->by >= 0 && !by) {
 		by_message(err, errlen);
+		return -EINVAL;
+	}
+	if (thread_keys && o->sort_given) {
+		snprintf(err, errlen, "--threads sorts by off, S, D, on, runq or wall (one of them)");
+		return -EINVAL;
+	}
+	if (!thread_keys && (o->thread_sort >= 0 || o->idle)) {
+		snprintf(err, errlen, "%s goes with --threads (report sorts by comm,pid,tid,dso,sym,state,cgroup)",
+			 o->idle ? "--idle" : "--sort off|S|D|on|runq|wall");
 		return -EINVAL;
 	}
 	return 0;

@@ -56,6 +56,7 @@ struct report_output {
 	bool no_event;          /* nor with -e */
 	const char *conflict;   /* the message when it meets one of those */
 	bool by;                /* it takes --by */
+	bool thread_keys;       /* it takes --threads' --sort keys and --idle, not report's keys */
 	enum output_reads reads;
 	/* before the read: the PROFILE_KEEP_* flags it needs, its part of o's aggregation; or NULL */
 	unsigned int (*prepare)(struct report_opts *o, const struct output_choice *c);

@@ -17,13 +17,17 @@
 #include "session/session.h"
 #include "util/msg.h"
 
-/* perf report --stdio's layout: one section per event, entries by the sort keys, call graphs. */
+/*
+ * perf report --stdio's layout: one section per event, entries by the sort keys, call
+ * graphs. -ENODATA, with nothing written, when no event has samples to show.
+ */
 int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
 			const struct report_opts *o);
 
 /*
  * --folded: one `comm;outermost;...;leaf VALUE` line per stack of one
  * event; when others had samples, which one was folded is a hint to ms.
+ * -ENODATA, with nothing written, when no event has samples to fold.
  */
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o, const struct msg_sink *ms);

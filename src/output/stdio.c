@@ -7,6 +7,17 @@
  * Entries are built from the profile's distinct stacks (not samples): the
  * self entry of a stack is keyed on its innermost frame; in children mode
  * every distinct key along the stack also gains the stack's period once.
+ *
+ * Self (--no-children) is the default, unlike perf's: the first screen of a
+ * report should say where the time went. In an off-CPU section the
+ * innermost frame is where a thread blocked (the scheduler's frames are
+ * trimmed), so every entry is a blocking point (do_nanosleep,
+ * futex_do_wait, ep_poll), and its call graph (callee order) goes out from
+ * there to the program's own functions. With children, the frames every
+ * stack passes through lead: a whole-machine recording of pgbench began
+ * with entry_SYSCALL_64_after_hwframe and do_syscall_64 at 37.7 %, then
+ * start_thread and main, and its blocking points were screens further
+ * down. --children gives perf's view.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -187,11 +198,23 @@ static int walk(struct rep *r, bool graphs, bool caller)
 	return 0;
 }
 
+/*
+ * A frame's name in the report: its symbol; else its DSO, as the folded
+ * and flame graph outputs name it, with the address in it (each address
+ * is an entry of its own: "[postgres]+0x47259d"); a kernel address, or
+ * one in no known DSO, as perf shows it.
+ */
 static const char *sym_name(const struct frame *f, char *buf, size_t len)
 {
+	char dso[256];
+
 	if (f->sym)
 		return f->sym;
-	snprintf(buf, len, "0x%016" PRIx64, f->addr);
+	if (f->kernel || !strcmp(f->dso, "[unknown]")) {
+		snprintf(buf, len, "0x%016" PRIx64, f->addr);
+		return buf;
+	}
+	snprintf(buf, len, "%s+0x%" PRIx64, frame__name(f, dso, sizeof(dso)), f->addr);
 	return buf;
 }
 
@@ -200,7 +223,7 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 		       size_t len)
 {
 	const struct frame *f = e->sym != CG_NONE ? session__frame(r->s, e->sym) : NULL;
-	char tmp[64];
+	char tmp[256];
 
 	switch (k) {
 	case SK_COMM:
@@ -296,7 +319,7 @@ static double pct(uint64_t v, uint64_t total)
 static void graph_name(const struct rep *r, uint32_t frame, char *buf, size_t len)
 {
 	const struct frame *f = session__frame(r->s, frame);
-	char tmp[64];
+	char tmp[256];
 
 	if (!f) {
 		snprintf(buf, len, "[unknown]");
@@ -473,6 +496,8 @@ static void print_titles(struct rep *r, const struct perf_evattr *a,
 	if (o->quiet)
 		return;
 	fprintf(r->f, "# Samples: %" PRIu64 " of event '%s'\n", pe->samples, a->name);
+	if (profile__attr_from(r->p, r->event))
+		fprintf(r->f, "# Derived from %s\n", profile__attr_from(r->p, r->event));
 	fprintf(r->f, "# Event count (approx.): %" PRIu64, pe->period);
 	if (offcpu) {
 		report__fmt_ns(tbuf, sizeof(tbuf), pe->period);
@@ -546,7 +571,7 @@ static void free_graphs(struct rep *r)
 
 static int print_event(struct rep *r, int ev)
 {
-	const struct perf_evattr *a = perf_reader__attr(session__reader(r->s), ev);
+	const struct perf_evattr *a = profile__attr(r->p, r->s, ev);
 	const struct profile_event *pe = profile__event(r->p, ev);
 	const struct report_opts *o = r->o;
 	size_t shown = 0, width[SK_MAX] = { 0 };
@@ -569,31 +594,58 @@ static int print_event(struct rep *r, int ev)
 	return err;
 }
 
+/* Whether the file has off-CPU samples (perf's --off-cpu or offcpu's). */
+static bool has_offcpu(const struct perf_reader *rd)
+{
+	for (int i = 0; i < perf_reader__nr_attrs(rd); i++)
+		if (perf_reader__attr(rd, i)->is_offcpu)
+			return true;
+	return false;
+}
+
 /*
- * What the file says was lost, on one line: "nothing lost", or each
- * non-zero drop.* counter and perf's lost samples. Its counters in full
- * with --header.
+ * What the file says was lost, on one line. "nothing lost" only when the
+ * file is whole and its counters say so: offcpu's loss counters (its
+ * drop.* counters and perf's LOST records), or for perf's own files of CPU
+ * samples its LOST records. "unknown" when the file is not whole (the
+ * counters come at its end: a recorder killed, a file cut off) or has no
+ * counters for its off-CPU samples (perf --off-cpu keeps none for the
+ * waits its BPF program sums). Every counter with --header.
  */
 static void print_lost(FILE *f, const struct perf_reader *rd)
 {
 	uint64_t lost = perf_reader__lost(rd), val;
-	const char *name, *sep = "";
+	bool whole_records, counters = perf_reader__nr_offcpu_counters(rd) > 0;
+	const char *name, *cut = perf_reader__incomplete(rd, &whole_records);
+	char list[1024] = "";
+	size_t at = 0;
 
-	fprintf(f, "# ");
-	if (lost) {
-		fprintf(f, "lost: %" PRIu64 " samples (perf's LOST records)", lost);
-		sep = ", ";
-	}
-	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val); i++)
-		if (!strncmp(name, "drop.", 5) && val) {
-			fprintf(f, "%s%s %" PRIu64, *sep ? sep : "lost: ", name, val);
-			sep = ", ";
-		}
-	fprintf(f, "%s\n", *sep ? " (--header: every counter)" : "nothing lost");
+	if (lost)
+		at += snprintf(list + at, sizeof(list) - at, "%" PRIu64 " samples (perf's LOST records)", lost);
+	for (int i = 0; perf_reader__offcpu_counter(rd, i, &name, &val) && at < sizeof(list); i++)
+		if (!strncmp(name, "drop.", 5) && val)
+			at += snprintf(list + at, sizeof(list) - at, "%s%s %" PRIu64, at ? ", " : "", name, val);
+	/*
+	 * Only features are missing, every record is there: offcpu's counters
+	 * (read, ahead of the cut) or, in perf's files of CPU samples, its LOST
+	 * records still count.
+	 */
+	if (cut && whole_records && (counters || !has_offcpu(rd)))
+		cut = NULL;
+	if (cut)
+		fprintf(f, "# lost: unknown: %s%s%s\n", cut, list[0] ? "; before the cut: " : "", list);
+	else if (!counters && has_offcpu(rd))
+		fprintf(f, "# lost: unknown for off-CPU samples (the file has no loss counters)%s%s\n",
+			list[0] ? "; " : "", list);
+	else if (list[0])
+		fprintf(f, "# lost: %s (--header: every counter)\n", list);
+	else
+		fprintf(f, "# nothing lost\n");
 }
 
-static void print_header(FILE *f, const struct perf_reader *rd, const struct report_opts *o)
+static void print_header(FILE *f, const struct session *s, const struct report_opts *o)
 {
+	const struct perf_reader *rd = session__reader(s);
 	bool full = o->header != HEADER_SHORT || o->verbose;
 	uint64_t first, last, val;
 	const char *name;
@@ -601,15 +653,15 @@ static void print_header(FILE *f, const struct perf_reader *rd, const struct rep
 	fprintf(f, "# offcpu report of %s\n#\n", o->input);
 	if (full)
 		fprintf(f, "# Total Lost Samples: %" PRIu64 "\n", perf_reader__lost(rd));
-	if (perf_reader__sample_time(rd, &first, &last) && last >= first) {
+	if (report__window(s, &first, &last)) {
 		char tbuf[32];
 		report__fmt_ns(tbuf, sizeof(tbuf), last - first);
 		fprintf(f, "# Sample duration: %s\n", tbuf);
 	}
-	if (perf_reader__truncated(rd))
-		fprintf(f, "# WARNING: the recording is cut off; this report covers the whole records only\n");
-	if (!full)
-		print_lost(f, rd);
+	if (perf_reader__incomplete(rd, NULL))
+		fprintf(f, "# WARNING: %s; this report covers the whole records it holds\n",
+			perf_reader__incomplete(rd, NULL));
+	print_lost(f, rd);
 	for (int i = 0; full && perf_reader__offcpu_counter(rd, i, &name, &val); i++)
 		fprintf(f, "# offcpu %s: %" PRIu64 "%s\n", name, val,
 			!strncmp(name, "drop.", 5) && val ? "  (samples lost)" : "");
@@ -625,19 +677,22 @@ static int section_rank(const struct perf_evattr *a)
 int report_stdio__print(FILE *f, const struct session *s, const struct profile *p,
 			const struct report_opts *o)
 {
-	const struct perf_reader *rd = session__reader(s);
 	struct rep r = { .s = s, .p = p, .o = o, .f = f };
-	int err = 0;
+	int err = 0, shown = 0;
 
+	for (int ev = 0; ev < profile__nr_events(p); ev++)
+		shown += profile__event(p, ev)->samples && report__event_match(o, profile__attr(p, s, ev));
+	if (!shown && o->header != HEADER_ONLY)
+		return -ENODATA;
 	htab__init(&r.ents, sizeof(struct entry));
 	for (int k = 0; k < o->nr_sort; k++)
 		r.mask |= 1u << o->sort[k];
-	r.children = o->children != 0;
+	r.children = o->children > 0; /* self by default: see the top of this file */
 	if (!o->quiet)
-		print_header(f, rd, o);
+		print_header(f, s, o);
 	for (int rank = 0; rank < 4 && o->header != HEADER_ONLY; rank++)
 		for (int ev = 0; ev < profile__nr_events(p) && !err; ev++) {
-			const struct perf_evattr *a = perf_reader__attr(rd, ev);
+			const struct perf_evattr *a = profile__attr(p, s, ev);
 
 			if (section_rank(a) != rank || !profile__event(p, ev)->samples ||
 			    !report__event_match(o, a))
@@ -652,7 +707,13 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 
 static int stdio_write(const struct output_run *r)
 {
-	return report_stdio__print(r->f, r->s, r->p, r->o);
+	int err = report_stdio__print(r->f, r->s, r->p, r->o);
+
+	if (err == -ENODATA)
+		snprintf(r->err, r->errlen, "%s: no samples%s%s%s", r->o->input,
+			 r->o->event ? " of event " : "", r->o->event ? r->o->event : "",
+			 report__filtered(r->o) ? " that pass the filters" : "");
+	return err;
 }
 
 /* The report without an output option. */

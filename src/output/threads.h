@@ -17,9 +17,11 @@
 struct report_opts;
 
 /*
- * The table, after session__run(): threads that had samples, by pid and
- * tid, with wall times from the session's side-band (see the definition
- * printed in its header).
+ * The table, after session__run(): threads that had samples, ranked by
+ * o->thread_sort, with wall times from the session's side-band (see the
+ * definition printed in its header); threads asleep the whole window in
+ * one wait counted in one line unless o->idle. -ENODATA, with nothing
+ * written, when no thread has samples.
  */
 int threads__print(FILE *f, const struct threads *t, const struct session *s,
 		   const struct report_opts *o);

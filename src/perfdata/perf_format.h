@@ -61,6 +61,14 @@ enum perf_feature {
 	PERF_FEAT_BITS = 256,
 };
 
+/*
+ * The time perf --off-cpu gives the samples of short waits it sums in its
+ * BPF map and writes when the recording stops ("at the end", perf's
+ * OFF_CPU_TIMESTAMP): not a time. Its SAMPLE_TIME feature then says the
+ * last sample was at 18446744069.4 s.
+ */
+#define PERF_OFFCPU_AT_END (~0ULL << 32)
+
 struct perf_file_section {
 	uint64_t offset;
 	uint64_t size;

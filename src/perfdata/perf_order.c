@@ -342,6 +342,8 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		}
 	}
 	if (r->truncated) {
+		if (!r->incomplete || r->features_cut)
+			r->incomplete = "its last record is cut off";
 		err = reader__warn(r, "the last record is cut off at offset %" PRIu64 "; reporting the %" PRIu64 " bytes of whole records before it",
 				   pp->pos, pp->pos - r->data_start);
 		if (err)

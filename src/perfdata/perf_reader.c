@@ -365,19 +365,23 @@ static int parse_offcpu(struct perf_reader *r, const uint8_t *p, const uint8_t *
 }
 
 /* Walk the feature table after the data section and parse what we use. */
-static int parse_features(struct perf_reader *r)
+static int parse_features(struct perf_reader *r, const char *path)
 {
 	uint64_t tab = r->hdr.data.offset + r->hdr.data.size;
-	int nr = 0, k = 0, err;
+	int nr = 0, k = 0, err, cut = -1, ncut = 0;
 	const uint8_t *t;
 
 	for (int i = 0; i < PERF_FEAT_BITS / 64; i++)
 		nr += popcount64(r->hdr.adds_features[i]);
 	if (!nr)
 		return 0;
-	if (!in_file(r, tab, (uint64_t)nr * 16))
-		return reader__set_err(r, -EINVAL, "feature table at offset %" PRIu64 " (%d entries) is past the end of the file",
-			       tab, nr);
+	if (!in_file(r, tab, (uint64_t)nr * 16)) {
+		/* the data is whole: what follows it was cut off (a copy stopped short) */
+		r->incomplete = "its feature sections are cut off";
+		r->features_cut = true;
+		return reader__warn(r, "%s: the feature table at offset %" PRIu64 " (%d entries) is past the end of the file: the file is cut off after its data; its features (build ids, event names, loss counters) are not read",
+				    path, tab, nr);
+	}
 	t = reader__meta(r, tab, (uint64_t)nr * 16);
 	if (!t)
 		return -EIO;
@@ -390,9 +394,13 @@ static int parse_features(struct perf_reader *r)
 		off = rd64(t + 16 * k);
 		size = rd64(t + 16 * k + 8);
 		k++;
-		if (!in_file(r, off, size))
-			return reader__set_err(r, -EINVAL, "feature %d section (offset %" PRIu64 ", size %" PRIu64 ") is out of range",
-				       bit, off, size);
+		if (!in_file(r, off, size)) {
+			/* a file cut after its data (the sections past the cut), or a bad entry: not read */
+			if (cut < 0)
+				cut = bit;
+			ncut++;
+			continue;
+		}
 		if (bit != PERF_FEAT_EVENT_DESC && bit != PERF_FEAT_BUILD_ID && bit != PERF_FEAT_CLOCKID &&
 		    bit != PERF_FEAT_SAMPLE_TIME && bit != PERF_FEAT_OFFCPU && bit != PERF_FEAT_OFFCPU_VDSO)
 			continue; /* not read */
@@ -443,7 +451,12 @@ static int parse_features(struct perf_reader *r)
 		if (err)
 			return err;
 	}
-	return 0;
+	if (cut < 0)
+		return 0;
+	r->incomplete = "its feature sections are cut off";
+	r->features_cut = true;
+	return reader__warn(r, "%s: %d feature section(s) past the end of the file, from feature %d on: the file is cut off after its data; those features are not read",
+			    path, ncut, cut);
 }
 
 static int parse_attrs(struct perf_reader *r)
@@ -548,11 +561,13 @@ static int reader__init(struct perf_reader *r, const char *path)
 	if (!r->hdr.data.size) {
 		r->data_to_eof = true;
 		r->data_end = r->file_size;
+		r->incomplete = "the recording did not finish (its header says data size 0)";
 		err = reader__warn(r, "%s: header says data size 0 (interrupted recording?); reading records up to the end of the file",
 				   path);
 	} else if (!in_file(r, r->data_start, r->hdr.data.size)) {
 		r->data_to_eof = true;
 		r->data_end = r->file_size;
+		r->incomplete = "the file is cut off (its data section runs past its end)";
 		err = reader__warn(r, "%s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there",
 				   path, r->hdr.data.size);
 	} else if (!(r->hdr.adds_features[0] | r->hdr.adds_features[1] | r->hdr.adds_features[2] |
@@ -565,11 +580,12 @@ static int reader__init(struct perf_reader *r, const char *path)
 		 */
 		r->data_to_eof = true;
 		r->data_end = r->file_size;
+		r->incomplete = "the recording did not finish (the file has no feature sections)";
 		err = reader__warn(r, "%s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written",
 				   path);
 	} else {
 		r->data_end = r->data_start + r->hdr.data.size;
-		err = parse_features(r);
+		err = parse_features(r, path);
 	}
 	if (err)
 		return err;
@@ -760,4 +776,11 @@ uint64_t perf_reader__lost(const struct perf_reader *r)
 bool perf_reader__truncated(const struct perf_reader *r)
 {
 	return r->truncated;
+}
+
+const char *perf_reader__incomplete(const struct perf_reader *r, bool *records_whole)
+{
+	if (records_whole)
+		*records_whole = r->incomplete && r->features_cut && !r->truncated;
+	return r->incomplete;
 }

@@ -137,5 +137,15 @@ bool perf_reader__offcpu_counter(const struct perf_reader *r, int i, const char 
 /* Counts seen while processing: LOST records and unordered events. */
 uint64_t perf_reader__lost(const struct perf_reader *r);
 bool perf_reader__truncated(const struct perf_reader *r);
+/*
+ * Why the file is not whole, NULL when it is: a recording that did not
+ * finish (data size 0, no feature sections), a file cut off in its data,
+ * in its last record or in its feature sections (read up to the cut, with
+ * a warning). What such a file lost is not known: its loss counters, if
+ * any, were to come at its end. *records_whole (may be NULL): only
+ * feature sections are missing, every record is there. Final after
+ * perf_reader__process().
+ */
+const char *perf_reader__incomplete(const struct perf_reader *r, bool *records_whole);
 
 #endif

@@ -69,6 +69,8 @@ struct perf_reader {
 	uint64_t data_start, data_end;
 	bool data_to_eof;      /* header said data size 0 */
 	bool truncated;
+	const char *incomplete; /* perf_reader__incomplete() */
+	bool features_cut;      /* ... only its feature sections */
 	struct attr_priv *attrs;
 	int nr_attrs;
 	struct id_slot *ids;   /* sample id -> attr: open addressing, read-only after opening */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,28 +75,35 @@ static int filter_comms(struct report_opts *o, const char *arg)
 	return 0;
 }
 
-/* --time START,END in seconds, either end may be empty. */
+/*
+ * A time in seconds to ns: a finite number from 0 up to what 64 bits of ns
+ * hold (584 years); nan, inf and larger values are refused (a cast of
+ * those to an integer is undefined).
+ */
+static int parse_secs(const char *arg, const char *stop, uint64_t *ns)
+{
+	char *end;
+	double t = strtod(arg, &end);
+
+	if (end == arg || end != stop || !isfinite(t) || t < 0 || t >= 18446744073.0)
+		return -EINVAL;
+	*ns = (uint64_t)(t * 1e9 + 0.5);
+	return 0;
+}
+
+/* --time START,END in seconds, either end may be empty; END not before START. */
 static int filter_time(struct report_opts *o, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
-	char *end;
 
 	if (!comma)
 		return -EINVAL;
-	if (comma != arg) {
-		double t = strtod(arg, &end);
-
-		if (end != comma || t < 0)
-			return -EINVAL;
-		o->time_start = (uint64_t)(t * 1e9 + 0.5);
-	}
-	if (comma[1]) {
-		double t = strtod(comma + 1, &end);
-
-		if (*end || t < 0)
-			return -EINVAL;
-		o->time_end = (uint64_t)(t * 1e9 + 0.5);
-	}
+	if (comma != arg && parse_secs(arg, comma, &o->time_start))
+		return -EINVAL;
+	if (comma[1] && parse_secs(comma + 1, comma + 1 + strlen(comma + 1), &o->time_end))
+		return -EINVAL;
+	if (o->time_end && o->time_end < o->time_start)
+		return -EINVAL;
 	return 0;
 }
 
@@ -120,7 +128,7 @@ const struct filter_option report__filter_options[] = {
 	{ "comm", 0, "  --comm NAME[,...]\n", "bad list '%s'", filter_comms },
 	{ "cpu", 'C', "      --cpu CPUS          e.g. 0-3,6\n", "bad list '%s'", filter_cpus },
 	{ "time", 0, "      --time START,END    seconds, as in perf's sample timestamps\n",
-	  "bad --time '%s' (want START,END in seconds; either may be empty)", filter_time },
+	  "bad --time '%s' (want START,END in seconds, END not before START; either may be empty)", filter_time },
 };
 const int report__nr_filter_options = sizeof(report__filter_options) / sizeof(report__filter_options[0]);
 

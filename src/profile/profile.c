@@ -39,6 +39,8 @@ struct profile {
 	int nr_events;
 	unsigned int keep;
 	struct profile_event *events;
+	struct perf_evattr **attrs; /* profile__set_attr()'s copies, NULL: the file's */
+	char **attrs_from;
 	struct htab stacks;    /* struct pstack, by key and frames_off */
 	struct htab seqs;      /* struct seq_ent: the frame sequences, by frames */
 	uint32_t *frames;      /* the sequences' frames, each at its seq_ent.off */
@@ -136,8 +138,10 @@ struct profile *profile__new(int nr_events, unsigned int keep)
 	htab__init(&p->stacks, sizeof(struct pstack));
 	htab__init(&p->seqs, sizeof(struct seq_ent));
 	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
-	if (!p->events) {
-		free(p);
+	p->attrs = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->attrs));
+	p->attrs_from = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->attrs_from));
+	if (!p->events || !p->attrs || !p->attrs_from) {
+		profile__free(p);
 		return NULL;
 	}
 	return p;
@@ -148,6 +152,12 @@ void profile__free(struct profile *p)
 	if (!p)
 		return;
 	free(p->events);
+	for (int i = 0; i < p->nr_events && p->attrs; i++)
+		free(p->attrs[i]);
+	for (int i = 0; i < p->nr_events && p->attrs_from; i++)
+		free(p->attrs_from[i]);
+	free(p->attrs);
+	free(p->attrs_from);
 	htab__free(&p->stacks);
 	htab__free(&p->seqs);
 	free(p->frames);
@@ -357,6 +367,41 @@ const uint32_t *profile__frames(const struct profile *p, const struct pstack *st
 const struct profile_event *profile__event(const struct profile *p, int event)
 {
 	return event >= 0 && event < p->nr_events ? &p->events[event] : NULL;
+}
+
+int profile__set_attr(struct profile *p, int event, const struct perf_evattr *a, const char *from)
+{
+	struct perf_evattr *c;
+	char *f;
+
+	if (event < 0 || event >= p->nr_events)
+		return -EINVAL;
+	c = malloc(sizeof(*c));
+	f = strdup(from ? from : "");
+	if (!c || !f) {
+		free(c);
+		free(f);
+		return -ENOMEM;
+	}
+	*c = *a;
+	free(p->attrs[event]);
+	free(p->attrs_from[event]);
+	p->attrs[event] = c;
+	p->attrs_from[event] = f;
+	return 0;
+}
+
+const struct perf_evattr *profile__attr(const struct profile *p, const struct session *s, int event)
+{
+	if (event >= 0 && event < p->nr_events && p->attrs[event])
+		return p->attrs[event];
+	return perf_reader__attr(session__reader(s), event);
+}
+
+const char *profile__attr_from(const struct profile *p, int event)
+{
+	return event >= 0 && event < p->nr_events && p->attrs_from[event] && p->attrs_from[event][0]
+		       ? p->attrs_from[event] : NULL;
 }
 
 int profile__nr_events(const struct profile *p)

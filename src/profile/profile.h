@@ -72,6 +72,17 @@ const struct profile_event *profile__event(const struct profile *p, int event);
 int profile__nr_events(const struct profile *p);
 
 /*
+ * The event of attr index event as the profile holds it: the file's
+ * (perf_reader__attr()), or the one its samples were turned into (off-CPU
+ * time derived from sched:sched_switch: profile/switches.h), set with
+ * profile__set_attr() (copied: 0, -EINVAL, -ENOMEM); from says what it
+ * was made of (NULL: the file's own).
+ */
+const struct perf_evattr *profile__attr(const struct profile *p, const struct session *s, int event);
+int profile__set_attr(struct profile *p, int event, const struct perf_evattr *a, const char *from);
+const char *profile__attr_from(const struct profile *p, int event);
+
+/*
  * The events of a time picture (flame graph, pprof), by attr index, -1 when
  * absent: *off the off-CPU event (offcpu-time), *cpu the first other event
  * whose period is nanoseconds (cpu-clock, task-clock; not offcpu-wakeup or

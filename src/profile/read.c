@@ -8,6 +8,7 @@
 #include "profile/filter.h"
 #include "profile/offwake.h"
 #include "profile/read.h"
+#include "profile/switches.h"
 #include "profile/trim.h"
 
 enum kernel_names { KERNEL_NOW, KERNEL_DEFERRED, KERNEL_NONE };
@@ -17,8 +18,8 @@ static struct session *open_session(const struct report_opts *o, enum kernel_nam
 				    const struct msg_sink *ms, char *err, size_t errlen)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
-				   .no_symbols = o->no_symbols, .defer_kernel = kernel == KERNEL_DEFERRED,
-				   .no_kernel_names = kernel == KERNEL_NONE };
+				   .no_symbols = o->no_symbols, .no_demangle = o->no_demangle,
+				   .defer_kernel = kernel == KERNEL_DEFERRED, .no_kernel_names = kernel == KERNEL_NONE };
 
 	if (ms)
 		so.msg = *ms;
@@ -45,7 +46,40 @@ struct agg_ctx {
 	struct profile *p;
 	struct offwake *ow;  /* --wakeups */
 	struct threads *th;  /* --threads */
+	struct switches *sw; /* off-CPU time from sched:sched_switch samples */
+	session_sample_cb cb; /* under sw: where its samples go */
 };
+
+/* Through the sched_switch derivation first when there is one. */
+static int derive_sample(void *ctx, const struct rsample *rs)
+{
+	struct agg_ctx *a = ctx;
+
+	return switches__sample(a->sw, rs, a->cb, a);
+}
+
+/*
+ * The session run over cb, with sched:sched_switch samples turned into
+ * off-CPU time when the file has them (profile/switches.h); the note that
+ * says so to ms.
+ */
+static int run(struct agg_ctx *a, struct session *s, session_sample_cb cb, const struct msg_sink *ms)
+{
+	int ret;
+
+	a->sw = switches__new(s, &ret);
+	if (ret)
+		return ret;
+	if (!a->sw)
+		return session__run(s, cb, a);
+	a->cb = cb;
+	ret = session__run(s, derive_sample, a);
+	if (!ret)
+		ret = switches__finish(a->sw, s, cb, a);
+	if (!ret)
+		switches__note(a->sw, ms);
+	return ret;
+}
 
 static int agg_sample(void *ctx, const struct rsample *rs)
 {
@@ -79,9 +113,11 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 		a->ow = offwake__new(s, a->o->waker_by);
 	if (!a->p || (a->o->wakeups && !a->ow))
 		return ret;
-	ret = session__run(s, agg_sample, a);
+	ret = run(a, s, agg_sample, ms);
 	if (ret)
 		return run_failed(a->o, s, ret, err, errlen);
+	if (a->sw && (ret = switches__set_attr(a->sw, a->p)))
+		return ret;
 	remap = session__remap(s, &nremap);
 	ret = profile__remap(a->p, remap, nremap);
 	if (!ret)
@@ -112,6 +148,7 @@ int profile__read(const struct report_opts *o, unsigned int keep, const struct m
 	else
 		ret = aggregate(&a, s, keep, ms, err, errlen);
 	offwake__free(a.ow);
+	switches__free(a.sw);
 	if (ret) {
 		profile__free(a.p);
 		session__free(s);
@@ -145,8 +182,9 @@ int threads__read(const struct report_opts *o, const struct msg_sink *ms, struct
 	a.th = threads__new();
 	if (!a.th)
 		ret = -ENOMEM;
-	else if ((ret = session__run(s, threads_sample, &a)))
+	else if ((ret = run(&a, s, threads_sample, ms)))
 		run_failed(o, s, ret, err, errlen);
+	switches__free(a.sw);
 	if (ret) {
 		threads__free(a.th);
 		session__free(s);

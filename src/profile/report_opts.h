@@ -22,11 +22,15 @@ enum by_key { BY_COMM, BY_PID, BY_TID };
 
 enum graph_mode { GRAPH_DEFAULT, GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
 
+/* What --threads ranks its rows by (--sort off|S|D|on|runq|wall), most first. */
+enum thread_sort { TS_OFF, TS_S, TS_D, TS_ON, TS_RUNQ, TS_WALL, TS_MAX };
+
 struct report_opts {
 	const char *input;
 	/* the session */
 	bool srcline, inlines;
 	bool no_symbols;
+	bool no_demangle;        /* C++ and Rust names as they are in the binary */
 	/* the filters */
 	const char *event;       /* only this event (name, before any ':') */
 	struct id_list pids, tids, cpus;
@@ -45,9 +49,12 @@ struct report_opts {
 	bool show_nr;            /* -n: a Samples column */
 	int by;                  /* --by: an enum by_key, -1 the output's default */
 	int limit;               /* --threads rows shown; 0 all */
-	int children;            /* -1 default (on), 0 off, 1 on */
+	int thread_sort;         /* --threads --sort: an enum thread_sort, -1 not given (off) */
+	bool idle;               /* --threads: list the threads asleep the whole window in one wait */
+	int children;            /* -1 default (off: see stdio.c), 0 off, 1 on */
 	enum sort_key sort[SK_MAX];
 	int nr_sort;
+	bool sort_given;         /* --sort with report's keys (not the default) */
 	double percent_limit;
 	enum graph_mode graph;
 	double graph_min;        /* hide call-graph branches below this % */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Per-thread time accounting: one table row per thread, by tid. */
+/* Per-thread time accounting: one table row per thread, by tid and start time. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -8,14 +8,16 @@
 #include "util/htab.h"
 
 struct threads {
-	struct htab rows;  /* struct thread_time, by tid */
+	struct htab rows;  /* struct thread_time, by tid and start */
 	bool have_delay;   /* the file has sched-delay samples */
 	bool have_cpu;     /* ... and CPU samples */
 };
 
 static bool row_eq(const void *entry, const void *key)
 {
-	return ((const struct thread_time *)entry)->tid == *(const uint32_t *)key;
+	const struct thread_time *e = entry, *k = key;
+
+	return e->tid == k->tid && e->start == k->start;
 }
 
 struct threads *threads__new(void)
@@ -38,18 +40,19 @@ void threads__free(struct threads *t)
 int threads__add(struct threads *t, const struct rsample *rs)
 {
 	const struct perf_evattr *a = rs->s->evattr;
-	uint32_t tid = rs->s->tid;
-	struct thread_time *acc;
+	struct thread_time key = { .tid = rs->s->tid, .start = rs->thread_start }, *acc;
 	bool added;
 
 	/* wakeups repeat off-CPU time; idle (0) and exited tasks (-1) are no thread */
-	if (a->is_wakeup || !a->is_time || !tid || tid == UINT32_MAX)
+	if (a->is_wakeup || !a->is_time || !key.tid || key.tid == UINT32_MAX)
 		return 0;
-	acc = htab__get(&t->rows, hash__mix(tid), row_eq, &tid, &added);
+	acc = htab__get(&t->rows, hash__mix(key.tid ^ key.start * 0x9e3779b97f4a7c15ULL), row_eq,
+			&key, &added);
 	if (!acc)
 		return -ENOMEM;
 	if (added) {
-		acc->tid = tid;
+		acc->tid = key.tid;
+		acc->start = key.start;
 		acc->pid = rs->s->pid;
 	}
 	if (a->is_sched_delay) {
@@ -60,6 +63,7 @@ int threads__add(struct threads *t, const struct rsample *rs)
 			acc->sleep_d += rs->s->period;
 		else
 			acc->sleep_s += rs->s->period;
+		acc->waits += rs->count;
 	} else {
 		acc->oncpu += rs->s->period;
 		t->have_cpu = true;

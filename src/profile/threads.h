@@ -16,10 +16,12 @@
 
 struct threads;
 
-/* One thread's time (ns). */
+/* One thread's time (ns): a thread is a tid and its start (a tid may be given again). */
 struct thread_time {
 	uint32_t tid, pid;
+	uint64_t start;  /* rsample.thread_start: for session__thread() */
 	uint64_t oncpu, sleep_s, sleep_d, rq;
+	uint64_t waits;  /* off-CPU intervals (offcpu-time samples' counts) */
 };
 
 struct threads *threads__new(void);

@@ -8,11 +8,9 @@
 void profile__time_events(const struct profile *p, const struct session *s,
 			  const struct msg_sink *ms, int *cpu, int *off)
 {
-	const struct perf_reader *r = session__reader(s);
-
 	*cpu = *off = -1;
 	for (int i = 0; i < profile__nr_events(p); i++) {
-		const struct perf_evattr *a = perf_reader__attr(r, i);
+		const struct perf_evattr *a = profile__attr(p, s, i);
 
 		if (!profile__event(p, i)->samples)
 			continue;
@@ -31,7 +29,7 @@ void profile__time_events(const struct profile *p, const struct session *s,
 			*cpu = i;
 		} else {
 			msg__say(ms, MSG_NOTE, "several on-CPU time events; using '%s', '%s' skipped",
-				 perf_reader__attr(r, *cpu)->name, a->name);
+				 profile__attr(p, s, *cpu)->name, a->name);
 		}
 	}
 }

@@ -37,7 +37,7 @@ bool sched_frame__is(const char *sym)
 struct trim {
 	struct session *s;
 	const struct report_opts *o;
-	const struct perf_reader *r;
+	const struct profile *p; /* for the events' attrs */
 	uint32_t sep;       /* the off-wake "--" frame */
 	int8_t *is_sched;   /* per frame id: -1 unknown yet, 0, 1 */
 	uint32_t nr_known;
@@ -103,7 +103,7 @@ static void trim_offwake(struct trim *t, struct pstack *st, uint32_t *fr)
 static void trim_stack(void *ctx, struct pstack *st, uint32_t *fr)
 {
 	struct trim *t = ctx;
-	const struct perf_evattr *a = perf_reader__attr(t->r, st->event);
+	const struct perf_evattr *a = profile__attr(t->p, t->s, st->event);
 	uint32_t skip = 0;
 
 	if (!st->nr)
@@ -123,7 +123,7 @@ static void trim_stack(void *ctx, struct pstack *st, uint32_t *fr)
 
 int profile__trim(struct profile *p, struct session *s, const struct report_opts *o)
 {
-	struct trim t = { .s = s, .o = o, .r = session__reader(s) };
+	struct trim t = { .s = s, .o = o, .p = p };
 	int err;
 
 	if (o->keep_sched_frames && o->max_stack <= 0)

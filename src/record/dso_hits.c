@@ -18,6 +18,7 @@
 #include "perfdata/perf_format.h"
 #include "record/record.h"
 #include "symbols/build_id.h"
+#include "util/bsearch.h"
 
 #include "util/hash.h"
 #include "util/htab.h"
@@ -157,20 +158,24 @@ void exec_maps__sort(struct exec_map *m, size_t nr)
 	}
 }
 
-/* The number of maps that start at or below ip (binary search). */
+struct ip_key {
+	const struct exec_map *m;
+	uint64_t ip;
+};
+
+static bool starts_above(const void *ctx, size_t i)
+{
+	const struct ip_key *k = ctx;
+
+	return k->m[i].start > k->ip;
+}
+
+/* The number of maps that start at or below ip. */
 static size_t maps_upto(const struct exec_map *m, size_t nr, uint64_t ip)
 {
-	size_t lo = 0, hi = nr;
+	struct ip_key k = { m, ip };
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(nr, starts_above, &k);
 }
 
 bool exec_maps__covers(const struct exec_map *m, size_t nr, uint64_t ip)

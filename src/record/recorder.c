@@ -18,6 +18,7 @@
 #include "perfdata/perf_format.h"
 #include "perfdata/perf_writer.h"
 #include "record/recorder_int.h"
+#include "util/bsearch.h"
 #include "util/vec.h"
 
 /*
@@ -27,21 +28,24 @@
  */
 static const struct msg_sink *libbpf_ms;
 
+struct pid_key {
+	const struct tgid_set *t;
+	uint32_t pid;
+};
+
+static bool at_or_after(const void *ctx, size_t i)
+{
+	const struct pid_key *k = ctx;
+
+	return k->t->v[i] >= k->pid;
+}
+
 bool tgid_set__has(const struct tgid_set *t, uint32_t pid)
 {
-	size_t lo = 0, hi = t->n;
+	struct pid_key k = { t, pid };
+	size_t i = bsearch_first(t->n, at_or_after, &k);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->v[mid] == pid)
-			return true;
-		if (t->v[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return i < t->n && t->v[i] == pid;
 }
 
 int tgid_set__add(struct tgid_set *t, uint32_t pid)

@@ -13,7 +13,9 @@
 
 #include "session/session_int.h"
 #include "symbols/vdso.h"
+#include "util/bsearch.h"
 #include "util/hash.h"
+#include "util/vec.h"
 
 void procs__init(struct session *s)
 {
@@ -28,6 +30,7 @@ void procs__free(struct session *s)
 {
 	for (size_t i = 0; i < htab__n(&s->procs); i++)
 		free(proc_at(s, i)->maps);
+	free(s->lives);
 	htab__free(&s->procs);
 	htab__free(&s->threads);
 	htab__free(&s->dsos);
@@ -142,20 +145,24 @@ struct proc *procs__proc(struct session *s, uint32_t pid, bool create)
 	return p;
 }
 
-/* First map whose end is above addr (binary search). */
+struct addr_key {
+	const struct proc *p;
+	uint64_t addr;
+};
+
+static bool ends_above(const void *ctx, size_t i)
+{
+	const struct addr_key *k = ctx;
+
+	return k->p->maps[i].end > k->addr;
+}
+
+/* First map whose end is above addr. */
 static size_t maps_lower(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n;
+	struct addr_key k = { p, addr };
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(p->n, ends_above, &k);
 }
 
 const struct map *procs__find_map(const struct proc *p, uint64_t addr)
@@ -303,6 +310,12 @@ int procs__on_fork(struct session *s, const struct perf_rec *rec)
 
 	if (!t)
 		return -ENOMEM;
+	if (t->exit_time) { /* a reused tid: the thread that had it is kept as it ended */
+		if (vec__reserve((void **)&s->lives, &s->cap_lives, s->nr_lives + 1, sizeof(*s->lives), 16))
+			return -ENOMEM;
+		s->lives[s->nr_lives++] = (struct session_thread){ t->pid, t->tid, t->comm, t->fork_time,
+								   t->exit_time };
+	}
 	t->pid = rec->fork.pid;
 	t->fork_time = rec->time;
 	t->exit_time = 0; /* a reused tid starts a new life */

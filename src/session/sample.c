@@ -269,6 +269,7 @@ int sample__on_sample(struct session *s, const struct perf_rec *rec)
 	rs.s = ps;
 	rs.event = ps->evattr->idx;
 	rs.comm = t->comm;
+	rs.thread_start = t->fork_time;
 	rs.count = 1;
 	if (ps->raw && (ps->evattr->is_offcpu || ps->evattr->is_wakeup || ps->evattr->is_sched_delay)) {
 		rs.state = ps->off.state;

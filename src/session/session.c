@@ -17,7 +17,7 @@ static int on_record(void *ctx, const struct perf_rec *rec)
 {
 	struct session *s = ctx;
 
-	if (rec->time) {
+	if (rec->time && rec->time < PERF_OFFCPU_AT_END) { /* perf's "at the end" is no time */
 		if (!s->first_time || rec->time < s->first_time)
 			s->first_time = rec->time;
 		if (rec->time > s->last_time)
@@ -59,7 +59,7 @@ static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 
 	so.srcline = s->opts.srcline;
 	so.inlines = s->opts.inlines;
-	so.demangle = true;
+	so.demangle = !s->opts.no_demangle;
 	so.kallsyms = s->opts.kallsyms;
 	s->sym = symbolizer__new(&so);
 	if (!s->sym) {
@@ -207,12 +207,23 @@ int session__label_frame(struct session *s, const char *name, uint32_t *id)
 	return resolve__frame(s, &f, id);
 }
 
-bool session__thread(const struct session *s, uint32_t tid, struct session_thread *out)
+bool session__thread(const struct session *s, uint32_t tid, uint64_t start,
+		     struct session_thread *out)
 {
 	const struct thread *t = procs__thread_peek(s, tid);
 
+	if (t && t->fork_time == start) {
+		*out = (struct session_thread){ t->pid, t->tid, t->comm, t->fork_time, t->exit_time };
+		return true;
+	}
+	for (size_t i = 0; i < s->nr_lives; i++)
+		if (s->lives[i].tid == tid && s->lives[i].fork_time == start) {
+			*out = s->lives[i];
+			return true;
+		}
 	if (!t)
 		return false;
+	/* no life started then (a sample before its FORK record): the latest one */
 	*out = (struct session_thread){ t->pid, t->tid, t->comm, t->fork_time, t->exit_time };
 	return true;
 }

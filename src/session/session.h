@@ -35,6 +35,8 @@ struct rsample {
 	const struct perf_sample *s; /* pid, tid, cpu, time, period, evattr */
 	int event;                   /* attr index */
 	uint32_t comm;               /* interned comm id: session__comm() */
+	uint64_t thread_start;       /* its thread's FORK time, 0 when it existed before: with
+					the tid, which life of a reused tid (session__thread()) */
 	char state;                  /* offcpu-time, offcpu-wakeup and sched-delay: see offcpu_raw */
 	uint32_t flags;
 	uint64_t count;              /* intervals summed in an offcpu-time sample, else 1 */
@@ -67,6 +69,7 @@ struct session_opts {
 	bool srcline;
 	bool inlines;
 	bool no_symbols;   /* skip the symbolizer (tests, raw dumps) */
+	bool no_demangle;  /* names as the binary has them (perf's --no-demangle) */
 	const char *kallsyms;
 	/*
 	 * Kernel addresses are named at the end of session__run() (kallsyms is
@@ -129,9 +132,18 @@ struct session_thread {
 	uint64_t fork_time; /* its FORK record, 0 when not seen (it existed before) */
 	uint64_t exit_time; /* its EXIT record, 0 when not seen (it outlived the recording) */
 };
-/* The thread tid (the latest one to bear it); false when never seen. */
-bool session__thread(const struct session *s, uint32_t tid, struct session_thread *out);
-/* The first and last record times of the file; false when no record had one. */
+/*
+ * The thread tid that started at start (its FORK time, rsample.thread_start;
+ * 0: it existed before the recording): a tid the kernel gave again after
+ * its thread exited is another thread. When no thread of tid started then,
+ * the latest one; false when tid was never seen.
+ */
+bool session__thread(const struct session *s, uint32_t tid, uint64_t start,
+		     struct session_thread *out);
+/*
+ * The first and last record times of the file (perf --off-cpu's samples
+ * "at the end", PERF_OFFCPU_AT_END, have none); false when no record had one.
+ */
 bool session__time_span(const struct session *s, uint64_t *first, uint64_t *last);
 
 /* Counts for the report header. */

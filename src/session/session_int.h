@@ -117,6 +117,8 @@ struct session {
 	uint32_t *remap;                 /* placeholder frame -> its named frame */
 	uint32_t nr_remap;
 	uint64_t first_time, last_time; /* of records that have a time */
+	struct session_thread *lives;   /* threads whose tid was given again after they exited */
+	size_t nr_lives, cap_lives;
 	struct ipc_ent *ipc;             /* 1 << IPC_BITS entries */
 	/* threads and processes found lately, by tid / pid modulo LAST_N (see thread_find) */
 	uint32_t last_thread[LAST_N], last_proc[LAST_N];

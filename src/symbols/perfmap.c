@@ -144,19 +144,11 @@ size_t perfmap__nr(const struct perfmap *m)
 const struct sym_entry *perfmap__find(const struct perfmap *m, uint64_t addr)
 {
 	const struct sym_entry *e = sym_entries__find(m->e, m->nr, addr);
-	size_t lo = 0, hi = m->nr, i, n;
+	size_t i, n;
 
 	if (e || !m->nr)
 		return e;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo, n = 0; i-- > 0 && n < 16; n++)
+	for (i = sym_entries__upto(m->e, m->nr, addr), n = 0; i-- > 0 && n < 16; n++)
 		if (addr - m->e[i].start < m->e[i].size)
 			return &m->e[i];
 	return NULL;

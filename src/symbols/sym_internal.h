@@ -46,6 +46,8 @@ size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
 int sym_entry__perf_prefer(const struct sym_entry *a, const struct sym_entry *b);
 /* Entry containing addr, or NULL. */
 const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr);
+/* The number of entries (sorted by start) that start at or below addr. */
+size_t sym_entries__upto(const struct sym_entry *e, size_t nr, uint64_t addr);
 
 /* kallsyms: text symbols of the kernel and modules. */
 struct ksyms;

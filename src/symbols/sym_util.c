@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "symbols/sym_internal.h"
+#include "util/bsearch.h"
 
 static int entry__cmp(const void *a, const void *b)
 {
@@ -100,19 +101,29 @@ int sym_entry__perf_prefer(const struct sym_entry *a, const struct sym_entry *b)
 	return name_is_sys_alias(b->name) ? 1 : -1;
 }
 
+struct upto_key {
+	const struct sym_entry *e;
+	uint64_t addr;
+};
+
+static bool starts_after(const void *ctx, size_t i)
+{
+	const struct upto_key *k = ctx;
+
+	return k->e[i].start > k->addr;
+}
+
+size_t sym_entries__upto(const struct sym_entry *e, size_t nr, uint64_t addr)
+{
+	struct upto_key k = { e, addr };
+
+	return bsearch_first(nr, starts_after, &k);
+}
+
 const struct sym_entry *sym_entries__find(const struct sym_entry *e, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
+	size_t lo = sym_entries__upto(e, nr, addr); /* the last entry with start <= addr is lo - 1 */
 
-	/* Last entry with start <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	e = &e[lo - 1];

@@ -38,6 +38,7 @@
 
 #include "unwind/cfi.h"
 #include "unwind/tables.h"
+#include "util/bsearch.h"
 #include "util/clock.h"
 #include "util/vec.h"
 
@@ -160,27 +161,28 @@ static int file_cmp_key(uint32_t maj, uint32_t min, uint64_t ino, const struct u
 	return ino < f->ino ? -1 : ino > f->ino;
 }
 
+struct file_find_key {
+	const struct unw_tables *t;
+	uint32_t maj, min;
+	uint64_t ino;
+};
+
+static bool file_at_or_after(const void *ctx, size_t i)
+{
+	const struct file_find_key *k = ctx;
+
+	return file_cmp_key(k->maj, k->min, k->ino, k->t->files[i]) <= 0;
+}
+
 /* Index of the file with this key, or where it would go (*found false). */
 static size_t file_find(const struct unw_tables *t, uint32_t maj, uint32_t min, uint64_t ino,
 			bool *found)
 {
-	size_t lo = 0, hi = t->nfiles;
+	struct file_find_key k = { t, maj, min, ino };
+	size_t at = bsearch_first(t->nfiles, file_at_or_after, &k);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = file_cmp_key(maj, min, ino, t->files[mid]);
-
-		if (!c) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*found = false;
-	return lo;
+	*found = at < t->nfiles && !file_cmp_key(maj, min, ino, t->files[at]);
+	return at;
 }
 
 static struct offcpu_unw_file_key file_key(const struct unw_file *f)
@@ -500,24 +502,26 @@ static void file_unref(struct unw_file *f)
 
 /* ---- processes ---- */
 
+struct proc_find_key {
+	const struct unw_tables *t;
+	uint32_t pid;
+};
+
+static bool proc_at_or_after(const void *ctx, size_t i)
+{
+	const struct proc_find_key *k = ctx;
+
+	return k->t->procs[i]->pid >= k->pid;
+}
+
+/* Index of the process pid, or where it would go (*found false). */
 static size_t proc_find(const struct unw_tables *t, uint32_t pid, bool *found)
 {
-	size_t lo = 0, hi = t->nprocs;
+	struct proc_find_key k = { t, pid };
+	size_t at = bsearch_first(t->nprocs, proc_at_or_after, &k);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (t->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	*found = at < t->nprocs && t->procs[at]->pid == pid;
+	return at;
 }
 
 static struct unw_proc *proc_get(const struct unw_tables *t, uint32_t pid)

@@ -16,8 +16,11 @@ payload) and in `offcpu report --threads`:
     recording's window (nothing counted twice);
   - --threads: the row's wall time and off-CPU S both SECS +- 5 %, and the
     row (run-queue delay included, when recorded) adds up to its wall time
-    within 1 %;
-  - offcpu script prints the flags ("[in progress at start and stop]").
+    within 1 %; without --idle, pipe-block and long-sleep (asleep the whole
+    window in one wait) are no rows but counted in the line that sets such
+    threads aside, and wake-once (woken in the middle) is a row;
+  - offcpu script prints the flags ("[in progress at start and stop]");
+  - the report's "Sample duration" is the window (within 1 %).
 Prints '# ' figure lines; 'FAIL: ' lines and a non-zero exit on failure.
 """
 import os
@@ -65,6 +68,12 @@ def main():
     roles = roles.split(",")
     win = window(binary, path)
     measure("recording window %.3f s" % (win / 1e9))
+    # the report's header says the window, not the span of the samples (0 ns
+    # when every sample is a wait in progress, written at the stop)
+    m = re.search(r"^# Sample duration: ([\d.]+) (s|ms|us|ns)$", offcpu(binary, ["report", "-i", path]), re.M)
+    dur = float(m.group(1)) * {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}[m.group(2)] if m else 0
+    check(abs(dur - win) <= 0.01 * win, "report: 'Sample duration: %s', the window is %.3f s"
+          % (m.group(0)[19:] if m else None, win / 1e9))
     samples, _ = script_samples(path, raw=True)
     off = [s for s in samples if s.event == "offcpu-time"]
     for role in roles:
@@ -109,6 +118,20 @@ def main():
               % (role, r["s"] / 1e9, secs))
         check(abs(sum(parts) - r["wall"]) <= 0.01 * r["wall"], "%s: --threads row adds up to %.6f s, wall %.6f s"
               % (role, sum(parts) / 1e9, r["wall"] / 1e9))
+
+    plain = threads_rows(binary, path, extra=())
+    idle = [r for r in roles if r != "wake-once"]
+    for role in roles:
+        check((tids[role] in plain) == (role == "wake-once"),
+              "report --threads without --idle: %s (tid %d) %s" % (
+                  role, tids[role], "set aside" if role == "wake-once" else "listed"))
+    text = offcpu(binary, ["report", "-i", path, "--threads"])
+    m = re.search(r"^# (\d+) thread\(s\) asleep the whole window in one wait .*$", text, re.M)
+    check(m is not None and int(m.group(1)) >= len(idle),
+          "report --threads: no line setting aside %d or more threads asleep the whole window: %s"
+          % (len(idle), m.group(0) if m else None))
+    if m:
+        measure("report --threads without --idle: %s" % m.group(0)[2:])
 
     text = offcpu(binary, ["script", "-i", path])
     check("[in progress at start and stop]" in text, "offcpu script does not show '[in progress at start and stop]'")

@@ -50,6 +50,10 @@ def reports(perf, offcpu, path, key):
     args = ['--stdio', '--no-children', '--sort', key, '-g', 'none']
     p = subprocess.run([perf, 'report', '-i', path] + args, capture_output=True, text=True)
     o = subprocess.run([offcpu, 'report', '-i', path] + args[1:], capture_output=True, text=True)
+    # offcpu names a user frame without a symbol by its DSO ("[dso]+0x11e5"),
+    # perf by its address alone ("0x00000000000011e5")
+    o.stdout = re.sub(r"(\[\.\] )\[.*\]\+0x([0-9a-f]+)[ \t]*$",
+                      lambda m: "%s0x%016x" % (m.group(1), int(m.group(2), 16)), o.stdout, flags=re.M)
     return p, o
 
 def stale_dsos(stderr):

@@ -181,11 +181,12 @@ def report_periods(path):
 UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 
-def threads_rows(binary, path):
+def threads_rows(binary, path, extra=("--idle",)):
     """`offcpu report --threads` rows: {tid: {comm, wall, on, s, d, rq, rest}} in
-    ns; a column the file has nothing for ('-') is None."""
+    ns; a column the file has nothing for ('-') is None. Every thread (--idle:
+    those asleep the whole window in one wait too) unless extra says otherwise."""
     rows = {}
-    for line in run([binary, "report", "-i", path, "--threads", "--limit", "0"]).splitlines():
+    for line in run([binary, "report", "-i", path, "--threads", "--limit", "0"] + list(extra)).splitlines():
         if line.startswith("#"):
             continue
         m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(-?[\d.]+) (s|ms|us|ns)\s+(.*)$", line)
@@ -524,7 +525,11 @@ def cmd_perfs(path, other):
     offcpu-time, offcpu-wakeup and sched-delay has the same pid, tid, time,
     period and frames (the newer perf adds inlined frames: left out). comm is
     shown, not compared: for a sample at its thread's exit the two perfs name
-    the thread differently (perf 7.3 ":TID"), whatever the file says."""
+    the thread differently (perf 7.3 ":TID"), whatever the file says. A PLT
+    stub is a PLT stub in both, but not always the same name: perf 6.1 names
+    the stubs of a library with IRELATIVE relocations (libc's) by relocation
+    order, wrongly ("@plt" for __strchrnul_ifunc@plt; test_symbolizer checks
+    offcpu's names of libc's stubs against objdump)."""
     global PERF
     got = {}
     for perf in (PERF, other):
@@ -543,13 +548,17 @@ def cmd_perfs(path, other):
         measure("%-13s %4d samples, %.3f s with perf %s; %4d samples, %.3f s with %s"
                 % (ev, len(na), sum(x[3] for x in na) / 1e9, version("perf"), len(nb),
                    sum(x[3] for x in nb) / 1e9, version(other)))
-    diff = [(x, y) for x, y in zip(a, b) if x[:-1] != y[:-1]]
+    def same(x, y):
+        return x[:5] == y[:5] and len(x[5]) == len(y[5]) and all(
+            f == g or (f.endswith("@plt") and g.endswith("@plt")) for f, g in zip(x[5], y[5]))
+    diff = [(x, y) for x, y in zip(a, b) if not same(x, y)]
+    plt = sum(f != g for x, y in zip(a, b) for f, g in zip(x[5], y[5]))
     check(a and len(a) == len(b) and not diff, "%d of %d off-CPU samples differ between the perfs%s" % (
         len(diff) + abs(len(a) - len(b)), len(a),
         "".join("\n  %s\n  %s" % xy for xy in diff[:2])))
     comms = [(x[-1], y[-1]) for x, y in zip(a, b) if x[-1] != y[-1]]
-    measure("%d samples identical in pid, tid, time, period and frames; %d named otherwise (%s)"
-            % (len(a) - len(diff), len(comms), ", ".join("%s/%s" % c for c in comms[:3]) or "-"))
+    measure("%d samples identical in pid, tid, time, period and frames (%d PLT stubs named otherwise); %d named otherwise (%s)"
+            % (len(a) - len(diff), plt, len(comms), ", ".join("%s/%s" % c for c in comms[:3]) or "-"))
     check(any(x[4] == "offcpu-time" for x in a), "no offcpu-time sample")
     finish()
 
@@ -561,10 +570,11 @@ def frames_of(s):
     their DSO, newer perf absolute.)"""
     out, ips = [], []
     for ip, f in zip(s.ips, s.frames):
+        name = fname(f) + ("@plt" if "@plt" in f else "")
         if ips and ips[-1] == ip:
-            out[-1] = fname(f)
+            out[-1] = name
         else:
-            out.append(fname(f))
+            out.append(name)
             ips.append(ip)
     return tuple(out)
 
@@ -580,10 +590,51 @@ def cmd_eventsum(path, event):
     print(sum(s.period for s in samples if s.event == event))
 
 
+# The scheduler's entry points (src/profile/trim.c): the frame below them is
+# where a thread blocked.
+SCHED = re.compile(r"^(__schedule|__schedule_loop|schedule|schedule_idle|schedule_user|"
+                   r"schedule_preempt_disabled|schedule_timeout[a-z_]*|schedule_hrtimeout[a-z_]*|"
+                   r"io_schedule[a-z_]*|rt_mutex_schedule|schedule_rtlock|preempt_schedule[a-z_]*|"
+                   r"_?_cond_resched[a-z_]*)(\.[a-z]+\.[0-9]+)?$")
+# Frames every system call passes through: no answer to "where did it wait".
+PASS_THROUGH = {"entry_SYSCALL_64_after_hwframe", "entry_SYSCALL_64", "do_syscall_64", "x64_sys_call"}
+
+
+def cmd_firstscreen(offcpu, path):
+    """The first 30 lines of the default `offcpu report` of a whole-machine
+    recording name a blocking function: their first entry, and every entry
+    among them, is a function perf script shows threads blocked in (the
+    frame below the scheduler's in an offcpu-time callchain), and none is a
+    frame every system call passes through."""
+    samples, _ = script_samples(path)
+    blocked = {}
+    for s in samples:
+        if s.event != "offcpu-time":
+            continue
+        names = [fname(f) for f in s.frames]
+        i = 0
+        while i + 1 < len(names) and SCHED.match(names[i]):
+            i += 1
+        if names:
+            blocked[names[i]] = blocked.get(names[i], 0) + s.period
+    head = run([offcpu, "report", "-i", path]).splitlines()[:30]
+    entries = [l.split()[-1] for l in head if re.match(r"^\s+[\d.]+%\s", l)]
+    measure("first 30 lines of the default report: entries %s; perf script's top blocking functions: %s"
+            % (", ".join(entries) or "none", ", ".join(
+                "%s %.1f ms" % (k, v / 1e6) for k, v in sorted(blocked.items(), key=lambda kv: -kv[1])[:4])))
+    check(entries and entries[0] in blocked, "the first entry (%s) is no function perf script shows a "
+          "thread blocked in" % (entries[0] if entries else None))
+    check(all(e in blocked for e in entries), "entries in the first 30 lines where no thread blocked: %s"
+          % [e for e in entries if e not in blocked])
+    check(not PASS_THROUGH & set(entries), "the first 30 lines lead with frames every system call has: %s"
+          % sorted(PASS_THROUGH & set(entries)))
+    finish()
+
+
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
             "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
-            "eventsum": cmd_eventsum}
+            "eventsum": cmd_eventsum, "firstscreen": cmd_firstscreen}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -59,6 +59,11 @@ expect 2 "bad --min-width '-1'" "$O" -- "$BIN" flamegraph -i "$SRC" --min-width 
 expect 2 'exclude each other' "$O" -- "$BIN" flamegraph -i "$SRC" --cpu-only --off-cpu-only -o "$O"
 expect 2 "bad list 'x'" "$O" -- "$BIN" flamegraph -i "$SRC" --pid x -o "$O"
 expect 2 "bad --time" "$O" -- "$BIN" flamegraph -i "$SRC" --time 5 -o "$O"
+# not numbers a time can be: nan, inf, past 64 bits of ns, an end before the start
+for t in nan, 1,inf -inf, 1e300, ,18446744074 5,1; do
+	expect 2 "bad --time '$t'" "$O" -- "$BIN" flamegraph -i "$SRC" --time "$t" -o "$O"
+	expect 2 "bad --time '$t'" - -- "$BIN" report -i "$SRC" --time "$t"
+done
 expect 2 '-o needs an argument' - -- "$BIN" flamegraph -i "$SRC" -o
 expect 2 '--pprof needs an argument' - -- "$BIN" report -i "$SRC" --pprof
 expect 2 'exclude each other' "$P" -- "$BIN" report -i "$SRC" --folded --pprof "$P"
@@ -66,8 +71,12 @@ expect 1 "flamegraph: cannot write $TESTDIR/no/dir.svg" "$TESTDIR/no/dir.svg" --
 	"$BIN" flamegraph -i "$SRC" -o "$TESTDIR/no/dir.svg"
 expect 1 "report: cannot write $TESTDIR/no/p.pb.gz" "$TESTDIR/no/p.pb.gz" -- \
 	"$BIN" report -i "$SRC" --pprof "$TESTDIR/no/p.pb.gz"
-# a filter that leaves nothing is not an error: an empty graph that says so
-expect 0 'no on-CPU or off-CPU samples that pass the filters' - -- \
+# a filter that leaves nothing: nothing drawn is an error, and nothing written
+expect 1 'no on-CPU or off-CPU samples that pass the filters: nothing drawn' "$O" -- \
 	"$BIN" flamegraph -i "$SRC" --comm nosuch -o "$O"
-grep -q 'No samples' "$O" || fail "--comm nosuch: the graph does not say 'No samples'"
+expect 1 'no on-CPU or off-CPU samples that pass the filters: .* not written' "$P" -- \
+	"$BIN" report -i "$SRC" --comm nosuch --pprof "$P"
+expect 1 'no samples that pass the filters to fold' - -- "$BIN" report -i "$SRC" --comm nosuch --folded
+expect 1 'no samples that pass the filters' - -- "$BIN" report -i "$SRC" --comm nosuch
+expect 1 'no thread has samples .* that pass the filters' - -- "$BIN" report -i "$SRC" --comm nosuch -T
 measure "$n bad inputs: clear message, exit 1/2, nothing left behind ($(basename "$BIN") $( [ "$BIN" = "$OFFCPU" ] || echo 'under ASan+UBSan'))"

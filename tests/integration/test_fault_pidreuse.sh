@@ -9,6 +9,9 @@
 # resolve B's frames in a/spawner. In
 # `offcpu script` and `perf script`: that pid has samples of A and of B, and
 # no sample carries one process's name with the other's function or binary.
+# `offcpu report --threads` keys a thread by its tid and its start: the
+# reused tid is two rows, reuse-a's and reuse-b's, each with a wall time
+# within the recording.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -48,4 +51,10 @@ record -o reuse.data -- "$PY" reuse.py "$TESTDIR/a/spawner" "$TESTDIR/b/spawner"
 read -r pid tries <pid.txt
 [ "$tries" -gt 0 ] || skip "pid $pid was not reused in 500 tries (a busy machine)"
 measure "pid $pid: A then B after $tries tries"
-"$PY" "$HERE/fault_check.py" pidreuse "$OFFCPU" reuse.data "$pid" "$TESTDIR/a/spawner" "$TESTDIR/b/spawner"
+"$PY" "$HERE/fault_check.py" pidreuse "$OFFCPU" reuse.data "$pid" "$TESTDIR/a/spawner" "$TESTDIR/b/spawner" || exit 1
+"$OFFCPU" report -i reuse.data --threads --limit 0 --tid "$pid" >threads.txt 2>threads.err ||
+	fail "report --threads failed: $(cat threads.err)"
+awk -v t="$pid" '$1 == t && $2 == t { print $3 }' threads.txt | sort >rows.txt
+[ "$(tr '\n' ' ' <rows.txt)" = "reuse-a reuse-b " ] ||
+	{ cat threads.txt; fail "report --threads: tid $pid is not two rows reuse-a and reuse-b: $(tr '\n' ' ' <rows.txt)"; }
+measure "report --threads: tid $pid is two rows: $(awk -v t="$pid" '$1 == t && $2 == t { printf "%s wall %s %s; ", $3, $4, $5 }' threads.txt)"

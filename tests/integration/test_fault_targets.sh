@@ -81,8 +81,12 @@ for i in $(seq 10); do
 	elif [ "$rc" = 0 ]; then
 		ends=$((ends + 1))
 		[ "$dur" -lt 5000 ] || bad "race $i: the recording ran $dur ms after its target exited"
-		"$OFFCPU" report -i race.data >/dev/null 2>race.rerr || bad "race $i: report failed: $(cat race.rerr)"
+		# complete: its header read without a warning (a recording of no
+		# sample has no report beyond it: report says "no samples", exit 1)
+		"$OFFCPU" report -i race.data --header-only >race.rep 2>race.rerr ||
+			bad "race $i: report --header-only failed: $(cat race.rerr)"
 		! grep -qi warning race.rerr || bad "race $i: file not complete: $(cat race.rerr)"
+		! grep -q '^# lost: unknown' race.rep || bad "race $i: the header says $(grep '^# lost' race.rep)"
 	else
 		bad "race $i: record exit $rc: $(cat race.err)"
 	fi

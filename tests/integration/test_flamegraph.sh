@@ -66,7 +66,14 @@ fg comm --comm wm-spin,wm-child
 fg pid --pid "$CHILD"
 fg tid --tid "$NANOSLEEP"
 fg time-all --time "$START,$END"
-fg time-none --time "$(awk -v e="$END" 'BEGIN { printf "%.3f", e + 100 }'),"
+# a window after the run: nothing to draw is an error, and no file
+if "$OFFCPU" flamegraph -i "$TESTDIR/w.data" -o "$TESTDIR/time-none.svg" \
+	--time "$(awk -v e="$END" 'BEGIN { printf "%.3f", e + 100 }')," 2>"$TESTDIR/fg.err"; then
+	fail "flamegraph --time after the run exited 0"
+fi
+[ ! -e "$TESTDIR/time-none.svg" ] || fail "flamegraph --time after the run wrote a graph of nothing"
+grep -q 'nothing drawn' "$TESTDIR/fg.err" || fail "flamegraph --time after the run said: $(cat "$TESTDIR/fg.err")"
+measure "--time after the run: $(cat "$TESTDIR/fg.err")"
 # The deep graph of the browser's first-screen check.
 record -o "$TESTDIR/d.data" -- "$WORKLOADS/deepstack" -d 1.5 >"$TESTDIR/deepstack.out" ||
 	fail "offcpu record -- deepstack exited $?"
@@ -88,7 +95,7 @@ if [ -x "${OFFCPU_SAN:-}" ]; then
 	cmp -s "$TESTDIR/san.svg" "$TESTDIR/thread.svg" || fail "the sanitized build drew another graph"
 	measure "ASan+UBSan build: the same --per-thread graph, byte for byte"
 fi
-measure "xmllint: 13 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
+measure "xmllint: 12 graphs well-formed ($(stat -c %s "$TESTDIR/all.svg") bytes for the default one)"
 "$PY" "$HERE/flamegraph_svg.py" "$TESTDIR" "$TESTDIR/w.json" || fail "flamegraph_svg.py"
 
 # Linux perf's total of the two events, the scale the browser check uses.

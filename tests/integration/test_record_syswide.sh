@@ -2,7 +2,10 @@
 # issue 2, check 4: `offcpu record -a` while `perf bench sched messaging`
 # runs (400 processes passing messages over pipes): the file holds off-CPU
 # and CPU samples of comm sched-messaging, and record prints its drop
-# counters at the end (each stated; non-zero ones are reported here).
+# counters at the end (each stated; non-zero ones are reported here). The
+# default report's first 30 lines name blocking functions (those perf
+# script shows below the scheduler's frames), none of the frames every
+# system call has.
 # Record is stopped with SIGINT, as a user would with Ctrl-C.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
@@ -28,4 +31,6 @@ drops=$(grep -iE 'drop|lost' record.err)
 while IFS= read -r l; do measure "record: $l"; done <<<"$drops"
 lost=$(perf report -i sys.data --stdio 2>/dev/null | grep -m1 'Total Lost Samples')
 measure "perf report: ${lost#\# }"
-CHECK comm sys.data sched-messaging
+CHECK comm sys.data sched-messaging || exit 1
+# the default report's first screen names where threads blocked
+CHECK firstscreen "$OFFCPU" sys.data

@@ -3,16 +3,21 @@
 # (tests/workloads/waitmix.c: threads blocked in known functions) with
 # --sched-delay:
 #  - the default report opens on the off-CPU section, after a header whose
-#    counters are one line ("nothing lost"); its top self entries are the
-#    blocking functions (do_nanosleep, anon_pipe_read, futex_*), never a
-#    scheduler frame; --keep-sched-frames gives them back (self __schedule);
+#    counters are one line ("nothing lost"); its entries are self (no
+#    Children column: --children gives perf's), the top ones the blocking
+#    functions (do_nanosleep, anon_pipe_read, futex_*), never a scheduler
+#    frame; --keep-sched-frames gives them back (self __schedule);
 #  - the scheduler's frames are left out of folded, flamegraph and pprof
 #    stacks alike (off-CPU and sched-delay), kept by script (raw callchains);
 #  - --folded without --event folds offcpu-time; --max-stack N;
 #  - perf's -n (the Samples column equals perf report -n's), -q, -v,
 #    --header, --header-only;
 #  - --threads (-T alike) sorted by off-CPU time, --limit, --by comm, no
-#    share above 100 %.
+#    share above 100 %; --sort S, D, on, runq and wall rank by that column;
+#    report's keys with -T, -T's without it, are one-line errors;
+#  - perf's habits on the read side: -g folded is a one-line error that says
+#    --folded; --no-demangle shows a C++ name as the binary has it (a small
+#    C++ program recorded by perf).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -42,8 +47,13 @@ first=$(grep -m1 '^# Samples:' "$TESTDIR/default.txt")
 n=$(grep -n -m1 '^# Samples:' "$TESTDIR/default.txt" | cut -d: -f1)
 [ "$n" -le 8 ] || fail "the off-CPU section starts at line $n"
 grep '^# Samples:' "$TESTDIR/default.txt" | sed 's/^/#   sections: /'
-# its top self entries: rows of the off-CPU section with a Self share, most first
-awk '/^# Samples:/ { s++ } s == 1 && /^ +[0-9.]+% +[0-9.]+%/ && $2 != "0.00%" { print $2, $NF }' \
+grep -m1 '^# Overhead ' "$TESTDIR/default.txt" | grep -q Children &&
+	fail "the default report has a Children column"
+grep -q '^# Overhead ' "$TESTDIR/default.txt" || fail "the default report has no Overhead (self) column"
+R --children -g none >"$TESTDIR/children.txt"
+grep -q '^# Children      Self' "$TESTDIR/children.txt" || fail "--children: no Children and Self columns"
+# its top self entries: rows of the off-CPU section, most first
+awk '/^# Samples:/ { s++ } s == 1 && /^ +[0-9.]+%/ && $1 != "0.00%" { print $1, $NF }' \
 	"$TESTDIR/default.txt" | sort -t% -k1 -g -r | head -6 >"$TESTDIR/self"
 measure "top self entries of off-CPU: $(awk '{ printf "%s %s; ", $1, $2 }' "$TESTDIR/self")"
 [ -s "$TESTDIR/self" ] || fail "no self entry in the off-CPU section"
@@ -154,7 +164,7 @@ rows "$TESTDIR/t.txt" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0
 nt=$(rows "$TESTDIR/t.txt" | wc -l)
 R --threads --limit 3 >"$TESTDIR/t3.txt"
 [ "$(rows "$TESTDIR/t3.txt" | wc -l)" = 3 ] || fail "--limit 3: not 3 rows"
-grep -q "^# $((nt - 3)) more rows with less off-CPU time left out" "$TESTDIR/t3.txt" || fail "--limit 3: the rows left out not said"
+grep -q "^# $((nt - 3)) more rows with less off-CPU time (S + D) left out" "$TESTDIR/t3.txt" || fail "--limit 3: the rows left out not said"
 R --threads --by comm >"$TESTDIR/tc.txt"
 vf=$(rows "$TESTDIR/tc.txt" | awk '$3 == "wm-vfork"')
 [ "$(echo "$vf" | awk '{ print $1 }')" = 2 ] || fail "--by comm: wm-vfork is not one row of 2 threads: $vf"
@@ -163,4 +173,44 @@ got=$(echo "$vf" | off_ns | awk '{ printf "%.0f", $1 }')
 awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.01 * b + 2e4 && d > -0.01 * b - 2e4) }' ||
 	fail "--by comm: wm-vfork off-CPU $got ns, its threads' rows sum to $want ns"
 measure "--threads: $nt rows by off-CPU time; --by comm: wm-vfork 2 threads, off-CPU $got ns (rows: $want ns)"
+# --sort KEY: that column (ns), row by row, most first; the first row named
+col_ns() { # the Nth time column of the rows (1 on-CPU, 2 S, 3 D, 4 run-queue, 5 rest; 0 wall)
+	awk -v c="$1" '{ k = 0; for (i = 1; i <= NF; i++) if ($i ~ /%$/) p[++k] = i
+		print c == 0 ? to($4, $5) : to($(p[c] - 2), $(p[c] - 1)) }
+	function to(v, u) { sub(/^\*/, "", v); return v * (u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1) }'
+}
+sorted=""
+for kc in S:2 D:3 on:1 runq:4 wall:0; do
+	R --threads --limit 0 --sort "${kc%:*}" >"$TESTDIR/ts.txt"
+	rows "$TESTDIR/ts.txt" | col_ns "${kc#*:}" >"$TESTDIR/col"
+	sort -g -r "$TESTDIR/col" | cmp -s - "$TESTDIR/col" ||
+		fail "--threads --sort ${kc%:*}: rows not by that column: $(head -3 "$TESTDIR/col" | tr '\n' ' ')"
+	[ "$(rows "$TESTDIR/ts.txt" | wc -l)" = "$nt" ] || fail "--threads --sort ${kc%:*}: not $nt rows"
+	sorted="$sorted${kc%:*}: $(rows "$TESTDIR/ts.txt" | head -1 | awk '{ print $3 }'); "
+done
+rows "$TESTDIR/t.txt" >"$TESTDIR/t.rows"
+R --threads --limit 0 --sort off | rows /dev/stdin | cmp -s - "$TESTDIR/t.rows" || fail "--sort off is not the default order"
+for bad in "--threads --sort sym" "--sort wall" "--idle"; do
+	# shellcheck disable=SC2086
+	out=$("$OFFCPU" report -i "$f" $bad 2>&1 >/dev/null) && fail "report $bad: exit 0"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "report $bad: not one line: $out"
+done
+measure "--threads --sort: first rows $sorted"
+
+# 6. perf's habits: -g folded, --no-demangle
+out=$("$OFFCPU" report -i "$f" -g folded 2>&1 >/dev/null) && fail "report -g folded: exit 0"
+[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q -- '--folded' || fail "report -g folded said: $out"
+if command -v g++ >/dev/null; then
+	# (libc has no frame pointers: the frame that calls it is skipped, ns::one; ns::nap stays)
+	printf '#include <unistd.h>\nnamespace ns {\n__attribute__((noinline)) void one() { usleep(1000); asm volatile(""); }\n__attribute__((noinline)) void nap(int n) { for (int i = 0; i < n; i++) one(); }\n}\nint main() { ns::nap(100); }\n' >"$TESTDIR/nap.cc"
+	g++ -O1 -fno-omit-frame-pointer -o "$TESTDIR/nap" "$TESTDIR/nap.cc" || fail "g++ failed"
+	perf record -q -g -e sched:sched_switch -o "$TESTDIR/nap.data" "$TESTDIR/nap" >/dev/null 2>&1 || fail "perf record of nap failed"
+	R -i "$TESTDIR/nap.data" --folded >"$TESTDIR/nap.folded"
+	R -i "$TESTDIR/nap.data" --folded --no-demangle >"$TESTDIR/nap.raw"
+	grep -q 'ns::nap(int)' "$TESTDIR/nap.folded" || fail "report: ns::nap(int) not demangled: $(head -2 "$TESTDIR/nap.folded")"
+	grep -q '_ZN2ns3napEi' "$TESTDIR/nap.raw" || fail "--no-demangle: no _ZN2ns3napEi: $(head -2 "$TESTDIR/nap.raw")"
+	measure "-g folded: '$out'; --no-demangle: _ZN2ns3napEi, by default ns::nap(int)"
+else
+	measure "-g folded: '$out'; g++ not installed: --no-demangle not checked"
+fi
 exit 0

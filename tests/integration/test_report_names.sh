@@ -7,6 +7,9 @@
 # @plt frame of offcpu script must read as in perf script (address, name,
 # offset, DSO). perf and offcpu share the test's own build-id cache
 # (PERF_BUILDID_DIR, lib.sh): the one perf's recording made, nothing else.
+# The workload's stubs are memset@plt and st_id@plt (a function of its own
+# library, libstublib.so, as short as the stub: its stub has samples in
+# every run, where memset's alone had none in 1 of 5).
 # The @plt frames compared are the workload's own: Debian's perf (6.1) names
 # the stubs of a library with IFUNCs of its own (libc: a sample in its lazy
 # binding path) by relocation order, which is wrong there; offcpu names

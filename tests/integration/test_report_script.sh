@@ -9,6 +9,11 @@
 # and DSO must be identical to perf's; a frame both name must have perf's
 # name (aliases of one address included); frames only perf names (labels,
 # PLT entries, DSOs rebuilt since the recording) are counted and shown.
+# PLT stubs of a library with IRELATIVE relocations (libc: a sample in its
+# lazy-binding path) are not compared by name: Debian's perf (6.1) names
+# them by relocation order, which is wrong there ("@plt" where objdump says
+# "__tunable_get_val@plt"); offcpu names them by GOT slot as objdump and
+# perf 6.2+ do, which test_symbolizer checks against objdump on libc.
 # folded: values add up to the report's event count, time in ns.
 . "$(dirname "$0")/lib.sh"
 require_perf
@@ -36,20 +41,30 @@ for f in fp two-events system fresh/fp fresh/two-events; do
 	diff <(strip_syms < "$TESTDIR/perf.txt") <(strip_syms < "$TESTDIR/ours.txt") > "$TESTDIR/d" ||
 		{ head -20 "$TESTDIR/d"; fail "$f: script layout, addresses or DSOs differ from perf script"; }
 	lines=$(wc -l < "$TESTDIR/perf.txt")
+	# The DSOs of PLT frames whose stubs perf 6.1 misnames (see the top).
+	sed -nE 's/^\t *[0-9a-f]+ .*@plt(\+0x[0-9a-f]+)? \((.*)\)$/\2/p' "$TESTDIR/perf.txt" "$TESTDIR/ours.txt" |
+		sort -u | while read -r dso; do
+			readelf -rW "$dso" 2>/dev/null | grep -q IRELATIV && echo "$dso"
+		done > "$TESTDIR/irelative"
 	# Same layout, so line N of one is line N of the other.
 	# perf demangles C++ names without their parameters (offcpu keeps them):
 	# such a pair counts as the same name. System-wide recordings catch
 	# whatever runs on the machine (compilers are C++).
 	paste -d '\n' "$TESTDIR/perf.txt" "$TESTDIR/ours.txt" |
-		awk -v cnt="$TESTDIR/params" 'NR % 2 { p = $0; next }
+		awk -v cnt="$TESTDIR/params" -v irel="$TESTDIR/irelative" '
+		BEGIN { while ((getline d < irel) > 0) irelative["(" d ")"] = 1 }
+		NR % 2 { p = $0; next }
 		p != $0 && $0 !~ /^\t *[0-9a-f]+ \[unknown\] / {
 			pn = p; sub(/^\t *[0-9a-f]+ /, "", pn); sub(/\+0x[0-9a-f]+ \(.*$/, "", pn)
 			if (pn != p && pn != "[unknown]" && index($0, pn "(")) { params++; next }
+			dso = $0; sub(/^.* \(/, "(", dso)
+			if ((pn ~ /@plt$/ || pn ~ /^\[unknown\] \(/) && $0 ~ /@plt(\+0x[0-9a-f]+)? \(/ && dso in irelative) { plt++; next }
 			print "perf: " p; print "ours: " $0 }
-		END { print params + 0 > cnt }' > "$TESTDIR/named"
+		END { print params + 0, plt + 0 > cnt }' > "$TESTDIR/named"
 	[ -s "$TESTDIR/named" ] && { head -20 "$TESTDIR/named"; fail "$f: frames named otherwise than by perf script"; }
 	symdiff=$(diff "$TESTDIR/perf.txt" "$TESTDIR/ours.txt" | grep -c '^<')
-	measure "$f: script identical to perf script over $lines lines, but for $symdiff frame lines only perf names or names without C++ parameters ($(cat "$TESTDIR/params") of these)"
+	read -r params plt < "$TESTDIR/params"
+	measure "$f: script identical to perf script over $lines lines, but for $symdiff frame lines only perf names, names without C++ parameters ($params of these) or stubs of a library with IRELATIVE relocations ($plt)"
 
 	# folded: the sum of values is the event count of the (first) event
 	"$OFFCPU" report -i "$TESTDIR/$f.data" --folded > "$TESTDIR/folded" 2>/dev/null || fail "folded failed"
@@ -73,3 +88,11 @@ pct=$("$OFFCPU" report -i "$f" --no-children --sort sym -g none | awk '$NF == "w
 awk -v h="$heavy" -v t="$total" -v p="$pct" 'BEGIN { d = 100 * h / t - p; exit !(d < 0.01 && d > -0.01) }' ||
 	fail "work_heavy: folded gives $heavy/$total, report says $pct%"
 measure "fp: work_heavy self $pct% in report = $heavy of $total ns in folded"
+
+# A frame without a symbol (the fixture's binary is gone) is named by its
+# DSO: [fixture_work] in folded stacks, [fixture_work]+0xADDR in the report
+"$OFFCPU" report -i "$TESTDIR/fp.data" --folded 2>/dev/null | grep -q ';\[fixture_work\];' ||
+	fail "fp: folded does not name fixture_work's frames [fixture_work]"
+n=$("$OFFCPU" report -i "$TESTDIR/fp.data" --sort sym -g none 2>/dev/null | grep -c '\[\.\] \[fixture_work\]+0x[0-9a-f]*$')
+[ "$n" -gt 0 ] || fail "fp: the report does not name fixture_work's frames [fixture_work]+0x..."
+measure "fp: $n report entries [fixture_work]+0x..., folded [fixture_work]"

@@ -5,6 +5,7 @@
  * (COMM, MMAP2), distinct-stack folding, call-graph totals and order, the
  * stdio header and folded lines, and the filters.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include "profile/callgraph.h"
 #include "profile/profile.h"
 #include "output/report.h"
+#include "profile/read.h"
+#include "util/bsearch.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
@@ -112,7 +115,8 @@ static void test_profile_and_callgraph(void **state)
 	unlink(path);
 }
 
-static char *render(bool folded, const struct report_opts *o)
+/* The report (or folded) of the file as o asks; want is what the output returns. */
+static char *render_rc(bool folded, const struct report_opts *o, int want)
 {
 	struct session *s;
 	struct profile *p;
@@ -122,13 +126,18 @@ static char *render(bool folded, const struct report_opts *o)
 
 	p = load(&s, o);
 	if (folded)
-		assert_int_equal(folded__print(f, s, p, o, NULL), 0);
+		assert_int_equal(folded__print(f, s, p, o, NULL), want);
 	else
-		assert_int_equal(report_stdio__print(f, s, p, o), 0);
+		assert_int_equal(report_stdio__print(f, s, p, o), want);
 	fclose(f);
 	profile__free(p);
 	session__free(s);
 	return buf;
+}
+
+static char *render(bool folded, const struct report_opts *o)
+{
+	return render_rc(folded, o, 0);
 }
 
 static void opts(struct report_opts *o)
@@ -167,17 +176,41 @@ static void test_outputs(void **state)
 	assert_non_null(strstr(out, "# Event count (approx.): 75 "));
 	free(out);
 	o.time_start = 0;
-	/* --comm other: nothing */
+	/* --comm other: nothing, which is no report (-ENODATA, nothing written) */
 	{
 		char *c = strdup("other");
 		o.comms = &c;
 		o.nr_comms = 1;
-		out = render(false, &o);
-		assert_null(strstr(out, "# Samples:"));
+		out = render_rc(false, &o, -ENODATA);
+		assert_string_equal(out, "");
+		free(out);
+		out = render_rc(true, &o, -ENODATA);
+		assert_string_equal(out, "");
 		free(out);
 		free(c);
 	}
 	unlink(path);
+}
+
+static bool above(const void *ctx, size_t i)
+{
+	const int *k = ctx;
+	static const int v[] = { 1, 3, 3, 3, 7 };
+
+	return v[i] > *k;
+}
+
+/* util/bsearch.h, which every sorted-table lookup goes through: the partition point at each edge. */
+static void test_bsearch_first(void **state)
+{
+	static const struct { int key; size_t n, want; } c[] = {
+		{ 0, 5, 0 }, { 1, 5, 1 }, { 2, 5, 1 }, { 3, 5, 4 }, { 6, 5, 4 }, { 7, 5, 5 },
+		{ 9, 5, 5 }, { 9, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, { 3, 2, 2 }, { 2, 2, 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		assert_int_equal(bsearch_first(c[i].n, above, &c[i].key), c[i].want);
 }
 
 static void test_fmt_ns(void **state)
@@ -190,6 +223,73 @@ static void test_fmt_ns(void **state)
 	assert_string_equal(b, "2.50 ms");
 	report__fmt_ns(b, sizeof(b), 999);
 	assert_string_equal(b, "999 ns");
+}
+
+/* A sched_switch sample of prev (pid = tid) leaving in state for next, its RAW as the kernel lays it out. */
+static void switch_sample(struct pdb *b, uint32_t prev, uint64_t state, uint32_t next, uint64_t t)
+{
+	uint8_t raw[64] = { 0 };
+	uint64_t ips[2] = { 0xffffffff81000100ULL, 0x401100 };
+
+	memcpy(raw + 24, &prev, 4);
+	memcpy(raw + 32, &state, 8);
+	memcpy(raw + 56, &next, 4);
+	pdb_sample(b, 0, prev, prev, t, 1, ips, 2, raw, sizeof(raw));
+}
+
+/*
+ * Off-CPU time from sched:sched_switch samples (profile/switches.c), every
+ * way a wait ends: at the thread's switch-in (tid 10), at its next event of
+ * another kind (tid 20), at the file's end (tid 30); a preempted thread
+ * (R+) and the idle task start none.
+ */
+static void test_switches(void **state)
+{
+	static const uint64_t st[2] = { ST, ST & ~(uint64_t)PERF_SAMPLE_RAW };
+	static const char *const names[2] = { "sched:sched_switch", "cpu-clock" };
+	uint64_t ip[1] = { 0x401100 };
+	struct msg_sink ms = { 0 };
+	struct report_opts o;
+	struct session *s;
+	struct profile *p;
+	struct threads *t;
+	uint64_t want[3][3] = { { 10, 'S', 1000000000 }, { 20, 'D', 3000000000 }, { 30, 'S', 1000000000 } };
+	char err[256];
+	struct pdb b;
+
+	(void)state;
+	pdb_init(&b, 2, st, names);
+	switch_sample(&b, 10, 0x1, 20, 1000000000);  /* 10 sleeps (S) */
+	switch_sample(&b, 20, 0x2, 10, 2000000000);  /* 20 sleeps (D), 10 comes back: 1 s */
+	switch_sample(&b, 0, 0x0, 10, 2500000000);   /* the idle task: no wait */
+	switch_sample(&b, 10, 0x100, 0, 3000000000); /* 10 preempted: no wait */
+	pdb_sample(&b, 1, 20, 20, 5000000000, 1, ip, 1, NULL, 0); /* 20 runs: 3 s at most */
+	switch_sample(&b, 30, 0x1, 0, 6000000000);   /* 30 sleeps to the end */
+	pdb_sample(&b, 1, 99, 99, 7000000000, 1, ip, 1, NULL, 0); /* the file's last record */
+	pdb_finish(&b, path);
+	opts(&o);
+	assert_int_equal(profile__read(&o, PROFILE_KEEP_TID, &ms, &s, &p, err, sizeof(err)), 0);
+	assert_true(profile__attr(p, s, 0)->is_offcpu);
+	assert_string_equal(profile__attr(p, s, 0)->name, "offcpu-time");
+	assert_non_null(strstr(profile__attr_from(p, 0), "3 waits"));
+	assert_int_equal(profile__event(p, 0)->samples, 3);
+	assert_int_equal(profile__event(p, 0)->period, 5000000000ULL);
+	profile__free(p);
+	session__free(s);
+	assert_int_equal(threads__read(&o, &ms, &s, &t, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		const struct thread_time *r = NULL;
+
+		for (size_t j = 0; j < threads__nr(t); j++)
+			if (threads__row(t, j)->tid == want[i][0])
+				r = threads__row(t, j);
+		assert_non_null(r);
+		assert_int_equal(want[i][1] == 'S' ? r->sleep_s : r->sleep_d, want[i][2]);
+		assert_int_equal(want[i][1] == 'S' ? r->sleep_d : r->sleep_s, 0);
+	}
+	threads__free(t);
+	session__free(s);
+	report_opts__free(&o);
 }
 
 /* A sample of pid and tid -1 (perf records them in an exiting task's last moments): ":-1", as perf shows it. */
@@ -227,6 +327,8 @@ int main(void)
 		cmocka_unit_test(test_profile_and_callgraph),
 		cmocka_unit_test(test_outputs),
 		cmocka_unit_test(test_fmt_ns),
+		cmocka_unit_test(test_bsearch_first),
+		cmocka_unit_test(test_switches),
 		cmocka_unit_test(test_pid_minus_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -466,7 +466,7 @@ WL_FRAME pid_t wl_call_clone_vfork(void *stack_top, int64_t *ns)
 	return pid;
 }
 
-WL_FRAME void wl_vfork_wait(struct wl_thread *t, void *stack_top)
+WL_FRAME pid_t wl_vfork_wait(struct wl_thread *t, void *stack_top)
 {
 	struct span s;
 	int64_t ns = scaled(VFORK_NS);
@@ -477,7 +477,7 @@ WL_FRAME void wl_vfork_wait(struct wl_thread *t, void *stack_top)
 	span_end(t, &s);
 	if (pid < 0)
 		die("clone");
-	waitpid(pid, NULL, 0);
+	return pid;
 }
 
 static void *vfork_main(void *arg)
@@ -485,12 +485,20 @@ static void *vfork_main(void *arg)
 	struct wl_thread *t = arg;
 	size_t len = 256 * 1024;
 	char *stack = malloc(len);
+	pid_t child;
 
 	thread_begin(t, "wm-vfork");
 	t->design_ns = scaled(VFORK_NS);
 	if (!stack)
 		die("malloc");
-	wl_vfork_wait(t, stack + len);
+	child = wl_vfork_wait(t, stack + len);
+	/*
+	 * Reaped here, not in wl_vfork_wait: the vfork ends when the child
+	 * releases its memory, before it is a zombie; on a busy machine the
+	 * wait for the rest of its exit took 20 ms, counted under
+	 * wl_vfork_wait but outside the span measured there.
+	 */
+	waitpid(child, NULL, 0);
 	free(stack);
 	thread_end(t);
 	return NULL;

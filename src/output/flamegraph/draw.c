@@ -69,6 +69,7 @@ static int offwake_tree(struct fg_tree *t, const struct fg_draw *fd, struct sess
 	report__fmt_ns(with, sizeof(with), fg_tree__total(t, FG_OFF_CPU));
 	report__fmt_ns(all, sizeof(all), oev >= 0 ? profile__event(p, oev)->period : 0);
 	snprintf(out->what, sizeof(out->what), "off-CPU %s with a known waker, of %s", with, all);
+	out->empty = !fg_tree__total(t, FG_OFF_CPU);
 	out->title = default_title(fd, NULL);
 	return 0;
 }
@@ -94,11 +95,13 @@ static int time_tree(struct fg_tree *t, const struct fg_draw *fd, const struct r
 	report__fmt_ns(on, sizeof(on), fg_tree__total(t, FG_ON_CPU));
 	report__fmt_ns(off, sizeof(off), fg_tree__total(t, FG_OFF_CPU));
 	if (po.cpu_event >= 0 && po.off_event >= 0)
-		snprintf(out->what, sizeof(out->what), "on-CPU %s, off-CPU %s", on, off);
+		snprintf(out->what, sizeof(out->what), "on-CPU %s, off-CPU %s%s", on, off,
+			 profile__attr_from(p, po.off_event) ? " (from sched:sched_switch)" : "");
 	else if (po.cpu_event >= 0)
 		snprintf(out->what, sizeof(out->what), "on-CPU %s", on);
 	else if (po.off_event >= 0)
-		snprintf(out->what, sizeof(out->what), "off-CPU %s", off);
+		snprintf(out->what, sizeof(out->what), "off-CPU %s%s", off,
+			 profile__attr_from(p, po.off_event) ? " (from sched:sched_switch)" : "");
 	else
 		snprintf(out->what, sizeof(out->what), "no %s samples%s",
 			 fd->cpu_only ? "on-CPU" : fd->off_only ? "off-CPU" : "on-CPU or off-CPU",
@@ -124,6 +127,13 @@ int flamegraph__draw(const struct fg_draw *fd, const struct report_opts *o, stru
 		goto cleanup;
 	}
 	snprintf(out->sub, sizeof(out->sub), "%s: %s", o->input, out->what);
+	if (out->empty) { /* an empty picture is no answer: nothing is written */
+		snprintf(err, errlen, "%s: %s%s: nothing drawn, %s not written", o->input,
+			 fd->wakeups ? "no off-CPU time with a known waker" : out->what,
+			 fd->wakeups && report__filtered(o) ? " that passes the filters" : "", fd->output);
+		ret = -ENODATA;
+		goto cleanup;
+	}
 	so.subtitle = out->sub;
 	if (!so.title)
 		so.title = out->title;

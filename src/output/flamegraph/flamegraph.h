@@ -122,7 +122,7 @@ struct fg_drawn {
 	char what[160];        /* "on-CPU 1.20 s, off-CPU 3.40 s", "no ... samples" */
 	char sub[4200];        /* the subtitle: "FILE: what" */
 	const char *title;     /* the default title */
-	bool empty;            /* neither on-CPU nor off-CPU time to draw */
+	bool empty;            /* neither on-CPU nor off-CPU time to draw: -ENODATA, nothing written */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "output/format.h"
 #include "output/outputs.h"
 #include "output/pprof/pprof.h"
 #include "util/hash.h"
@@ -344,7 +345,7 @@ static int put_header(struct enc *e, struct pb *b, int cpu_ev, int64_t cpu, int6
 		value_type(b, PROFILE_PERIOD_TYPE, cpu, ns);
 		pb__uint(b, PROFILE_PERIOD, period);
 	}
-	if (perf_reader__sample_time(r, &first, &last) && last > first)
+	if (report__window(e->s, &first, &last) && last > first)
 		pb__uint(b, PROFILE_DURATION_NANOS, last - first);
 	snprintf(buf, sizeof(buf), "offcpu report --pprof of %s", e->o ? e->o->input : "perf.data");
 	c = str_id(&e->st, buf);
@@ -451,6 +452,12 @@ int pprof__write(const char *path, const struct session *s, const struct profile
 		return -ENOMEM;
 	}
 	profile__time_events(p, s, ms, &cpu, &off);
+	if (cpu < 0 && off < 0) { /* an empty profile is no answer: nothing is written */
+		snprintf(errbuf, errlen, "%s: no on-CPU or off-CPU samples%s: %s not written", o->input,
+			 report__filtered(o) ? " that pass the filters" : "", path);
+		err = -ENODATA;
+		goto cleanup;
+	}
 	err = pprof__encode(b, s, p, cpu, off, o);
 	if (err) {
 		snprintf(errbuf, errlen, "--pprof: %s", strerror(-err));
@@ -461,9 +468,16 @@ int pprof__write(const char *path, const struct session *s, const struct profile
 		snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(-err));
 		goto cleanup;
 	}
-	if (cpu < 0 && off < 0)
-		msg__say(ms, MSG_NOTE, "%s: no on-CPU or off-CPU time in %s (empty profile)", path,
-			 o->input);
+	{
+		char on[32] = "-", offt[32] = "-";
+
+		if (cpu >= 0)
+			report__fmt_ns(on, sizeof(on), profile__event(p, cpu)->period);
+		if (off >= 0)
+			report__fmt_ns(offt, sizeof(offt), profile__event(p, off)->period);
+		msg__say(ms, MSG_NOTE, "wrote %s: on-CPU %s, off-CPU %s (go tool pprof -http=: %s)", path,
+			 on, offt, path);
+	}
 cleanup:
 	pb__free(b);
 	return err;

@@ -34,8 +34,9 @@ int pprof__gzip(const char *path, const void *data, size_t len);
 
 /*
  * `offcpu report --pprof path`: pick the time events, encode, gzip. 0, or
- * negative errno with a message in errbuf; the events skipped and an
- * empty profile are notes to the sink.
+ * negative errno with a message in errbuf (-ENODATA, nothing written:
+ * no time event has samples); the events skipped and what was written
+ * are notes to the sink.
  */
 int pprof__write(const char *path, const struct session *s, const struct profile *p,
 		 const struct report_opts *o, const struct msg_sink *ms, char *errbuf, size_t errlen);
