@@ -32,7 +32,7 @@
 #
 # Commands and their perf equivalents, each on the same file:
 #   offcpu report --stdio --no-children     perf report --stdio --no-children
-#   offcpu report --stdio (children)        perf report --stdio (children)
+#   offcpu report --stdio --children        perf report --stdio (children)
 #   offcpu script                           perf script
 #   offcpu report --folded / --pprof F / --threads / --wakeups (offcpu
 #   recordings only), offcpu flamegraph     perf report --stdio --no-children
@@ -111,7 +111,7 @@ spread() { cut -d' ' -f1 "$1" | sort -n | sed -n '1p;$p' | paste -sd- ; }
 # the offcpu commands: name|arguments
 commands() { # kind
 	echo "report|report --stdio --no-children"
-	echo "report-children|report --stdio"
+	echo "report-children|report --stdio --children"
 	echo "script|script"
 	echo "folded|report --folded"
 	echo "pprof|report --pprof $DIR/out.pb.gz"
