@@ -5,10 +5,11 @@
 # switches, the worst case for a sched_switch program). The benchmark runs
 # alone and under the recorder, alternating, PAIRS pairs per row; a row's
 # figure is the median of the pairs' ratios of the benchmark's own reported
-# time. Prints a markdown table.
+# time, with the lowest and highest pair beside it. Prints a markdown table.
 #
-#   bench/overhead.sh [ROW...]      rows: default fp wakeups sched-delay no-cpu
-#                                   user-stacks no-kstack-cache perf perf-new
+#   bench/overhead.sh [ROW...]      rows: default fp nice0 wakeups sched-delay
+#                                   no-cpu user-stacks no-kstack-cache chains
+#                                   perf perf-new
 #                                   bcc (libbpf-tools' offcputime, Debian
 #                                   package libbpf-tools: bench/with-offcputime.sh)
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000),
@@ -57,9 +58,10 @@ row() { # label, recorder argv...
 		alone+=("$a"); under+=("$r")
 		ratios+=("$(awk -v a="$a" -v r="$r" 'BEGIN {printf "%.4f", r / a}')")
 	done
-	printf '| %s | %.3f | %.3f | %.2f× |\n' "$label" \
+	printf '| %s | %.3f | %.3f | %.2f× | %s |\n' "$label" \
 		"$(printf '%s\n' "${alone[@]}" | median)" "$(printf '%s\n' "${under[@]}" | median)" \
-		"$(printf '%s\n' "${ratios[@]}" | median)"
+		"$(printf '%s\n' "${ratios[@]}" | median)" \
+		"$(printf '%s\n' "${ratios[@]}" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f×", lo, hi}')"
 }
 
 rows=("$@")
@@ -67,17 +69,19 @@ rows=("$@")
 run env >/dev/null || exit 1 # warm-up
 echo "\`${BENCH[*]}\`, $PAIRS alternating pairs, $(nproc) CPUs, $(uname -r)"
 echo
-echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of pairs) |"
-echo "|---|---|---|---|"
+echo "| recorder | alone (s, median) | recorded (s, median) | ratio (median of pairs) | pairs' range |"
+echo "|---|---|---|---|---|"
 for r in "${rows[@]}"; do
 	case $r in
 	default) row "offcpu record (defaults: user stacks from DWARF tables + kernel stacks, cpu-clock 999 Hz)" "$OFFCPU" record -q -o "$OUT/x" -- ;;
 	fp) row "offcpu record --call-graph fp (user stacks by frame pointers)" "$OFFCPU" record -q --call-graph fp -o "$OUT/x" -- ;;
+	nice0) row "offcpu record --nice 0 (defaults, the recorder at the caller's priority)" "$OFFCPU" record -q --nice 0 -o "$OUT/x" -- ;;
 	wakeups) row "offcpu record --wakeups (defaults + waker stacks at each wakeup)" "$OFFCPU" record -q --wakeups -o "$OUT/x" -- ;;
 	sched-delay) row "offcpu record --sched-delay (defaults + run-queue delay)" "$OFFCPU" record -q --sched-delay -o "$OUT/x" -- ;;
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
 	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
 	no-kstack-cache) row "offcpu record --no-kstack-cache (every kernel stack walked)" "$OFFCPU" record -q --no-kstack-cache -o "$OUT/x" -- ;;
+	chains) row "offcpu record --chains (defaults + every wait of every thread, with wakers)" "$OFFCPU" record -q --chains -o "$OUT/x" -- ;;
 	perf-new) row "perf $("$PERF_NEW" version | awk '{print $3}') \`record --off-cpu -g\` (reference)" "$PERF_NEW" record -q --off-cpu -g -o "$OUT/x" -- ;;
 	bcc) row "libbpf-tools offcputime (BCC's tool; user + kernel stacks at every switch, whole machine)" bench/with-offcputime.sh ;;
 	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;

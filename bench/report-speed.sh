@@ -1,57 +1,176 @@
 #!/bin/bash
-# offcpu report vs perf report on one large recording: a system-wide
-# `perf record -a -g` of `perf bench sched messaging` (about 100 MB), then
-# `offcpu report --stdio --no-children` and `perf report --stdio
-# --no-children`, alternating, RUNS times each; prints the median wall time
-# (with the fastest and slowest run) and median peak RSS of each, and the
-# ratios. Needs root (or a permissive perf_event_paranoid), Debian's perf
-# and GNU time (package `time`). The machine's load is printed first: other
-# jobs on the cores show in the spread.
-#   bench/report-speed.sh [RUNS]     env: OFFCPU, BENCH_DIR, LOOPS, FREQ
+# The readers side by side: each offcpu read command against the nearest
+# perf 6.1 command, on the same system-wide recordings of 100 MB, 300 MB
+# and 1 GB, in one run, alternating; prints a table with the median wall
+# time (and the fastest-slowest runs) and the median peak RSS of each, and
+# the ratios.
+#
+#   bench/report-speed.sh [RUNS]                     (default 3)
+#   env: SIZES="100 300 1000"  recordings' sizes in MB
+#        KINDS="perf offcpu"   which recordings (below)
+#        BENCH_DIR             where recordings are kept (default
+#                              /var/tmp/offcpu-bench: not /tmp, which CI
+#                              mounts as tmpfs; a few GB)
+#        OFFCPU                the binary (default build/offcpu)
+#        OFFCPU_LOCK           a lock file (flock) held by each recording and
+#                              by each run of the commands on one recording,
+#                              e.g. /work/.locks/kernel
+#        FREQ                  sampling frequency of the recordings (20000)
+#        RECORD_ONLY=1         make the recordings and stop
+#
+# Recordings, made once and reused (delete them to make new ones):
+#   perf-SIZE.data    perf record -a -g -F FREQ --max-size=SIZE M, while
+#                     `perf bench sched messaging -g 8` runs (as many
+#                     loops as it takes; it is stopped after), plus
+#                     whatever else runs on the machine
+#   offcpu-SIZE.data  offcpu record -a --wakeups -F FREQ during the same
+#                     workload, stopped (SIGINT) when the file reaches SIZE
+#                     MB (a second's data more at most: it writes rounds
+#                     a second apart)
+# No seed to fix: the workload is deterministic, the machine's other
+# activity is not (it shows in the recordings' DSOs and stacks).
+#
+# Commands and their perf equivalents, each on the same file:
+#   offcpu report --stdio --no-children     perf report --stdio --no-children
+#   offcpu report --stdio --children        perf report --stdio (children)
+#   offcpu script                           perf script
+#   offcpu report --folded / --pprof F / --threads / --wakeups (offcpu
+#   recordings only), offcpu flamegraph     perf report --stdio --no-children
+# Output goes to /dev/null (--pprof and flamegraph to a file in BENCH_DIR).
+# Time is wall clock to the ms; peak RSS from GNU time (package `time`).
+# Needs root (system-wide recording), Debian's perf and GNU time.
 set -eu
-RUNS=${1:-5}
+RUNS=${1:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OFFCPU=${OFFCPU:-$ROOT/build/offcpu}
-DIR=${BENCH_DIR:-/tmp/offcpu-bench}
-LOOPS=${LOOPS:-2500}
-FREQ=${FREQ:-16000}
+DIR=${BENCH_DIR:-/var/tmp/offcpu-bench}
+SIZES=${SIZES:-100 300 1000}
+KINDS=${KINDS:-perf offcpu}
+FREQ=${FREQ:-20000}
+LOCK=()
+[ -n "${OFFCPU_LOCK:-}" ] && LOCK=(flock "$OFFCPU_LOCK")
+lock() { [ -z "${OFFCPU_LOCK:-}" ] || { exec 9>>"$OFFCPU_LOCK" && flock 9; }; }
+unlock() { [ -z "${OFFCPU_LOCK:-}" ] || { flock -u 9 && exec 9>&-; }; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 command -v perf >/dev/null || { echo "needs perf (linux-perf)" >&2; exit 1; }
 [ -x "$OFFCPU" ] || { echo "build offcpu first ($OFFCPU)" >&2; exit 1; }
 mkdir -p "$DIR"
-DATA=$DIR/bench.data
-if [ ! -s "$DATA" ]; then
-	echo "recording: perf record -a -g -F $FREQ -- perf bench sched messaging -l $LOOPS" >&2
-	perf record -q -a -g -F "$FREQ" -o "$DATA" -- perf bench sched messaging -l "$LOOPS" >/dev/null 2>&1
-fi
-size=$(du -m "$DATA" | cut -f1)
 
-run() { # label, command...: appends "wall_s rss_kb" to $DIR/$label (wall to the ms: GNU time's %e has 10 ms steps)
-	local label=$1 t0 t1; shift
+# The workload, in a session of its own (its group is killed after).
+workload_start() {
+	setsid perf bench sched messaging -g 8 -l 100000000 >/dev/null 2>&1 &
+	WL=$!
+	sleep 0.5
+}
+workload_stop() {
+	kill -TERM -- -"$WL" 2>/dev/null || true
+	wait "$WL" 2>/dev/null || true
+}
+
+record_perf() { # size file
+	echo "recording $2: perf record -a -g -F $FREQ --max-size=$1M during perf bench sched messaging -g 8" >&2
+	"${LOCK[@]}" bash -c "$(declare -f workload_start workload_stop); workload_start
+		perf record -q -a -g -F $FREQ --max-size=${1}M -o '$2.tmp' -- sleep 3600 >/dev/null 2>&1 || true
+		workload_stop"
+	mv "$2.tmp" "$2"
+}
+
+record_offcpu() { # size file
+	echo "recording $2: offcpu record -a --wakeups -F $FREQ during perf bench sched messaging -g 8, stopped (SIGINT) at $1 MB" >&2
+	"${LOCK[@]}" bash -c "$(declare -f workload_start workload_stop); workload_start
+		'$OFFCPU' record -q -a --wakeups -F $FREQ -o '$2.tmp' >/dev/null 2>&1 &
+		rec=\$!
+		while kill -0 \$rec 2>/dev/null && [ \$(stat -c %s '$2.tmp' 2>/dev/null || echo 0) -lt $(($1 << 20)) ]; do
+			sleep 0.2
+		done
+		kill -INT \$rec 2>/dev/null; wait \$rec
+		workload_stop"
+	mv "$2.tmp" "$2"
+}
+
+for kind in $KINDS; do
+	for size in $SIZES; do
+		f=$DIR/$kind-$size.data
+		[ -s "$f" ] || "record_$kind" "$size" "$f"
+	done
+done
+[ -n "${RECORD_ONLY:-}" ] && { ls -l "$DIR"/*.data; exit 0; }
+
+# run LABEL CMD...: appends "wall_s rss_kb" to $DIR/m.LABEL (wall to the ms)
+run() {
+	local label=$1 t0 t1
+	shift
 	t0=$(date +%s%N)
-	/usr/bin/time -o "$DIR/time.$$" -f "%M" "$@" >/dev/null 2>&1
+	/usr/bin/time -o "$DIR/time.$$" -f "%M" "$@" >/dev/null 2>&1 9>&- || true
 	t1=$(date +%s%N)
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -1 "$DIR/time.$$")" >> "$DIR/$label"
+	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -1 "$DIR/time.$$")" >>"$DIR/m.$label"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-rm -f "$DIR/offcpu" "$DIR/perf"
-# warm the page cache and the symbol caches once
-"$OFFCPU" report -i "$DATA" --stdio --no-children >/dev/null 2>&1 || true
-perf report -i "$DATA" --stdio --no-children >/dev/null 2>&1 || true
-for i in $(seq "$RUNS"); do
-	run offcpu "$OFFCPU" report -i "$DATA" --stdio --no-children
-	run perf perf report -i "$DATA" --stdio --no-children
-done
-ot=$(cut -d' ' -f1 "$DIR/offcpu" | median); om=$(cut -d' ' -f2 "$DIR/offcpu" | median)
-pt=$(cut -d' ' -f1 "$DIR/perf" | median); pm=$(cut -d' ' -f2 "$DIR/perf" | median)
 spread() { cut -d' ' -f1 "$1" | sort -n | sed -n '1p;$p' | paste -sd- ; }
-samples=$("$OFFCPU" report -i "$DATA" --stdio --no-children -g none 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -1)
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| tool | wall (median of $RUNS) | fastest-slowest | peak RSS (median) |"
-echo "|---|---|---|---|"
-printf '| perf report --stdio --no-children | %.3f s | %s s | %d MB |\n' "$pt" "$(spread "$DIR/perf")" $((${pm%.*} / 1024))
-printf '| offcpu report --stdio --no-children | %.3f s | %s s | %d MB |\n' "$ot" "$(spread "$DIR/offcpu")" $((${om%.*} / 1024))
-awk -v pt="$pt" -v ot="$ot" -v pm="$pm" -v om="$om" -v sz="$size" -v n="$samples" \
-	'BEGIN { printf "file %d MB, %s samples: offcpu %.1fx faster, %.2fx the memory of perf report\n", sz, n, pt / ot, om / pm }'
-rm -f "$DIR/time.$$"
+
+# the offcpu commands: name|arguments
+commands() { # kind
+	echo "report|report --stdio --no-children"
+	echo "report-children|report --stdio --children"
+	echo "script|script"
+	echo "folded|report --folded"
+	echo "pprof|report --pprof $DIR/out.pb.gz"
+	echo "flamegraph|flamegraph -o $DIR/out.svg"
+	echo "threads|report --threads"
+	[ "$1" = offcpu ] && echo "wakeups|report --wakeups"
+	return 0
+}
+
+rm -f "$DIR"/m.*
+for kind in $KINDS; do
+	for size in $SIZES; do
+		f=$DIR/$kind-$size.data
+		# warm the page cache and perf's and offcpu's caches once
+		"$OFFCPU" report -i "$f" >/dev/null 2>&1 || true
+		perf report -i "$f" --stdio --no-children >/dev/null 2>&1 || true
+	done
+done
+for i in $(seq "$RUNS"); do
+	for kind in $KINDS; do
+		for size in $SIZES; do
+			f=$DIR/$kind-$size.data
+			lock
+			run "$kind-$size-perf-report" perf report -i "$f" --stdio --no-children
+			run "$kind-$size-perf-report-children" perf report -i "$f" --stdio
+			run "$kind-$size-perf-script" perf script -i "$f"
+			while IFS='|' read -r name args; do
+				# shellcheck disable=SC2086
+				run "$kind-$size-offcpu-$name" "$OFFCPU" $args -i "$f"
+			done < <(commands "$kind")
+			unlock
+		done
+	done
+done
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs of each, alternating"
+echo
+echo "| recording | offcpu command | perf 6.1 | time perf | time offcpu | faster | peak RSS perf | peak RSS offcpu | memory |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for kind in $KINDS; do
+	for size in $SIZES; do
+		f=$DIR/$kind-$size.data
+		mb=$(( $(stat -c %s "$f") / 1048576 ))
+		while IFS='|' read -r name args; do
+			ref=report
+			[ "$name" = script ] && ref=script
+			[ "$name" = report-children ] && ref=report-children
+			p=$DIR/m.$kind-$size-perf-$ref o=$DIR/m.$kind-$size-offcpu-$name
+			pt=$(cut -d' ' -f1 "$p" | median) ot=$(cut -d' ' -f1 "$o" | median)
+			pm=$(cut -d' ' -f2 "$p" | median) om=$(cut -d' ' -f2 "$o" | median)
+			pref="perf report --stdio --no-children"
+			[ "$ref" = script ] && pref="perf script"
+			[ "$ref" = report-children ] && pref="perf report --stdio"
+			awk -v k="$kind" -v mb="$mb" -v n="$name" -v a="${args%% -o*}" -v ref="$pref" \
+			    -v pt="$pt" -v ot="$ot" -v pm="$pm" -v om="$om" -v ps="$(spread "$p")" -v os="$(spread "$o")" \
+			    'BEGIN { sub(/ \/.*/, " F", a);
+				 printf "| %s %d MB | %s | %s | %.3f s (%s) | %.3f s (%s) | %.1fx | %d MB | %d MB | %.2fx |\n",
+				        k, mb, a, ref, pt, ps, ot, os, pt / ot, pm / 1024, om / 1024, om / pm }'
+		done < <(commands "$kind")
+	done
+done
+rm -f "$DIR/time.$$" "$DIR/out.pb.gz" "$DIR/out.svg"

@@ -13,6 +13,8 @@ if [ "${1:-demo}" = test ]; then
 	# Readers of the flame graph and pprof tests: a browser, go tool pprof, xmllint,
 	# and node for playwright-core (npm comes with nodesource's nodejs, else Debian's).
 	PKGS="$PKGS chromium golang-go libxml2-utils nodejs"
+	# protoc reads the Perfetto traces of offcpu timeline (test_timeline.sh)
+	PKGS="$PKGS protobuf-compiler"
 	# Other readers of our files: hotspot's perfparser, and the runtime libraries
 	# of the newer perf the interoperability tests use when present
 	# (../shared/tools/perf-7.3/perf, see its README), GNU time for bench/.

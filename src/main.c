@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* offcpu: the subcommand table. Each subcommand lives in its own folder. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ static const struct command {
 	{ "report", cmd_report, "show where the time went, per event" },
 	{ "script", cmd_script, "print every sample, like perf script" },
 	{ "flamegraph", cmd_flamegraph, "draw on-CPU and off-CPU time in one interactive SVG" },
+	{ "timeline", cmd_timeline, "every thread's waits and runs in time, for Perfetto or speedscope" },
 };
 
 static void usage(FILE *f)
@@ -30,6 +32,15 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * Blocks from 128 KiB on are mapped and unmapped, never kept in the
+	 * heap: the readers' large tables come and go (the walk's caches,
+	 * then the outputs'), and glibc's adaptive threshold would rise past
+	 * them once one was freed, keeping the next ones (and their copies
+	 * as they grow) resident: 61 MB against 41 MB of peak RSS for a
+	 * report of a 100 MB recording.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

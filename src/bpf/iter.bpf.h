@@ -2,7 +2,7 @@
 /*
  * The task iterators, included by offcpu.bpf.c after its programs, whose
  * state (task storage, `starts`, the accumulators) and steps
- * (interval_unclosed, sum_add) they use: the waits in progress at the
+ * (interval_unclosed, sum_add, stop_task) they use: the waits in progress at the
  * start and the stop of a recording (offcpu_start, offcpu_stop; "waits in
  * progress" in offcpu.bpf.c says how the two halves meet), each run once,
  * and the flush of the tasks' accumulators at every drain (offcpu_flush).
@@ -168,7 +168,8 @@ static __always_inline __s64 iter_defer(struct seq_file *seq, struct task_struct
  * Both run once, from user space, over every task. The first call of each
  * notes the time (start or stop) on the run-queue clock of the CPU it runs
  * on (user space has just brought that clock up to date) and on the
- * samples' clock.
+ * samples' clock; the stop's, once the recording is stopping, is noted
+ * first by the switch that comes first (stop_switch), or an exit.
  */
 static __always_inline void note_time(__u64 *clk, __u64 *mono)
 {
@@ -251,98 +252,28 @@ int offcpu_start(struct bpf_iter__task *ctx)
 }
 
 /*
- * A wait of `who` in `state` that ran from `from` to `to` (run-queue
- * clock), written at the stop as a direct sample (the samples' time: the
- * stop) to user space. Written again, as the same, if the iterator shows
- * this task again (its output did not fit: bpf_seq_read's retry).
- */
-static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
-				      const struct offcpu_who *who, __u32 state, __u64 from, __u64 to)
-{
-	struct offcpu_sample s;
-
-	if (!(state & OFFCPU_SCHED_DELAY) && !block_time_kept(to > from ? to - from : 0))
-		return; /* -m/-M, on the part inside the recording */
-	__builtin_memset(&s, 0, sizeof(s));
-	s.kind = OFFCPU_REC_SAMPLE;
-	s.k.who = *who;
-	s.k.state = state;
-	s.v.time = rec_stop_mono;
-	s.v.period = to > from ? to - from : 0;
-	s.v.count = 1;
-	s.v.cpu = BPF_CORE_READ(p, thread_info.cpu);
-	bpf_seq_write(seq, &s, sizeof(s));
-}
-
-/*
- * The stop, the programs stopped: every wait still open ends at the stop
- * and is written to user space (bpf_seq_write: as many as there are, none
- * lost). A task woken but not yet running ends its off-CPU interval at its
- * wakeup; its wait for a CPU is then the one in progress. A wait whose task
- * ran since (its switch-in unseen) is ended as interval_unclosed does, on
- * the ring buffer and in the sums.
+ * The stop: every wait still open ends at the stop and is written to user
+ * space (bpf_seq_write: as many as there are, none lost; stop_task), while
+ * the programs, stopping, note what it needs (stop_switch) and a task that
+ * exits meanwhile has its waits ended in its exit. A wait whose task ran
+ * since (its switch-in unseen) is ended as interval_unclosed does, on the
+ * ring buffer.
  */
 SEC("iter/task")
 int offcpu_stop(struct bpf_iter__task *ctx)
 {
-	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *p = ctx->task;
-	struct offcpu_start *st = NULL;
 	struct offcpu_run r = {};
-	struct offcpu_task *t;
-	__u64 pcount, queued, wake;
-	__u32 state;
 
 	note_time(&rec_stop, &rec_stop_mono);
 	if (!p)
-		return 0;
-	t = bpf_task_storage_get(&tasks, p, 0, 0);
-	if (!t)
 		return 0;
 	r.now = rec_stop_mono;
 	r.clk = rec_stop;
 	r.half = sum_active & 1;
 	r.cpu = bpf_get_smp_processor_id();
-	pcount = p->sched_info.pcount;
-	/* on a run queue since then (woken or preempted), 0 when not */
-	queued = p->sched_info.last_queued;
-	if (t->start_pending)
-		st = bpf_task_storage_get(&starts, p, 0, 0);
-	if ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount))
-		interval_unclosed(t, p, &r);
-	if (t->start_pending && st) {
-		bool woken = queued >= rec_start && queued < rec_stop;
-
-		state = st->state;
-		if (st->kind == OFFCPU_START_QUEUED) {
-			stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
-					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
-		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
-			stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
-				  rec_start, rec_stop);
-		} else if (woken) {
-			if (st->kind == OFFCPU_START_SLEEP)
-				stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
-			if (want_sched_delay)
-				stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
-					  queued, rec_stop);
-		}
-	}
-	if (t->ts_out) {
-		state = t->state;
-		wake = t->ts_wake ? t->ts_wake : queued;
-		if (wake >= t->ts_out && wake < rec_stop) {
-			stop_emit(seq, p, &t->who, state, t->ts_out, wake);
-			if (want_sched_delay)
-				stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
-					  wake, rec_stop);
-		} else {
-			stop_emit(seq, p, &t->who, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
-		}
-	} else if (want_sched_delay && t->ts_queued) {
-		stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | t->delay_state,
-			  t->ts_queued, rec_stop);
-	}
+	r.direct = true;
+	stop_task(ctx->meta->seq, p, &r);
 	return 0;
 }
 

@@ -23,7 +23,10 @@
  * half after a grace period: each program run counts itself in and out of
  * a per-CPU counter (run_begin, run_end), and user space waits until every
  * CPU has been seen outside (offcpu_bpf.c, wait_quiet). The stop is the
- * same wait, after `stopped` is set. Every loss is counted in `drops`.
+ * same wait, after `stopping` is set: the programs start and end no wait
+ * but note what the stop iterator needs, which ends every wait still open
+ * (stop_switch, stop_task); then `stopped`. Every loss is counted in
+ * `drops`.
  *
  * How the file reads: the knobs, the state and the maps; the steps
  * declared, as a table of contents; then the programs, in the order a wait
@@ -105,6 +108,11 @@ const volatile __u64 test_stall_ns = 0;
 
 __u32 sum_active;      /* the half of the accumulators and sums programs write */
 __u32 stopped;         /* the recording stopped: programs do nothing */
+/*
+ * The recording is stopping (set before `stopped`): the stop iterator ends
+ * every wait still open, and the programs start and end none (stop_switch).
+ */
+__u32 stopping;
 __u32 flush_half;      /* offcpu_flush: the half it takes (both, when stopped) */
 __u32 sum_entries[2];  /* entries created in each sum map since its drain */
 __u32 kcache_audit_mask; /* walk 1 served kernel stack cache hit in mask+1 (user space sets it) */
@@ -191,9 +199,17 @@ struct offcpu_task {
 	__u32 gen;        /* execs and renames seen: the sum keys' gen */
 	__u32 start_pending; /* OFFCPU_START_*: waiting since the recording started (see starts) */
 	__u32 target_gen; /* targets_gen + 1 when known a target (target_known) */
+	__u64 stop_wake;  /* stopping: the wakeup of its open wait, noted at its switch-in */
+	__u64 stop_owner; /* stopping: who ends its waits (stop_claim: OFFCPU_STOP_*) */
 	struct offcpu_kmemo kmemo; /* its last kernel stack (stack_kernel) */
 	struct offcpu_waker waker;
 	struct offcpu_acc acc[4];
+};
+
+/* Who ends a task's waits at the stop (offcpu_task.stop_owner, stop_claim). */
+enum {
+	OFFCPU_STOP_ITER = 1, /* the stop iterator */
+	OFFCPU_STOP_PROG = 2, /* a program: its exit, or a switch that repairs its wait */
 };
 
 /* ---- maps ---- */
@@ -392,6 +408,7 @@ struct offcpu_run {
 	__u64 *active; /* this CPU's count of runs inside (the grace period) */
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
+	bool direct;   /* the stop iterator: every wait a direct sample (wait_done) */
 };
 
 /* a program run: the samples' clock it reads (run_begin) */
@@ -469,6 +486,13 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 				      const struct offcpu_run *r);
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
 				       const struct offcpu_run *r);
+static __always_inline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
+					struct task_struct *next);
+static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p,
+				      const struct offcpu_run *r);
+static __always_inline bool stop_claim(struct offcpu_task *t, __u64 owner);
+static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
+				      const struct offcpu_who *who, __u32 state, __u64 from, __u64 to);
 /* targets and counters */
 static __always_inline bool target_known(const struct offcpu_task *t);
 static __always_inline void target_note(struct offcpu_task *t);
@@ -490,6 +514,8 @@ struct offcpu_uframe {
 
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+/* record --chains: every wait of every thread (the switch, waking and fork sides). */
+#include "chains.bpf.h"
 
 /* ==== the programs ==== */
 
@@ -498,6 +524,9 @@ struct offcpu_uframe {
  * runs (its wait, if it was waiting, ends). The state, not `preempt`,
  * decides: a task preempted after it set S or D is not on the run queue's
  * books (schedstat counts it as asleep), and perf --off-cpu counts it too.
+ * While the recording is stopping, only what the stop needs is noted
+ * (stop_switch). --chains notes every switch of every thread, stopping or
+ * not (chain_switch).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -507,8 +536,14 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 
 	if (!run_begin(&r, prev, RUN_SWITCH))
 		return 0;
-	switch_out(ctx, &r, prev, prev_state);
-	switch_in(&r, next);
+	if (stopping) {
+		stop_switch(&r, prev, next);
+	} else {
+		switch_out(ctx, &r, prev, prev_state);
+		switch_in(&r, next);
+	}
+	if (want_chains)
+		chain_switch(ctx, &r, prev, next, prev_state);
 	run_end(&r);
 	return 0;
 }
@@ -525,10 +560,15 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
 	struct offcpu_run r;
 
-	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE))
+	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE)) {
+		if (want_chains)
+			chain_waking(ctx, p, NULL);
 		return 0;
+	}
 	waker_note(ctx, &r, t);
 	run_end(&r);
+	if (want_chains) /* with the stacks waker_note took */
+		chain_waking(ctx, p, &t->waker.who);
 	return 0;
 }
 
@@ -553,7 +593,7 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 		return 0;
 	if (wakeup_times_intervals && t->ts_out && !t->ts_wake)
 		t->ts_wake = r.clk;
-	if (want_sched_delay && t->delay_pending && !t->ts_queued) {
+	if (want_sched_delay && t->delay_pending && !t->ts_queued && !stopping) {
 		t->delay_pending = 0;
 		t->ts_queued = r.clk;
 	}
@@ -573,9 +613,13 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	struct offcpu_task *t;
 	struct offcpu_run r;
 
-	if (!thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) || !run_begin(&r, p, RUN_ELSEWHERE))
+	if (want_chains)
+		chain_new(ctx, p);
+	if (!want_sched_delay || !thread_kind_wanted(p->flags) || !wanted(p->tgid, p->pid) ||
+	    !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
-	t = task_of(p, true);
+	/* stopping (read inside the run, as run_begin reads `stopped`): no new wait */
+	t = stopping ? NULL : task_of(p, true);
 	if (t) {
 		t->who.cgroup = task_cgroup(p);
 		t->who.ustack = 0;
@@ -583,7 +627,7 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 		t->delay_state = OFFCPU_STATE_NEW;
 		t->delay_pending = 0;
 		t->ts_queued = r.clk;
-	} else {
+	} else if (!stopping) {
 		drop(OFFCPU_DROP_DELAY_STORAGE);
 	}
 	run_end(&r);
@@ -591,8 +635,9 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 }
 
 /*
- * Follow the command's process tree: a child of a traced process is traced.
- * Threads share the tgid and need nothing.
+ * Follow the process tree of the command and of the -p targets, as perf's
+ * inherit: a child of a traced process is traced. Threads share the tgid
+ * and need nothing. A child the full map cannot take is counted.
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
@@ -602,8 +647,9 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0;
-	if (follow_children && bpf_map_lookup_elem(&tgids, &ptgid))
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	if (follow_children && bpf_map_lookup_elem(&tgids, &ptgid) &&
+	    bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY))
+		drop(OFFCPU_DROP_CHILD_UNTRACED);
 	if (unwind_dwarf)
 		unwind_fork(ptgid, ctgid);
 	return 0;
@@ -613,7 +659,9 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
  * A task exits: a wait left open ends, its accumulated waits go to the
  * sums, and when it has sums pending its exit time is noted, so that they
  * are timed inside its lifetime. A dead thread group leaves the target
- * set, so that a process reusing its pid is not traced by mistake.
+ * set, so that a process reusing its pid is not traced by mistake. While
+ * the recording is stopping its waits end at the stop, here: the stop
+ * iterator may not see it any more (reaped before it gets there).
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(offcpu_exit, struct task_struct *p)
@@ -623,7 +671,9 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 	struct offcpu_run r;
 
 	if (t && run_begin(&r, p, RUN_CURRENT)) {
-		if (t->ts_out || t->start_pending)
+		if (stopping)
+			stop_task(NULL, p, &r);
+		else if (t->ts_out || t->start_pending)
 			interval_unclosed(t, p, &r);
 		acc_flush(t, &r);
 		if (t->summed) {
@@ -727,11 +777,11 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct offcpu_cpu_sample *s;
 	struct pt_regs *regs;
 	bool user = (cs & 3) == 3; /* the sample interrupted user mode */
+	bool other = (filter_kind_cpu && !thread_kind_wanted(task->flags)) ||
+		     !wanted(id >> 32, (__u32)id);
 	long n;
 
-	if (filter_kind_cpu && !thread_kind_wanted(task->flags))
-		return 0;
-	if (!wanted(id >> 32, (__u32)id))
+	if (other && !want_chains) /* --chains keeps the others' too, marked */
 		return 0;
 	s = bpf_ringbuf_reserve(&cpu_samples, sizeof(*s), 0);
 	if (!s) {
@@ -744,7 +794,7 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
-	s->user = user;
+	s->user = user | (other ? OFFCPU_CPU_SAMPLE_OTHER : 0);
 	s->ulen = 0;
 	s->klen = 0;
 	if (!user && want_kstack) {
@@ -818,6 +868,7 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	r->clk = task_rq_clock(p);
 	r->now = clock == RUN_SWITCH ? now_of(r->clk) : clock == RUN_CURRENT ? bpf_ktime_get_ns() : 0;
 	r->cpu = bpf_get_smp_processor_id();
+	r->direct = false;
 	return true;
 }
 
@@ -1073,7 +1124,9 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
  * t's wait (state: OFFCPU_STATE_* and OFFCPU_SCHED_DELAY) of delta ns ended
  * now, where its last switch-out noted (t->who), with its waker (t->waker)
  * when `waker`: a long one is one sample on the ring buffer, a short one is
- * added to the task's accumulator of its kind.
+ * added to the task's accumulator of its kind, unless the run is the stop
+ * iterator's (r->direct), which is not the task's own: the task may be
+ * flushing its accumulators in its exit meanwhile.
  */
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
 				      __u32 state, __u64 delta, bool waker)
@@ -1104,7 +1157,7 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 	period = a->v.period;
 	if (test_stall_ns && bpf_get_prandom_u32() % 8 == 0)
 		test_stall(); /* the worst place to be stopped: between that read and the writes */
-	if (delta >= thresh_ns) {
+	if (delta >= thresh_ns || r->direct) {
 		sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
 		return;
 	}
@@ -1896,7 +1949,8 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
  * and ends at its wakeup, read at its switch-in from the scheduler's own
  * accounting (sched_info.last_queued: the time it was queued, i.e. woken).
  * At the stop, the offcpu_stop iterator ends every wait still open at the
- * stop (rec_stop). Both kinds are direct samples flagged
+ * stop (rec_stop), the programs still attached but stopping (stop_switch,
+ * stop_task). Both kinds are direct samples flagged
  * OFFCPU_IN_PROGRESS_START / _STOP: only time inside the recording counts.
  *
  * The iterator and the switch program never write the same storage: a
@@ -2000,6 +2054,157 @@ static __always_inline void start_emit(const struct offcpu_start *st, __u32 stat
 	v.count = 1;
 	v.cpu = r->cpu;
 	sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
+}
+
+/*
+ * The recording is stopping: the stop iterator ends every wait still open,
+ * at the stop, and the programs start and end none, but note here what the
+ * iterator could not tell later: the stop's time, at the first switch
+ * after it, and the wakeup of a waiting task that gets the CPU now
+ * (t->stop_wake). The iterator may reach that task only after it has run
+ * and waited many times more, and sched_info keeps only the last of those
+ * (a stop that detached the programs first counted such a wait lost,
+ * "interval end not seen", on busy threads). A wait whose switch-in the
+ * kernel hid (its task runs, or gets the CPU again, with the wait still
+ * open) is ended at the first switch that shows it, while sched_info can
+ * still time it, as the switch does in normal mode, and claimed, as the
+ * iterator claims its waits (stop_claim).
+ */
+static __always_inline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
+					struct task_struct *next)
+{
+	struct offcpu_start *st;
+	struct offcpu_task *t;
+	__u64 pcount;
+
+	note_time(&rec_stop, &rec_stop_mono);
+	t = bpf_task_storage_get(&tasks, prev, 0, 0);
+	if (t && (t->ts_out || t->start_pending) && !t->stop_wake && stop_claim(t, OFFCPU_STOP_PROG))
+		interval_unclosed(t, prev, r);
+	t = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (!t || t->stop_wake || !(t->ts_out || t->start_pending))
+		return;
+	/* pcount counts this switch-in only after the tracepoint */
+	pcount = next->sched_info.pcount;
+	if (t->ts_out && pcount == t->pcount_out) {
+		t->stop_wake = interval_end(next, t, r->clk);
+		return;
+	}
+	st = t->ts_out ? NULL : bpf_task_storage_get(&starts, next, 0, 0);
+	if (st && pcount == st->pcount)
+		t->stop_wake = next->sched_info.last_queued ? next->sched_info.last_queued : r->clk;
+	else if (stop_claim(t, OFFCPU_STOP_PROG))
+		interval_unclosed(t, next, r);
+}
+
+/*
+ * The stop, for one task p: every wait of its still open ends at the stop
+ * (rec_stop), written to seq by the stop iterator or, from p's exit (seq
+ * NULL), on the ring buffer. A task woken but not yet running ends its
+ * off-CPU interval at its wakeup; its wait for a CPU is then the one in
+ * progress. A wakeup since the recording began stopping was noted at the
+ * task's switch-in (t->stop_wake, stop_switch). A wait whose task ran
+ * since without a switch-in seen is ended as interval_unclosed does, on
+ * the ring buffer (the iterator's r->direct) or in the exiting task's
+ * sums. Only the first to claim p's waits ends them (stop_claim).
+ */
+static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p,
+				      const struct offcpu_run *r)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct offcpu_start *st = NULL;
+	__u64 pcount, queued, wake;
+	__u32 state;
+
+	if (!t || !stop_claim(t, seq ? OFFCPU_STOP_ITER : OFFCPU_STOP_PROG))
+		return;
+	note_time(&rec_stop, &rec_stop_mono);
+	pcount = p->sched_info.pcount;
+	/* woken (or preempted) since then: on a run queue from here; 0 when not */
+	queued = t->stop_wake ? t->stop_wake : p->sched_info.last_queued;
+	if (t->start_pending)
+		st = bpf_task_storage_get(&starts, p, 0, 0);
+	if (!t->stop_wake &&
+	    ((t->ts_out && pcount != t->pcount_out) || (st && pcount != st->pcount)))
+		interval_unclosed(t, p, r);
+	if (t->start_pending && st) {
+		bool woken = queued >= rec_start && queued < rec_stop;
+
+		state = st->state;
+		if (st->kind == OFFCPU_START_QUEUED) {
+			stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START |
+					  OFFCPU_IN_PROGRESS_STOP, rec_start, rec_stop);
+		} else if (st->kind == OFFCPU_START_SLEEP && !woken) {
+			stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START | OFFCPU_IN_PROGRESS_STOP,
+				  rec_start, rec_stop);
+		} else if (woken) {
+			if (st->kind == OFFCPU_START_SLEEP)
+				stop_emit(seq, p, &st->who, state | OFFCPU_IN_PROGRESS_START, rec_start, queued);
+			if (want_sched_delay)
+				stop_emit(seq, p, &st->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  queued, rec_stop);
+		}
+	}
+	if (t->ts_out) {
+		state = t->state;
+		wake = t->stop_wake ? t->stop_wake : t->ts_wake ? t->ts_wake : queued;
+		if (wake >= t->ts_out && wake < rec_stop) {
+			stop_emit(seq, p, &t->who, state, t->ts_out, wake);
+			if (want_sched_delay)
+				stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | state,
+					  wake, rec_stop);
+		} else {
+			stop_emit(seq, p, &t->who, state | OFFCPU_IN_PROGRESS_STOP, t->ts_out, rec_stop);
+		}
+	} else if (want_sched_delay && t->ts_queued) {
+		stop_emit(seq, p, &t->who, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_STOP | t->delay_state,
+			  t->ts_queued, rec_stop);
+	}
+}
+
+/*
+ * Take t's waits for the stop, as `owner`: the stop iterator, or a program
+ * (the task's exit, or a switch that repairs its wait: stop_switch). The
+ * first to take them ends them, no one else: the exchange decides. The
+ * iterator takes a task again when it shows it again (its output did not
+ * fit: bpf_seq_read's retry), and writes the same.
+ */
+static __always_inline bool stop_claim(struct offcpu_task *t, __u64 owner)
+{
+	__u64 old = __sync_val_compare_and_swap(&t->stop_owner, 0, owner);
+
+	return !old || (old == owner && owner == OFFCPU_STOP_ITER);
+}
+
+/*
+ * A wait of `who` in `state` that ran from `from` to `to` (run-queue
+ * clock), ended at the stop, as a direct sample (the samples' time: the
+ * stop): to user space through seq (the stop iterator), or on the ring
+ * buffer (seq NULL: a task's exit). A wait that began after the stop (a
+ * program run that had begun before the recording was stopping) is
+ * outside the recording.
+ */
+static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *p,
+				      const struct offcpu_who *who, __u32 state, __u64 from, __u64 to)
+{
+	struct offcpu_sample s;
+
+	if (to <= from)
+		return;
+	if (!(state & OFFCPU_SCHED_DELAY) && !block_time_kept(to - from))
+		return; /* -m/-M, on the part inside the recording */
+	__builtin_memset(&s, 0, sizeof(s));
+	s.kind = OFFCPU_REC_SAMPLE;
+	s.k.who = *who;
+	s.k.state = state;
+	s.v.time = rec_stop_mono;
+	s.v.period = to - from;
+	s.v.count = 1;
+	s.v.cpu = BPF_CORE_READ(p, thread_info.cpu);
+	if (seq)
+		bpf_seq_write(seq, &s, sizeof(s));
+	else if (bpf_ringbuf_output(&events, &s, sizeof(s), ringbuf_flags()))
+		drop(OFFCPU_DROP_RINGBUF);
 }
 
 /* ==== targets and counters ==== */

@@ -80,10 +80,18 @@ enum offcpu_loss {
 	/* no task storage: a run-queue wait not measured */                                    \
 	X(DELAY_STORAGE, "drop.sched_delay_storage", "sched-delay storage unavailable",         \
 	  OFFCPU_LOSS_DELAY)                                                                    \
+	/* -p or a command: a child forked by a target, not followed (target map full) */       \
+	X(CHILD_UNTRACED, "drop.child_untraced", "child process not followed (target map full)",  \
+	  OFFCPU_LOSS_DATA)                                                                     \
 	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */                    \
 	/* its ring buffer full: a CPU sample lost */                                           \
 	X(CPU_RINGBUF, "drop.cpu_ringbuf_full", "cpu samples (BPF ring buffer full)",           \
-	  OFFCPU_LOSS_DATA)
+	  OFFCPU_LOSS_DATA)                                                                     \
+	/* --chains: a switch or stack record lost (the analysis marks what it breaks) */       \
+	X(CHAIN_RINGBUF, "drop.chain_ringbuf_full", "chain records (ring buffer full)",         \
+	  OFFCPU_LOSS_DATA)                                                                     \
+	/* --chains: no task storage: a thread's wait not noted */                              \
+	X(CHAIN_STORAGE, "drop.chain_storage", "chain task storage unavailable", OFFCPU_LOSS_DATA)
 
 #define OFFCPU_DROP_ENUM(id, key, what, loss) OFFCPU_DROP_##id,
 enum offcpu_drop {
@@ -258,6 +266,7 @@ struct offcpu_kstack {
  * event, with its stacks (ulen user frames, then klen kernel frames from
  * stack[OFFCPU_MAX_STACK], innermost first).
  */
+#define OFFCPU_CPU_SAMPLE_OTHER 0x2 /* --chains: a thread outside the targets */
 struct offcpu_cpu_sample {
 	__u64 time;
 	__u64 period;
@@ -265,7 +274,7 @@ struct offcpu_cpu_sample {
 	__u32 pid;
 	__u32 tid;
 	__u32 cpu;
-	__u32 user; /* it interrupted user mode */
+	__u32 user; /* it interrupted user mode (1), outside the targets (OFFCPU_CPU_SAMPLE_OTHER) */
 	__u32 ulen;
 	__u32 klen;
 	__u64 stack[2 * OFFCPU_MAX_STACK];

@@ -12,11 +12,12 @@
 #include "cmd/commands.h"
 #include "cmd/read_opts.h"
 #include "output/flamegraph/flamegraph.h"
+#include "profile/chains.h"
 #include "profile/read.h"
 
 enum {
 	OPT_CPU_ONLY = OPT_READ_LAST, OPT_OFF_ONLY, OPT_WAKEUPS, OPT_INVERTED, OPT_PER_THREAD,
-	OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH,
+	OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_CHAINS,
 };
 
 static const struct option long_opts[] = {
@@ -25,6 +26,8 @@ static const struct option long_opts[] = {
 	{ "cpu-only", no_argument, NULL, OPT_CPU_ONLY },
 	{ "off-cpu-only", no_argument, NULL, OPT_OFF_ONLY },
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
+	{ "chains", no_argument, NULL, OPT_CHAINS },
+	{ "chain-min", required_argument, NULL, OPT_CHAIN_MIN },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "title", required_argument, NULL, OPT_TITLE },
@@ -50,6 +53,11 @@ static void usage(FILE *f)
 		"      --off-cpu-only      off-CPU time only (offcpu-time)\n"
 		"      --wakeups           off-wake graph (record --wakeups): each sleeper's stack,\n"
 		"                          a -- frame, then its waker's stack standing on it\n"
+		"      --chains            wait chains (record --chains): each wait's stack, then\n"
+		"                          per waker a [woken by X] frame and X's stack, up to\n"
+		"                          the work that ended the wait (on-CPU colours) or its\n"
+		"                          end ([timer], [io], ...)\n"
+		"      --chain-min MS      --chains: waits of MS or more (default 1)\n"
 		"      --inverted          icicle graph: roots at the top\n"
 		"      --per-thread        one tower per thread (comm-pid/tid) instead of per comm\n"
 		"      --width PX          image width (default 1200)\n"
@@ -102,6 +110,9 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 	case OPT_WAKEUPS:
 		a->fd->wakeups = true;
 		return 1;
+	case OPT_CHAINS:
+		a->fd->chains = true;
+		return 1;
 	case OPT_INVERTED:
 		a->fd->svg.inverted = true;
 		return 1;
@@ -120,10 +131,26 @@ static int option(void *ctx, int c, char *arg, int argc, char **argv)
 		return parse_num("--min-width", arg, 0, 1000, &a->fd->svg.min_width) ? -EINVAL : 1;
 	case OPT_KEEP_SCHED:
 	case OPT_MAX_STACK:
+	case OPT_CHAIN_MIN:
 	case OPT_NO_DEMANGLE:
 		return read_opts__report(c, arg, argc, argv, a->o);
 	}
 	return 0;
+}
+
+/* --chains: the recording read into wait chains, their paths as a profile. */
+static int read_chains(struct report_opts *o, const struct msg_sink *ms, struct session **s,
+		       struct chains **c, struct profile **p, char *err, size_t errlen)
+{
+	struct chains_totals tot;
+	int ret = chains__read(o, ms, s, c, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = chains__profile(*c, o, chains__min_ns(o), -1, PROFILE_KEEP_PID | PROFILE_KEEP_TID, p, &tot);
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	return ret;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -135,14 +162,15 @@ int cmd_flamegraph(int argc, char **argv)
 	struct read_cmd cmd = { "flamegraph", "i:o:h", long_opts, true, usage, option, &args };
 	struct session *s = NULL;
 	struct profile *p = NULL;
+	struct chains *c = NULL;
 	struct fg_drawn drawn;
 	char err[4400];
 	int ret;
 
 	report_opts__init(&o);
 	ret = read_opts__parse(&cmd, &o, argc, argv);
-	if (!ret && fd.cpu_only + fd.off_only + fd.wakeups > 1) {
-		fprintf(stderr, "offcpu flamegraph: --cpu-only, --off-cpu-only and --wakeups exclude each other\n");
+	if (!ret && fd.cpu_only + fd.off_only + fd.wakeups + fd.chains > 1) {
+		fprintf(stderr, "offcpu flamegraph: --cpu-only, --off-cpu-only, --wakeups and --chains exclude each other\n");
 		ret = -EINVAL;
 	}
 	if (ret) {
@@ -151,8 +179,11 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	o.wakeups = fd.wakeups;
 	o.waker_by = fd.per_thread ? BY_TID : BY_COMM;
-	ret = profile__read(&o, fd.per_thread ? PROFILE_KEEP_PID | PROFILE_KEEP_TID : 0, &ms, &s, &p,
-			    err, sizeof(err));
+	if (fd.chains)
+		ret = read_chains(&o, &ms, &s, &c, &p, err, sizeof(err));
+	else
+		ret = profile__read(&o, fd.per_thread ? PROFILE_KEEP_PID | PROFILE_KEEP_TID : 0, &ms,
+				    &s, &p, err, sizeof(err));
 	if (!ret)
 		ret = flamegraph__draw(&fd, &o, s, p, &ms, &drawn, err, sizeof(err));
 	if (ret)
@@ -161,6 +192,7 @@ int cmd_flamegraph(int argc, char **argv)
 		fprintf(stderr, "[ offcpu flamegraph: wrote %s: %zu frames; %s ]\n", fd.output,
 			drawn.frames, drawn.what);
 	profile__free(p);
+	chains__free(c);
 	session__free(s);
 	report_opts__free(&o);
 	return ret ? 1 : 0;

@@ -147,6 +147,20 @@ static int max_stack(const char *arg, struct report_opts *o)
 	return 0;
 }
 
+/* --chain-min MS: the shortest wait --chains analyses, in ms (fractions allowed). */
+static int chain_min(const char *arg, struct report_opts *o)
+{
+	char *end;
+	double ms = strtod(arg, &end);
+
+	if (end == arg || *end || !(ms >= 0 && ms <= 1e9)) {
+		fprintf(stderr, "offcpu: bad --chain-min '%s' (milliseconds, 0 or more)\n", arg);
+		return -EINVAL;
+	}
+	o->chain_min_ns = (int64_t)(ms * 1e6 + 0.5);
+	return 0;
+}
+
 int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opts *o)
 {
 	int err = 0;
@@ -189,6 +203,9 @@ int read_opts__report(int c, char *arg, int argc, char **argv, struct report_opt
 		break;
 	case OPT_MAX_STACK:
 		err = max_stack(arg, o);
+		break;
+	case OPT_CHAIN_MIN:
+		err = chain_min(arg, o);
 		break;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;

@@ -20,7 +20,8 @@
  */
 enum {
 	OPT_CHILDREN = 0x1000, OPT_NO_CHILDREN, OPT_PERCENT, OPT_SRCLINE, OPT_INLINE,
-	OPT_NO_SYMBOLS, OPT_STDIO, OPT_KEEP_SCHED, OPT_MAX_STACK, OPT_NO_DEMANGLE,
+	OPT_NO_SYMBOLS, OPT_STDIO, OPT_KEEP_SCHED, OPT_MAX_STACK, OPT_CHAIN_MIN,
+	OPT_NO_DEMANGLE,
 	OPT_READ_LAST, /* a command's own codes from here */
 	OPT_FILTER = 0x2000,
 	OPT_OUTPUT = 0x3000, /* report's outputs: + their row in report_outputs */
@@ -45,6 +46,7 @@ enum {
 	{ "stdio", no_argument, NULL, OPT_STDIO },                        \
 	{ "keep-sched-frames", no_argument, NULL, OPT_KEEP_SCHED },       \
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },          \
+	{ "chain-min", required_argument, NULL, OPT_CHAIN_MIN },          \
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },            \
 	{ "help", no_argument, NULL, 'h' }
 

@@ -2,6 +2,7 @@
 /* `offcpu record`: options into a record_opts, then a session. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,11 @@ static const char usage_text[] =
 	"run (cpu-clock samples) into a perf.data file that Linux perf reads.\n"
 	"\n"
 	"Targets (default with no COMMAND: the whole machine):\n"
-	"  -p, --pid PID[,PID...]     processes (all their threads), until they exit\n"
-	"  -t, --tid TID[,TID...]     threads, until they exit\n"
+	"  -p, --pid PID[,PID...]     processes (all their threads) and the children they\n"
+	"                             fork while recorded (as perf record -p), until the\n"
+	"                             processes given exit\n"
+	"  -t, --tid TID[,TID...]     threads, each alone (not its children), until they\n"
+	"                             exit\n"
 	"  -a, --all-cpus             the whole machine\n"
 	"  -C, --cpu LIST             only these CPUs (e.g. 0,2-3)\n"
 	"  -G, --cgroup PATH          only tasks in this cgroup v2 (and below)\n"
@@ -29,10 +33,14 @@ static const char usage_text[] =
 	"\n"
 	"Recording:\n"
 	"  -o, --output FILE          output file (default perf.data; an existing one\n"
-	"                             becomes FILE.old)\n"
+	"                             becomes FILE.old, unless it or FILE.old is another\n"
+	"                             user's)\n"
 	"  -d, --duration SECS        stop after SECS seconds; a number after -p, -t or -a\n"
 	"                             with no COMMAND is the same (offcpu record -p PID 5)\n"
-	"  -F, --freq HZ              CPU sampling frequency (default 999)\n"
+	"  -F, --freq HZ|max          CPU sampling frequency (default 999); max: the\n"
+	"                             kernel's (kernel.perf_event_max_sample_rate)\n"
+	"  -c, --count N              a CPU sample every N events instead (cpu-clock,\n"
+	"                             task-clock: every N ns)\n"
 	"  -e, --event NAME           CPU event: cpu-clock (default), task-clock, cycles\n"
 	"      --no-cpu               off-CPU only, no CPU samples\n"
 	"      --off-cpu-thresh MS    waits of MS or more are written one by one, shorter\n"
@@ -46,14 +54,16 @@ static const char usage_text[] =
 	"                             libraries, python...), falling back to frame\n"
 	"                             pointers where a binary has no such table; fp\n"
 	"                             follows frame pointers only (cheaper, loses callers\n"
-	"                             in code built without them)\n"
+	"                             in code built without them); perf's dwarf,SIZE is\n"
+	"                             taken as dwarf (no stack is copied: SIZE is unused)\n"
 	"      --python yes|no        Python functions in the stacks of CPython 3.11-3.13\n"
 	"                             threads, as \"function (file.py:line)\" in place of the\n"
 	"                             interpreter's frames (default yes; with --call-graph\n"
 	"                             dwarf only); their names go to FILE.python\n"
 	"  -U, --user-stacks-only     the same as --stacks user\n"
 	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
-	"  -g                         call graphs: always on (accepted as in perf record)\n"
+	"  -g, --off-cpu              call graphs, off-CPU time: always on (accepted as in\n"
+	"                             perf record)\n"
 	"      --no-kstack-cache      walk every kernel stack (by default a stack is taken\n"
 	"                             from the cache of blocking points when the thread\n"
 	"                             blocks where it blocked before)\n"
@@ -68,6 +78,15 @@ static const char usage_text[] =
 	"                             (event offcpu-wakeup, beside each offcpu-time sample)\n"
 	"      --sched-delay          run-queue delay: the wait for a CPU after a wakeup,\n"
 	"                             preemption or fork (event sched-delay)\n"
+	"      --nice N               the recorder's own nice value, -20 to 19 (default\n"
+	"                             -20: on a machine whose CPUs are all busy it still\n"
+	"                             starts, drains and stops in time; its CPU time is\n"
+	"                             the same at any value); 0: as it was started\n"
+	"      --chains               wait chains (report --chains): every wait of every\n"
+	"                             thread of the machine, its waker and stacks, compact\n"
+	"                             (events offcpu-switch, offcpu-stack), and the CPU\n"
+	"                             samples of threads outside the targets too (event\n"
+	"                             chain-cpu-clock); implies --wakeups\n"
 	"  -q, --quiet                no status line or summary\n"
 	"  -v, --verbose              the whole summary: how stacks were taken, waits in\n"
 	"                             progress, switch-ins the kernel hid\n"
@@ -82,10 +101,14 @@ enum {
 	OPT_KTHREADS,
 	OPT_WAKEUPS,
 	OPT_SCHED_DELAY,
+	OPT_CHAINS,
 	OPT_USER,
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
 	OPT_PYTHON,
+	OPT_OFF_CPU,
+	OPT_SWITCH_OUTPUT,
+	OPT_NICE,
 };
 
 /* -u/-k and -U/-K: each pair is one choice, asked at most once. */
@@ -100,6 +123,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
 	{ "no-cpu", no_argument, NULL, OPT_NO_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_THRESH },
@@ -109,10 +133,14 @@ static const struct option long_opts[] = {
 	{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+	{ "chains", no_argument, NULL, OPT_CHAINS },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
 	{ "python", required_argument, NULL, OPT_PYTHON },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "nice", required_argument, NULL, OPT_NICE },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "user-threads-only", no_argument, NULL, 'u' },
 	{ "kernel-threads-only", no_argument, NULL, 'k' },
 	{ "user-stacks-only", no_argument, NULL, 'U' },
@@ -125,17 +153,29 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+/* After a usage error's message: the forms, and where the options are. */
+static const char usage_short[] =
+	"usage: offcpu record [options] [-- COMMAND [ARGS...]] | -p PID | -t TID | -a [SECS]\n"
+	"       (offcpu record --help lists the options)\n";
+
 static int bad(const char *opt, const char *val, const char *why)
 {
-	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n\n%s", val, opt, why,
-		usage_text);
+	fprintf(stderr, "offcpu record: invalid value '%s' for %s: %s\n%s", val, opt, why,
+		usage_short);
 	return 2;
 }
 
 /* Options that cannot go together: usage, exit 2. */
 static int conflict(const char *why)
 {
-	fprintf(stderr, "offcpu record: %s\n\n%s", why, usage_text);
+	fprintf(stderr, "offcpu record: %s\n%s", why, usage_short);
+	return 2;
+}
+
+/* A habit of perf record that offcpu does not take: one line, with what to do instead; exit 2. */
+static int habit(const char *opt, const char *instead)
+{
+	fprintf(stderr, "offcpu record: %s: %s\n", opt, instead);
 	return 2;
 }
 
@@ -146,6 +186,18 @@ static int parse_double(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return errno || end == s || *end ? -EINVAL : 0;
+}
+
+/*
+ * A duration in seconds: a finite number above 0, at most 10^9 s (31 years:
+ * its nanoseconds fit in 64 bits with room to add the start time). strtod
+ * takes "nan", "inf" and 1e300, none of which is a duration.
+ */
+#define MAX_DURATION 1e9
+static int parse_duration(const char *s, double *out)
+{
+	return parse_double(s, out) || !isfinite(*out) || *out <= 0 || *out > MAX_DURATION
+		       ? -EINVAL : 0;
 }
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
@@ -194,6 +246,54 @@ static int parse_stacks(const char *s, bool *user, bool *kernel)
 	return *user || *kernel ? 0 : -EINVAL;
 }
 
+/*
+ * -e with a tracepoint (perf record -e sched:sched_switch): offcpu records
+ * its own events; -e picks the CPU-sampling one. 2 after the line, or -1
+ * when arg is no tracepoint.
+ */
+static int tracepoint_event(const char *arg)
+{
+	char opt[96];
+
+	if (!strchr(arg, ':'))
+		return -1;
+	snprintf(opt, sizeof(opt), "-e %s", arg);
+	if (!strcmp(arg, "sched:sched_switch"))
+		return habit(opt, "not needed: offcpu records every switch itself, with its stacks and "
+			     "times (event offcpu-time); -e picks the CPU-sampling event (cpu-clock, "
+			     "task-clock, cycles)");
+	if (!strcmp(arg, "sched:sched_wakeup") || !strcmp(arg, "sched:sched_waking"))
+		return habit(opt, "use --wakeups: who woke each wait, with its stacks (event "
+			     "offcpu-wakeup); -e picks the CPU-sampling event (cpu-clock, task-clock, "
+			     "cycles)");
+	return habit(opt, "offcpu records its own events (offcpu-time and CPU samples) and no "
+		     "tracepoint: use perf record for that; -e picks the CPU-sampling event (cpu-clock, "
+		     "task-clock, cycles)");
+}
+
+/*
+ * --call-graph dwarf|fp, or perf's dwarf,SIZE: the size of the stack copy
+ * perf takes, which offcpu does not (it unwinds in the kernel), said unused.
+ */
+static int call_graph(struct record_opts *o, const char *arg)
+{
+	unsigned long long size;
+
+	if (!strcmp(arg, "dwarf") || !strcmp(arg, "fp")) {
+		o->dwarf = arg[0] == 'd';
+		return 0;
+	}
+	if (!strncmp(arg, "dwarf,", 6) && !parse_uint(arg + 6, UINT32_MAX, &size)) {
+		o->dwarf = true;
+		fprintf(stderr, "offcpu record: --call-graph %s: the size is unused (user stacks are "
+			"unwound in the kernel; no copy of the stack is taken)\n", arg);
+		return 0;
+	}
+	if (!strcmp(arg, "lbr"))
+		return habit("--call-graph lbr", "no LBR: use dwarf (the default) or fp");
+	return bad("--call-graph", arg, "expected dwarf or fp");
+}
+
 /* The options of the events and their stacks, for option(). */
 static int event_option(struct record_opts *o, int c, const char *arg, char **argv)
 {
@@ -201,11 +301,23 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 
 	switch (c) {
 	case 'F':
+		if (!strcmp(arg, "max")) {
+			o->freq_max = true;
+			return 0;
+		}
 		if (parse_uint(arg, 100000, &u) || !u)
-			return bad("-F", arg, "expected a frequency in Hz (1-100000)");
+			return bad("-F", arg, "expected a frequency in Hz (1-100000) or max");
 		o->freq = u;
+		o->freq_max = false;
+		return 0;
+	case 'c':
+		if (parse_uint(arg, 1ULL << 62, &u) || !u)
+			return bad("-c", arg, "expected a count of events > 0 (cpu-clock: ns)");
+		o->period = u;
 		return 0;
 	case 'e':
+		if (tracepoint_event(arg) > 0)
+			return 2;
 		if (strcmp(arg, "cpu-clock") && strcmp(arg, "task-clock") &&
 		    strcmp(arg, "cycles"))
 			return bad("-e", arg, "cpu-clock, task-clock or cycles");
@@ -244,13 +356,9 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 	case OPT_SCHED_DELAY:
 		o->sched_delay = true;
 		return 0;
-	case OPT_CALL_GRAPH:
-		if (!strcmp(arg, "dwarf"))
-			o->dwarf = true;
-		else if (!strcmp(arg, "fp"))
-			o->dwarf = false;
-		else
-			return bad("--call-graph", arg, "expected dwarf or fp");
+	case OPT_CHAINS:
+		o->chains = true;
+		o->wakeups = true; /* the targets' offcpu-wakeup samples too: report --wakeups */
 		return 0;
 	case OPT_PYTHON:
 		if (!strcmp(arg, "yes"))
@@ -260,6 +368,22 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 		else
 			return bad("--python", arg, "expected yes or no");
 		return 0;
+	case OPT_CALL_GRAPH:
+		return call_graph(o, arg);
+	case OPT_SWITCH_OUTPUT:
+		return habit("--switch-output", "not supported: one recording is one file; record "
+			     "again (-d SECS each) for one file per period");
+	case OPT_NICE: {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || n < -20 || n > 19)
+			return bad("--nice", arg, "expected a nice value, -20 to 19");
+		o->nice = n;
+		return 0;
+	}
 	case OPT_USER:
 		if (!*arg)
 			return bad("--user", arg, "expected a user name or uid");
@@ -270,12 +394,12 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 		return 0;
 	default:
 		if (optopt && optopt < 256)
-			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n\n",
+			fprintf(stderr, "offcpu record: unknown option or missing value: -%c\n",
 				optopt);
 		else
-			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n\n",
+			fprintf(stderr, "offcpu record: unknown option or missing value: %s\n",
 				argv[optind - 1]);
-		fputs(usage_text, stderr);
+		fputs(usage_short, stderr);
 		return 2;
 	}
 }
@@ -313,8 +437,8 @@ static int option(struct record_opts *o, int c, const char *arg, char **argv)
 		o->cgroup = arg;
 		return 0;
 	case 'd':
-		if (parse_double(arg, &o->duration) || o->duration <= 0)
-			return bad("-d", arg, "expected seconds > 0");
+		if (parse_duration(arg, &o->duration))
+			return bad("-d", arg, "expected seconds, more than 0 and at most 1e9");
 		return 0;
 	default:
 		return event_option(o, c, arg, argv);
@@ -362,7 +486,8 @@ static int habit_option(struct record_opts *o, struct only *only, int c, const c
 		o->max_ns = u * 1000;
 		return 0;
 	case 'g':
-		return 0; /* perf's "call graphs on": they always are */
+	case OPT_OFF_CPU:
+		return 0; /* perf's "call graphs on", "off-CPU too": they always are */
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -445,8 +570,8 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	    argv[optind][0] >= '0' && argv[optind][0] <= '9') {
 		double secs;
 
-		if (parse_double(argv[optind], &secs) || secs <= 0)
-			return bad("the duration", argv[optind], "expected seconds > 0");
+		if (parse_duration(argv[optind], &secs))
+			return bad("the duration", argv[optind], "expected seconds, more than 0 and at most 1e9");
 		if (o->duration > 0)
 			return conflict("two durations: -d and a trailing number");
 		o->duration = secs;
@@ -454,6 +579,10 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	}
 	if (o->min_ns > o->max_ns)
 		return conflict("-m is above -M: no wait would be kept");
+	if (o->period && (o->freq_max || o->freq))
+		return conflict("-c and -F: a sample every N events, or N a second, not both");
+	if (!o->freq)
+		o->freq = 999;
 	if (only->threads == ONLY_USER && o->kernel_threads)
 		return conflict("-u and --kernel-threads: user threads only, or kernel threads too?");
 	if (only->threads) {
@@ -464,12 +593,12 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->argv && (o->pids.n || o->tids.n || o->all_cpus)) {
-		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n\n%s",
-			usage_text);
+		fprintf(stderr, "offcpu record: give either a COMMAND or -p/-t/-a, not both\n%s",
+			usage_short);
 		return 2;
 	}
 	if (o->user && !o->argv) {
-		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n\n%s", usage_text);
+		fprintf(stderr, "offcpu record: --user needs a COMMAND to run\n%s", usage_short);
 		return 2;
 	}
 	if (!o->argv && !o->pids.n && !o->tids.n)
@@ -479,15 +608,18 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 
 /*
  * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
- * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL): 0, or 2 after the message.
+ * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL, OFFCPU_TEST_UNWIND_FAIL,
+ * OFFCPU_TEST_STOP_DELAY): 0, or 2 after the message.
  */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
 	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *stall = getenv("OFFCPU_TEST_STALL");
+	const char *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL"), *sdelay = getenv("OFFCPU_TEST_STOP_DELAY");
 	unsigned long long n;
 
 	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
+	o->test_unwind_fail = ufail && *ufail && strcmp(ufail, "0");
 	if (hide && *hide) {
 		if (parse_uint(hide, 1000000, &n)) {
 			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
@@ -511,6 +643,14 @@ static int test_knobs(struct record_opts *o)
 			return 2;
 		}
 		o->test_stall_ms = n;
+	}
+	if (sdelay && *sdelay) {
+		if (parse_uint(sdelay, 1000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_STOP_DELAY: expected milliseconds (at most 1000), got '%s'\n",
+				sdelay);
+			return 2;
+		}
+		o->test_stop_delay_ms = n;
 	}
 	return 0;
 }
@@ -542,7 +682,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {
 		.output = "perf.data",
-		.freq = 999,
+		.freq = 0, /* -F: 999 unless -c (check) */
 		.event = "cpu-clock",
 		.thresh_ns = 500000000ULL,
 		.state_mask = OFFCPU_STATE_S | OFFCPU_STATE_D,
@@ -554,6 +694,7 @@ int cmd_record(int argc, char **argv)
 		.kstack_cache = true,
 		.user_threads = true,
 		.max_ns = UINT64_MAX,
+		.nice = -20,
 		.orig_argc = argc,
 		.orig_argv = argv,
 	};
@@ -562,7 +703,7 @@ int cmd_record(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0; /* our own message, prefixed like every other */
-	while (!ret && (c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:e:uUkKm:M:gqvh", long_opts,
+	while (!ret && (c = getopt_long(argc, argv, "+o:p:t:aC:G:d:F:c:e:uUkKm:M:gqvh", long_opts,
 					NULL)) != -1) {
 		before = optind;
 		if (c == 'h') {

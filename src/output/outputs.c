@@ -6,7 +6,7 @@
 #include "profile/read.h"
 
 /* The outputs, in the order of report's help; each NAME_output is defined in its file. */
-#define REPORT_OUTPUTS(X) X(stdio) X(folded) X(pprof) X(wakeups) X(threads)
+#define REPORT_OUTPUTS(X) X(stdio) X(folded) X(pprof) X(wakeups) X(chains) X(threads)
 
 #define DECLARE(n) extern const struct report_output n##_output;
 REPORT_OUTPUTS(DECLARE)
@@ -30,6 +30,13 @@ bool output_choice__has(const struct output_choice *c, const char *name)
 	int i = output_index(name, strlen(name));
 
 	return i >= 0 && (c->given & 1u << i);
+}
+
+const char *output_choice__arg(const struct output_choice *c, const char *name)
+{
+	int i = output_index(name, strlen(name));
+
+	return i >= 0 && (c->given & 1u << i) ? c->arg[i] : NULL;
 }
 
 /* Whether out meets one of its excluded outputs in c, or -e. */
@@ -122,6 +129,7 @@ int report_outputs__run(const struct output_choice *c, struct report_opts *o, FI
 	struct output_run r = { .f = f, .o = o, .c = c, .ms = ms, .err = err, .errlen = errlen };
 	struct profile *p = NULL;
 	struct threads *t = NULL;
+	struct chains *ch = NULL;
 	unsigned int keep;
 	int ret;
 
@@ -134,6 +142,10 @@ int report_outputs__run(const struct output_choice *c, struct report_opts *o, FI
 		return -EINVAL;
 	if (out->reads == OUTPUT_READS_THREADS) {
 		ret = threads__read(o, ms, &r.s, &t, err, errlen);
+	} else if (out->reads == OUTPUT_READS_CHAINS) {
+		if (out->prepare)
+			out->prepare(o, c);
+		ret = chains__read(o, ms, &r.s, &ch, err, errlen);
 	} else {
 		keep = out->prepare ? out->prepare(o, c) : 0;
 		ret = profile__read(o, keep | sort_keep(o), ms, &r.s, &p, err, errlen);
@@ -142,11 +154,13 @@ int report_outputs__run(const struct output_choice *c, struct report_opts *o, FI
 		return ret;
 	r.p = p;
 	r.t = t;
+	r.chains = ch;
 	ret = out->write(&r);
 	if (ret && !err[0])
 		snprintf(err, errlen, "%s", strerror(-ret));
 	profile__free(p);
 	threads__free(t);
+	chains__free(ch);
 	session__free(r.s);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "profile/chains.h"
 #include "profile/profile.h"
 #include "profile/report_opts.h"
 #include "profile/threads.h"
@@ -35,6 +36,7 @@ struct output_run {
 	struct session *s;
 	const struct profile *p;       /* OUTPUT_READS_PROFILE */
 	const struct threads *t;       /* OUTPUT_READS_THREADS */
+	struct chains *chains;         /* OUTPUT_READS_CHAINS */
 	const struct report_opts *o;
 	const struct output_choice *c; /* the others given with it (--wakeups --folded) */
 	const struct msg_sink *ms;     /* its notes and hints */
@@ -45,6 +47,7 @@ struct output_run {
 enum output_reads {
 	OUTPUT_READS_PROFILE, /* profile/read.h profile__read() */
 	OUTPUT_READS_THREADS, /* threads__read() */
+	OUTPUT_READS_CHAINS,  /* profile/chains.h chains__read() */
 };
 
 struct report_output {
@@ -69,6 +72,8 @@ extern const int report__nr_outputs;
 
 /* Whether the output called name was given. */
 bool output_choice__has(const struct output_choice *c, const char *name);
+/* The value given to the output called name (--pprof FILE), NULL when none. */
+const char *output_choice__arg(const struct output_choice *c, const char *name);
 
 /*
  * The first conflict among the outputs given and o's options, its message

@@ -32,6 +32,18 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o, const struct msg_sink *ms);
 
+/*
+ * `offcpu script --chains`: every wait report --chains analyses, a line
+ * `wait  COMM PID/TID  STATE  START  END  NS  WAITS` (times in ns on the
+ * recording's clock), then one line per segment, latest first:
+ * `seg  START  END  NS  KIND  DEPTH  COMM PID/TID  LEAF` (KIND on-cpu,
+ * run-queue, timer, irq, io, no-waker, unknown, depth, cycle, truncated;
+ * DEPTH the hops from the sleeper; LEAF the innermost frame of its stack,
+ * "(unsampled)" after on-CPU time without a CPU sample), tab-separated.
+ */
+struct chains;
+int chains_script__print(FILE *f, struct chains *c, struct session *s, const struct report_opts *o);
+
 /* `offcpu script`: every sample that passes the filters, as it is read (runs the session). */
 int script__run(FILE *f, struct session *s, const struct report_opts *o);
 

@@ -29,6 +29,7 @@
 #include "profile/callgraph.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/vec.h"
 
 struct entry {
 	uint32_t comm, pid, tid;
@@ -37,7 +38,8 @@ struct entry {
 	char state;
 	uint64_t cgroup;
 	uint64_t self, self_samples, children, children_samples;
-	struct callgraph *cg;
+	uint32_t root; /* its call graph's node in rep.cg (CG_NONE: none) */
+	size_t text;   /* while sorting: its columns' text in rep.text, one string each */
 };
 
 struct rep {
@@ -50,6 +52,13 @@ struct rep {
 	FILE *f;
 	uint64_t total;
 	int event;
+	/*
+	 * The call graphs of the shown entries, one tree: each entry's is the
+	 * subtree of a node of its own under the root (one array of nodes,
+	 * not thousands of small ones growing side by side).
+	 */
+	struct callgraph *cg;
+	char *text;    /* while sorting: every entry's columns (entry.text) */
 };
 
 static void make_key(const struct rep *r, const struct pstack *st, const uint32_t *fr, int i,
@@ -59,6 +68,7 @@ static void make_key(const struct rep *r, const struct pstack *st, const uint32_
 
 	memset(k, 0, sizeof(*k));
 	k->sym = CG_NONE;
+	k->root = CG_NONE;
 	if (r->mask & (1u << SK_COMM))
 		k->comm = st->comm;
 	if (r->mask & (1u << SK_PID))
@@ -143,10 +153,10 @@ static int walk(struct rep *r, bool graphs, bool caller)
 				e->children += st->period;
 				e->children_samples += st->samples;
 			}
-		} else if (e->cg && !r->children && st->nr) {
+		} else if (e->root != CG_NONE && !r->children && st->nr) {
 			/* no-children: callee walks out from the leaf, caller comes down to it */
-			uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period)
-					    : callgraph__add(e->cg, CG_ROOT, fr, st->nr, 0, st->samples, st->period);
+			uint32_t n = caller ? callgraph__add_reversed(r->cg, e->root, fr, st->nr, 0, st->samples, st->period)
+					    : callgraph__add(r->cg, e->root, fr, st->nr, 0, st->samples, st->period);
 			if (n == CG_NONE)
 				return -ENOMEM;
 		}
@@ -171,15 +181,15 @@ static int walk(struct rep *r, bool graphs, bool caller)
 			if (!graphs) {
 				e->children += st->period;
 				e->children_samples += st->samples;
-			} else if (e->cg) {
+			} else if (e->root != CG_NONE) {
 				/*
 				 * As perf: the leaf's own entry shows the whole chain; a caller's
 				 * entry shows from it down to the leaf (caller order) or up to
 				 * the root (callee order).
 				 */
 				uint32_t m = i == 0 ? st->nr : i + 1;
-				uint32_t n = caller ? callgraph__add_reversed(e->cg, CG_ROOT, fr, m, 0, st->samples, st->period)
-						    : callgraph__add(e->cg, CG_ROOT, fr + i, st->nr - i, 0, st->samples, st->period);
+				uint32_t n = caller ? callgraph__add_reversed(r->cg, e->root, fr, m, 0, st->samples, st->period)
+						    : callgraph__add(r->cg, e->root, fr + i, st->nr - i, 0, st->samples, st->period);
 				if (n == CG_NONE)
 					return -ENOMEM;
 			}
@@ -260,6 +270,19 @@ static int cmp_keys(const struct entry *x, const struct entry *y, const struct r
 {
 	char bx[1024], by[1024];
 
+	if (r->text) { /* made once per entry: a sort compares each many times */
+		const char *px = r->text + x->text, *py = r->text + y->text;
+
+		for (int k = 0; k < r->o->nr_sort; k++) {
+			int c = strcmp(px, py);
+
+			if (c)
+				return c;
+			px += strlen(px) + 1;
+			py += strlen(py) + 1;
+		}
+		return 0;
+	}
 	for (int k = 0; k < r->o->nr_sort; k++) {
 		int c = strcmp(col(r, x, r->o->sort[k], bx, sizeof(bx)),
 			       col(r, y, r->o->sort[k], by, sizeof(by)));
@@ -341,14 +364,16 @@ static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_
 	}
 }
 
-static int print_graph(const struct rep *r, const struct callgraph *cg)
+/* The call graph of the entry whose node is root. */
+static int print_graph(const struct rep *r, uint32_t root)
 {
-	uint32_t top = callgraph__node(cg, CG_ROOT)->first_child;
+	const struct callgraph *cg = r->cg;
+	uint32_t top = callgraph__node(cg, root)->first_child;
 	char name[512];
 	char *prefix;
 	size_t cap = 16384;
 
-	if (top == CG_NONE || pct(callgraph__value(cg, CG_ROOT, 0)->total, r->total) < r->o->graph_min)
+	if (top == CG_NONE || pct(callgraph__value(cg, root, 0)->total, r->total) < r->o->graph_min)
 		return 0;
 	prefix = malloc(cap);
 	if (!prefix)
@@ -360,10 +385,36 @@ static int print_graph(const struct rep *r, const struct callgraph *cg)
 		print_chain(r, cg, top, prefix, 15, cap);
 	} else {
 		/* several outermost frames: branch right from the entry */
-		print_chain(r, cg, CG_ROOT, prefix, 12, cap);
+		print_chain(r, cg, root, prefix, 12, cap);
 	}
 	fputc('\n', r->f);
 	free(prefix);
+	return 0;
+}
+
+/* Each entry's columns as the sort compares them, once: 0 or -ENOMEM. */
+static int sort_texts(struct rep *r, size_t n)
+{
+	char buf[1024];
+	size_t len = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct entry *e = ent_at(r, i);
+
+		e->text = len;
+		for (int k = 0; k < r->o->nr_sort; k++) {
+			const char *t = col(r, e, r->o->sort[k], buf, sizeof(buf));
+			size_t l = strlen(t) + 1;
+
+			if (vec__reserve((void **)&r->text, &cap, len + l, 1, 1 << 16)) {
+				free(r->text);
+				r->text = NULL;
+				return -ENOMEM;
+			}
+			memcpy(r->text + len, t, l);
+			len += l;
+		}
+	}
 	return 0;
 }
 
@@ -384,8 +435,13 @@ static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[
 	if (err)
 		return err;
 	n = htab__n(&r->ents);
+	err = sort_texts(r, n);
+	if (err)
+		return err;
 	if (n) /* no NULL array to qsort_r, even empty */
 		qsort_r(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
+	free(r->text);
+	r->text = NULL;
 	for (*shown = 0; *shown < n; ++*shown) {
 		const struct entry *e = ent_at(r, *shown);
 		uint64_t v = r->children ? e->children : e->self;
@@ -406,15 +462,25 @@ static int make_graphs(struct rep *r, bool caller, size_t shown)
 {
 	int err;
 
+	r->cg = callgraph__new(1);
+	if (!r->cg)
+		return -ENOMEM;
 	for (size_t i = 0; i < shown; i++) {
-		ent_at(r, i)->cg = callgraph__new(1);
-		if (!ent_at(r, i)->cg)
+		struct entry *e = ent_at(r, i);
+		uint32_t key = (uint32_t)i; /* the root's children are the entries' nodes */
+
+		/*
+		 * An entry's graph holds at most its own value (the stacks with
+		 * frames of it): below -g's minimum it is not printed, nor made.
+		 */
+		if (pct(r->children ? e->children : e->self, r->total) < r->o->graph_min)
+			continue;
+		e->root = callgraph__add(r->cg, CG_ROOT, &key, 1, 0, 0, 0);
+		if (e->root == CG_NONE)
 			return -ENOMEM;
 	}
 	err = walk(r, true, caller);
-	for (size_t i = 0; i < shown && !err; i++)
-		err = callgraph__sort(ent_at(r, i)->cg, 0);
-	return err;
+	return err ? err : callgraph__sort(r->cg, 0);
 }
 
 /* The event's header lines and the column titles, perf's way. */
@@ -489,18 +555,18 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 			fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0,
 				col(r, e, o->sort[k], buf, sizeof(buf)));
 		fputc('\n', r->f);
-		if (graphs)
-			err = print_graph(r, e->cg);
+		if (graphs && e->root != CG_NONE)
+			err = print_graph(r, e->root);
 	}
 	return err;
 }
 
 static void free_graphs(struct rep *r)
 {
-	for (size_t i = 0; i < htab__n(&r->ents); i++) {
-		callgraph__free(ent_at(r, i)->cg);
-		ent_at(r, i)->cg = NULL;
-	}
+	for (size_t i = 0; i < htab__n(&r->ents); i++)
+		ent_at(r, i)->root = CG_NONE;
+	callgraph__free(r->cg);
+	r->cg = NULL;
 }
 
 static int print_event(struct rep *r, int ev)

@@ -120,6 +120,9 @@ size_t offcpu_payload__encode(const struct offcpu_payload *p, void *buf, size_t 
 	case OFFCPU_PAYLOAD_DELAY:
 		put(&w, &r, sizeof(r));
 		break;
+	case OFFCPU_PAYLOAD_STACK:
+		put32(&w, p->stack_id);
+		break;
 	}
 	/* u32 size and data end on an 8-byte boundary, as the kernel pads BPF output */
 	len = w.p - raw;
@@ -295,5 +298,58 @@ void offcpu_payload__decode(enum offcpu_payload_event ev, const void *raw, uint3
 	case OFFCPU_PAYLOAD_DELAY:
 		decode_own(p, size, out);
 		break;
+	case OFFCPU_PAYLOAD_STACK:
+		break;
 	}
+}
+
+size_t offcpu_payload__encode_switch(const struct offcpu_switch *sw, void *buf, size_t size)
+{
+	struct wbuf w = { (uint8_t *)buf, (uint8_t *)buf + size, true };
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_KERNEL,
+				       .size = OFFCPU_SWITCH_RECORD_SIZE };
+	uint8_t state = (uint8_t)sw->state, zero = 0;
+
+	put(&w, &h, sizeof(h));
+	put64(&w, sw->id);
+	put64(&w, (uint64_t)sw->tid << 32 | sw->pid);
+	put64(&w, sw->time);
+	put64(&w, sw->cpu);
+	put32(&w, OFFCPU_SWITCH_RAW_SIZE);
+	put64(&w, sw->out);
+	put64(&w, sw->wake);
+	put32(&w, sw->stack);
+	put32(&w, sw->waker_tid);
+	put32(&w, sw->waker_stack);
+	put32(&w, sw->seq);
+	put(&w, &state, 1);
+	put(&w, &zero, 1);
+	put(&w, &sw->flags, 2);
+	return w.ok ? OFFCPU_SWITCH_RECORD_SIZE : 0;
+}
+
+bool offcpu_payload__decode_switch(const void *raw, uint32_t size, struct offcpu_switch *out)
+{
+	const uint8_t *p = raw;
+
+	memset(out, 0, sizeof(*out));
+	if (!p || size < OFFCPU_SWITCH_RAW_SIZE)
+		return false;
+	out->out = rd64(p);
+	out->wake = rd64(p + 8);
+	out->stack = rd32(p + 16);
+	out->waker_tid = rd32(p + 20);
+	out->waker_stack = rd32(p + 24);
+	out->seq = rd32(p + 28);
+	out->state = (char)p[32];
+	memcpy(&out->flags, p + 34, 2);
+	return true;
+}
+
+bool offcpu_payload__decode_stack(const void *raw, uint32_t size, uint32_t *id)
+{
+	if (!raw || size < 4)
+		return false;
+	*id = rd32(raw);
+	return true;
 }

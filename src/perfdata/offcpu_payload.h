@@ -40,6 +40,9 @@
 #define OFFCPU_EVENT_NAME "offcpu-time"
 #define OFFCPU_WAKEUP_EVENT_NAME "offcpu-wakeup"   /* record --wakeups */
 #define OFFCPU_SCHED_DELAY_EVENT_NAME "sched-delay" /* record --sched-delay */
+#define OFFCPU_SWITCH_EVENT_NAME "offcpu-switch"   /* record --chains: every wait of every thread */
+#define OFFCPU_STACK_EVENT_NAME "offcpu-stack"     /* record --chains: the stacks offcpu-switch names */
+#define OFFCPU_CHAIN_CPU_EVENT_NAME "chain-cpu-clock" /* record --chains: CPU samples outside the targets */
 /* Its sample id ("OFFCPU" and 1), far above the kernel's sequential ids: it
  * names the event in a file whose EVENT_DESC was never written (recorder killed). */
 #define OFFCPU_EVENT_ID 0x4f46464350550001ULL
@@ -71,6 +74,15 @@ struct offcpu_raw {
  * waits still open when it stopped. */
 #define OFFCPU_RAW_IN_PROGRESS_START 0x8
 #define OFFCPU_RAW_IN_PROGRESS_STOP 0x10
+/* offcpu-wakeup: the waker woke it from softirq work of its own (loopback's receive) */
+#define OFFCPU_RAW_WAKER_SOFTIRQ 0x20
+/*
+ * One switch-in ends a sleep and the wait for a CPU after it: its direct
+ * sched-delay sample comes first, then its offcpu-time sample (and that
+ * one's offcpu-wakeup, at the same time). Each reads the clock as it is
+ * written, so the two may be this far apart (ns); readers pair them.
+ */
+#define OFFCPU_SWITCH_IN_SPREAD_NS 50000
 
 /*
  * RAW payload of offcpu-wakeup samples: the sleeper's offcpu_raw, then who
@@ -90,6 +102,7 @@ enum offcpu_payload_event {
 	OFFCPU_PAYLOAD_TIME,   /* offcpu-time */
 	OFFCPU_PAYLOAD_WAKEUP, /* offcpu-wakeup */
 	OFFCPU_PAYLOAD_DELAY,  /* sched-delay */
+	OFFCPU_PAYLOAD_STACK,  /* offcpu-stack: RAW is the stack's u32 id */
 };
 
 /* The largest stack of each kind a sample carries (perf's default maximum). */
@@ -114,6 +127,7 @@ struct offcpu_payload {
 	/* offcpu-wakeup: the waker (pid and tid 0 for an interrupt: OFFCPU_RAW_WAKER_IRQ) */
 	uint32_t waker_pid, waker_tid;
 	char waker_comm[16];
+	uint32_t stack_id;           /* offcpu-stack */
 };
 
 /*
@@ -165,5 +179,55 @@ size_t offcpu_payload__cut_user(void *rec, size_t len, uint64_t keep);
  */
 void offcpu_payload__decode(enum offcpu_payload_event ev, const void *raw, uint32_t size,
 			    struct offcpu_fields *out);
+
+/*
+ * record --chains: one offcpu-switch sample per wait of every thread of
+ * the machine, and one offcpu-stack sample per distinct stack they name.
+ *
+ * offcpu-switch: IDENTIFIER, TID (the thread), TIME (its switch-in), CPU
+ * and RAW (OFFCPU_SWITCH_SAMPLE_TYPE): 80 bytes a wait. RAW, 36 bytes:
+ *   @0  u64 out          left the CPU (CLOCK_MONOTONIC, as TIME)
+ *   @8  u64 wake         woken: the wait proper ends (= out after a preemption or a fork)
+ *   @16 u32 stack        id of the stack it left the CPU with, 0: none
+ *   @20 u32 waker_tid    who woke it or, after a preemption, took its CPU;
+ *                        0: none seen, or an interrupt (then waker_stack is the interrupt's)
+ *   @24 u32 waker_stack  id of the waker's stack at the wakeup, 0: none
+ *   @28 u32 seq          the thread's switch-outs up to this wait's (nvcsw + nivcsw):
+ *                        a thread's records count up by one, a jump says some were lost
+ *   @32 u8  state        'S', 'D' asleep; 'R' preempted; 'N' created (its first run);
+ *                        'T' another state (stopped, traced)
+ *   @33 u8  reserved
+ *   @34 u16 flags        OFFCPU_SWITCH_*
+ * offcpu-stack: the layout of OFFCPU_PAYLOAD_SAMPLE_TYPE (the stack as its
+ * callchain, TID the process whose stack it is), RAW a u32 id, unique in
+ * the recording (a stack written again gets a new one).
+ */
+#define OFFCPU_SWITCH_SAMPLE_TYPE \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
+#define OFFCPU_SWITCH_RAW_SIZE 36
+#define OFFCPU_SWITCH_RECORD_SIZE 80
+
+#define OFFCPU_SWITCH_TARGET 0x1     /* a thread of the recording's targets */
+#define OFFCPU_SWITCH_FROM_START 0x2 /* in progress at the start: out is the start */
+#define OFFCPU_SWITCH_TO_STOP 0x4    /* open at the stop: wake and TIME are the stop */
+#define OFFCPU_SWITCH_REPAIRED 0x8   /* its switch-in was not traced: TIME and wake from sched_info */
+#define OFFCPU_SWITCH_GAP 0x10       /* a record of the thread before this one was lost */
+
+struct offcpu_switch {
+	uint64_t id;                 /* sample id (encode) */
+	uint32_t pid, tid, cpu;      /* encode */
+	uint64_t time;               /* switch-in (encode) */
+	uint64_t out, wake;
+	uint32_t stack, waker_tid, waker_stack, seq;
+	char state;
+	uint16_t flags;
+};
+
+/* An offcpu-switch sample, header included, into buf (OFFCPU_SWITCH_RECORD_SIZE bytes). */
+size_t offcpu_payload__encode_switch(const struct offcpu_switch *sw, void *buf, size_t size);
+/* The RAW data of an offcpu-switch sample (maybe unaligned): false when too short. */
+bool offcpu_payload__decode_switch(const void *raw, uint32_t size, struct offcpu_switch *out);
+/* The RAW data of an offcpu-stack sample: its id; false when too short. */
+bool offcpu_payload__decode_stack(const void *raw, uint32_t size, uint32_t *id);
 
 #endif

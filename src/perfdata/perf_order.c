@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "perfdata/reader_int.h"
@@ -23,19 +22,33 @@
  * when one can be started) that hands batches of record offsets, in
  * delivery order, to the caller's thread, which parses them and calls back:
  * the scan of the file (and its page faults) and the sorting run beside
- * the callback's work on the second core. A batch is what the sequential
- * walk would deliver between two FINISHED_ROUNDs: the records without a
- * time found in the round, then the queued records the round's end lets
- * go, in (time, file order).
+ * the callback's work on the second core. The producer maps the chunks of
+ * the file it scans and unmaps those whose records were all delivered
+ * (chunk_pending counts them), when it recycles the batches the consumer
+ * is done with.
+ *
+ * A batch is what the sequential walk would deliver between two
+ * FINISHED_ROUNDs: the records without a time found in the round, then the
+ * queued records the round's end lets go, in (time, file order);
+ * consecutive rounds' batches are one while they are small (BATCH_MIN),
+ * which delivers in the same order.
  */
 struct batch {
 	uint64_t *offs;
 	size_t n, cap;
-	uint64_t low;       /* no later batch points below: pages under it can go */
 	struct batch *next;
 };
 
+/*
+ * The producer runs ahead of the consumer by at most this many batches,
+ * and by one only once PIPE_MAX_MAPPED chunks are mapped (rounds of
+ * offcpu's recordings are a second of data each, megabytes).
+ */
 #define PIPE_MAX_BATCHES 8
+#define PIPE_MAX_MAPPED 2
+#define BATCH_MIN 8192  /* records: a batch is several rounds when they are small */
+#define BATCH_MAX 8192  /* records: and part of a round when it is large */
+#define PREFETCH_AHEAD 6
 
 struct pipe {
 	struct perf_reader *r;
@@ -44,33 +57,52 @@ struct pipe {
 	struct batch *head, *tail, *free; /* ready batches, oldest first; spares */
 	int nready;
 	bool done;          /* the producer has ended (perr says how) */
-	uint64_t consumed;  /* every record below this offset is delivered (pages may go) */
 	bool stop;          /* the consumer wants no more */
 	int perr;
 	char perr_msg[256];
 	/* producer state */
 	uint64_t pos, round_max, prev_limit;
 	bool have_prev;
+	bool window_warned;
+	size_t nr_mapped;   /* chunks mapped */
+	uint64_t window;    /* window_max() */
+	uint64_t span_start; /* see window_full() */
+	bool at_end;        /* the scan is over: what is left in rel goes out */
+	/*
+	 * The records to deliver, in order, not yet in a batch: the first
+	 * rel_ready of them (from rel_head) may go (their round has ended),
+	 * the others are the current round's records without a time.
+	 */
+	uint64_t *rel;
+	size_t rel_head, rel_ready, rel_n, rel_cap;
 	struct u64pair *tmp;
 	size_t tmpcap;
 };
 
-static int batch_put(struct batch *b, uint64_t off)
+/* Append the record at off to the records to deliver. */
+static int rel_put(struct pipe *pp, uint64_t off)
 {
-	if (vec__reserve((void **)&b->offs, &b->cap, b->n + 1, sizeof(*b->offs), 4096))
+	if (pp->rel_head && pp->rel_head == pp->rel_n) /* all gone out: start again at 0 */
+		pp->rel_head = pp->rel_ready = pp->rel_n = 0;
+	if (vec__reserve((void **)&pp->rel, &pp->rel_cap, pp->rel_n + 1, sizeof(*pp->rel), 4096))
 		return -ENOMEM;
-	b->offs[b->n++] = off;
+	pp->rel[pp->rel_n++] = off;
 	return 0;
 }
 
-/* Move the queued records with time <= limit, sorted, into b. */
-static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, struct batch *b)
+/*
+ * Move the queued records with time <= limit, sorted, to the records to
+ * deliver, and let everything there go (a round ended).
+ */
+static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit)
 {
 	size_t n = 0;
 	int err;
 
-	if (!r->nq)
+	if (!r->nq) {
+		pp->rel_ready = pp->rel_n;
 		return 0;
+	}
 	if (pp->tmpcap < r->nq) {
 		struct u64pair *t = realloc(pp->tmp, r->qcap * sizeof(*t));
 
@@ -81,13 +113,14 @@ static int take_queued(struct perf_reader *r, struct pipe *pp, uint64_t limit, s
 	}
 	pairsort(r->q, r->nq, pp->tmp);
 	while (n < r->nq && r->q[n].a <= limit) {
-		err = batch_put(b, r->q[n].b);
+		err = rel_put(pp, r->q[n].b);
 		if (err)
 			return err;
 		n++;
 	}
 	memmove(r->q, r->q + n, (r->nq - n) * sizeof(*r->q));
 	r->nq -= n;
+	pp->rel_ready = pp->rel_n;
 	return 0;
 }
 
@@ -104,66 +137,185 @@ static int produce_err(struct pipe *pp, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Unmap chunk i when none of its records waits and the scan has left it. */
+static void chunk_done(struct perf_reader *r, struct pipe *pp, size_t i)
+{
+	if (!r->chunk_pending[i] && i < pp->pos >> CHUNK_SHIFT && r->chunks[i]) {
+		reader__unmap_chunk(r, i);
+		pp->nr_mapped--;
+	}
+}
+
+/* Evict chunk i: nothing of it is in a batch handed over, it is not being scanned, the mapped are many. */
+static void chunk_evict(struct perf_reader *r, struct pipe *pp, size_t i)
+{
+	if (r->chunks[i] && !r->chunk_inflight[i] && i < pp->pos >> CHUNK_SHIFT &&
+	    pp->nr_mapped > PIPE_MAX_MAPPED) {
+		reader__unmap_chunk(r, i);
+		pp->nr_mapped--;
+	}
+}
+
 /*
- * Scan on to the next FINISHED_ROUND that lets records go (or the end)
- * and fill b. Returns 1 when more batches follow, 0 at the end, negative
- * errno on a damaged file (with what was found before it in b).
+ * The chunk of the record at pos mapped, and the one before it unmapped
+ * when it holds nothing to deliver: 0 or a negative errno.
+ */
+static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
+{
+	size_t i = pos >> CHUNK_SHIFT;
+	int err;
+
+	if (r->chunks[i])
+		return 0;
+	if (i) {
+		chunk_done(r, pp, i - 1);
+		chunk_evict(r, pp, i - 1);
+	}
+	err = reader__map_chunk(r, pos);
+	if (err)
+		return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s", pos,
+				   strerror(-err));
+	pp->nr_mapped++;
+	return 0;
+}
+
+/*
+ * Records queued over more than WINDOW_MAX bytes of the file (a file
+ * without FINISHED_ROUND, or records far out of order) go out in time
+ * order now, so that what is mapped and queued stays bounded; perf
+ * flushes its queue the same way when it outgrows its memory. The span
+ * is counted in bytes of the file from the oldest record still queued (as
+ * of the last round's end), so that where a file's windows fall depends
+ * on the file only.
+ */
+#define WINDOW_MAX (UINT64_C(256) << 20)
+#define QUEUE_MAX (UINT64_C(8) << 20)
+
+/* WINDOW_MAX, or OFFCPU_READER_WINDOW bytes (tests: a window of a few chunks) */
+static uint64_t window_max(void)
+{
+	const char *env = getenv("OFFCPU_READER_WINDOW");
+	uint64_t v = env ? strtoull(env, NULL, 0) : 0;
+
+	return v >= CHUNK_SIZE ? v : WINDOW_MAX;
+}
+
+static bool window_full(const struct perf_reader *r, const struct pipe *pp)
+{
+	return pp->pos - pp->span_start > pp->window || r->nq > QUEUE_MAX;
+}
+
+/* After a round's end or a flush: the span starts at the oldest record still queued, or here. */
+static void span_restart(const struct perf_reader *r, struct pipe *pp)
+{
+	pp->span_start = pp->pos;
+	for (size_t i = 0; i < r->nq; i++)
+		if (r->q[i].b < pp->span_start)
+			pp->span_start = r->q[i].b;
+}
+
+/*
+ * Move records that may go into b: up to BATCH_MAX of them, or with all,
+ * every record found (the records before a damaged one: they are
+ * delivered before its error).
+ */
+static int emit(struct pipe *pp, struct batch *b, bool all)
+{
+	size_t end = all ? pp->rel_n : pp->rel_ready, n = end - pp->rel_head;
+
+	if (!all && n > BATCH_MAX)
+		n = BATCH_MAX;
+	b->n = 0;
+	if (!n)
+		return 0;
+	if (vec__reserve((void **)&b->offs, &b->cap, n, sizeof(*b->offs), 4096))
+		return -ENOMEM;
+	memcpy(b->offs, pp->rel + pp->rel_head, n * sizeof(*b->offs));
+	b->n = n;
+	pp->rel_head += n;
+	return 0;
+}
+
+/* A damaged file's error, with the records found before it in b. */
+static int produce_fail(struct pipe *pp, struct batch *b, int err)
+{
+	return emit(pp, b, true) ? -ENOMEM : err;
+}
+
+/*
+ * Scan on until records may go: at least BATCH_MIN of them (consecutive
+ * small rounds go out together: each batch costs the threads a wakeup),
+ * fewer when the chunks mapped are many, the rest at the end; fill b with
+ * at most BATCH_MAX of them (a round of a second of offcpu's records is
+ * tens of thousands: its chunks are mapped a batch at a time). Returns 1
+ * when more batches follow, 0 at the end, negative errno on a damaged
+ * file (with what was found before it in b).
  */
 static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 {
 	int err;
 
 	b->n = 0;
-	while (pp->pos < r->data_end) {
+	for (;;) {
 		uint64_t pos = pp->pos, t;
+		size_t ready = pp->rel_ready - pp->rel_head;
 		uint32_t type;
 		uint16_t size;
+		const uint8_t *rec;
 
+		if (ready >= BATCH_MIN || (ready && (pp->at_end || pp->nr_mapped > PIPE_MAX_MAPPED))) {
+			err = emit(pp, b, false);
+			if (err)
+				return err;
+			return pp->at_end && pp->rel_head == pp->rel_n ? 0 : 1;
+		}
+		if (pp->at_end)
+			return 0;
+		if (pos >= r->data_end)
+			break;
 		if (r->data_end - pos < 8) {
 			r->truncated = true;
 			break;
 		}
-		type = rd32(r->map + pos);
-		memcpy(&size, r->map + pos + 6, 2);
+		err = chunk_enter(r, pp, pos);
+		if (err)
+			return produce_fail(pp, b, err);
+		rec = reader__rec(r, pos);
+		type = rd32(rec);
+		memcpy(&size, rec + 6, 2);
 		if (size < 8) {
 			if (r->data_to_eof && size == 0 && type == 0) {
 				/* zero fill after the last record of an interrupted file */
 				r->truncated = true;
 				break;
 			}
-			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
-					   pos, size);
+			return produce_fail(pp, b, produce_err(pp, -EINVAL, "record at offset %" PRIu64 " has size %u (smaller than its header)",
+							       pos, size));
 		}
 		if (size > r->data_end - pos) {
 			if (r->data_to_eof) {
 				r->truncated = true;
 				break;
 			}
-			return produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
-					   pos, size, r->data_end);
+			return produce_fail(pp, b, produce_err(pp, -EINVAL, "record at offset %" PRIu64 " (size %u) runs past the end of the data section at %" PRIu64,
+							       pos, size, r->data_end));
 		}
 		pp->pos += size;
 		if (type == PERF_RECORD_FINISHED_ROUND_) {
-			bool ready = pp->have_prev;
-
-			if (ready) {
-				err = take_queued(r, pp, pp->prev_limit, b);
+			if (pp->have_prev) {
+				err = take_queued(r, pp, pp->prev_limit);
 				if (err)
 					return err;
-				b->low = pos;
-				for (size_t i = 0; i < r->nq; i++)
-					if (r->q[i].b < b->low)
-						b->low = r->q[i].b;
 			}
 			pp->prev_limit = pp->round_max;
 			pp->have_prev = true;
-			if (ready)
-				return 1;
+			span_restart(r, pp);
 			continue;
 		}
+		r->chunk_pending[pos >> CHUNK_SHIFT]++;
 		t = reader__record_time(r, pos, type, size);
 		if (t == UINT64_MAX) {
-			err = batch_put(b, pos);
+			err = rel_put(pp, pos);
 			if (err)
 				return err;
 			continue;
@@ -175,6 +327,19 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		r->nq++;
 		if (t > pp->round_max)
 			pp->round_max = t;
+		if (window_full(r, pp)) {
+			if (!pp->window_warned) {
+				pp->window_warned = true;
+				err = reader__warn(r, "records out of time order over more than %" PRIu64 " MiB of the file (no FINISHED_ROUND between them): delivered in time order within such windows",
+						   pp->window >> 20);
+				if (err)
+					return err;
+			}
+			err = take_queued(r, pp, UINT64_MAX);
+			if (err)
+				return err;
+			span_restart(r, pp);
+		}
 	}
 	if (r->truncated) {
 		if (!r->incomplete || r->features_cut)
@@ -184,46 +349,69 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		if (err)
 			return err;
 	}
-	b->low = r->data_end;
-	err = take_queued(r, pp, UINT64_MAX, b);
-	return err ? err : 0;
+	err = take_queued(r, pp, UINT64_MAX);
+	if (err)
+		return err;
+	pp->at_end = true;
+	err = emit(pp, b, false);
+	if (err)
+		return err;
+	return pp->rel_head == pp->rel_n ? 0 : 1;
 }
 
 /*
- * Give back the mapped pages below low that no record still to deliver
- * points into, so the resident size stays near the size of a few rounds,
- * not of the file.
+ * Before b goes to the consumer: every chunk its records are in mapped
+ * (an evicted chunk again) and pinned, so that nothing unmaps it until
+ * the batch comes back. 0 or a negative errno.
  */
-static void release_pages(struct perf_reader *r, uint64_t low)
+static int batch_pin(struct perf_reader *r, struct pipe *pp, struct batch *b)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t lo = r->released, hi = low / pg * pg;
+	for (size_t i = 0; i < b->n; i++) {
+		size_t c = b->offs[i] >> CHUNK_SHIFT;
+		int err;
 
-	/* in 8 MiB steps: each call costs every CPU running a thread of ours a TLB flush */
-	if (r->borrowed || hi <= lo + (8u << 20))
-		return;
-	madvise((void *)(r->map + lo), hi - lo, MADV_DONTNEED);
-	r->released = hi;
+		if (!r->chunks[c]) {
+			err = reader__map_chunk(r, b->offs[i]);
+			if (err) {
+				b->n = i; /* the ones pinned so far go */
+				return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s",
+						   b->offs[i], strerror(-err));
+			}
+			pp->nr_mapped++;
+				}
+		r->chunk_inflight[c]++;
+	}
+	return 0;
 }
 
 /*
- * A batch to fill: a spare one, or a new one. The pages of the records
- * delivered so far are given back here, by the producer: the TLB flush
- * that costs then waits on this thread, not on the one doing the work.
+ * A batch to fill: a spare one, or a new one. The records of a spare one
+ * were delivered: the chunks that held them and nothing else still to
+ * deliver are unmapped here, by the producer, which maps them too.
  */
 static struct batch *batch_get(struct pipe *pp)
 {
+	struct perf_reader *r = pp->r;
 	struct batch *b;
-	uint64_t consumed;
 
 	pthread_mutex_lock(&pp->mu);
 	b = pp->free;
 	if (b)
 		pp->free = b->next;
-	consumed = pp->consumed;
 	pthread_mutex_unlock(&pp->mu);
-	release_pages(pp->r, consumed);
-	return b ? b : calloc(1, sizeof(*b));
+	if (!b)
+		return calloc(1, sizeof(*b));
+	for (size_t i = 0; i < b->n; i++) {
+		size_t c = b->offs[i] >> CHUNK_SHIFT;
+
+		r->chunk_inflight[c]--;
+		if (!--r->chunk_pending[c])
+			chunk_done(r, pp, c);
+		else if (!r->chunk_inflight[c])
+			chunk_evict(r, pp, c);
+	}
+	b->n = 0;
+	return b;
 }
 
 static void *producer(void *arg)
@@ -231,10 +419,17 @@ static void *producer(void *arg)
 	struct pipe *pp = arg;
 	int ret;
 
+	pthread_setname_np(pthread_self(), "offcpu-reader"); /* in top and in profiles */
 	do {
 		struct batch *b = batch_get(pp);
 
 		ret = b ? produce(pp->r, pp, b) : -ENOMEM;
+		if (b) {
+			int err = batch_pin(pp->r, pp, b);
+
+			if (err && ret >= 0)
+				ret = err;
+		}
 		pthread_mutex_lock(&pp->mu);
 		if (b) {
 			b->next = NULL;
@@ -250,7 +445,8 @@ static void *producer(void *arg)
 			pp->perr = ret;
 		}
 		pthread_cond_broadcast(&pp->cv);
-		while (ret > 0 && pp->nready >= PIPE_MAX_BATCHES && !pp->stop)
+		while (ret > 0 && !pp->stop &&
+		       (pp->nready >= PIPE_MAX_BATCHES || (pp->nready && pp->nr_mapped > PIPE_MAX_MAPPED)))
 			pthread_cond_wait(&pp->cv, &pp->mu);
 		if (pp->stop)
 			ret = 0;
@@ -306,7 +502,8 @@ static bool use_thread(const struct perf_reader *r)
 
 int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 {
-	struct pipe pp = { .r = r, .pos = r->data_start };
+	struct pipe pp = { .r = r, .pos = r->data_start, .window = window_max(),
+			   .span_start = r->data_start };
 	bool threaded;
 	struct batch *b;
 	pthread_t th;
@@ -321,7 +518,9 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 		} else { /* one batch at a time, in this thread */
 			b = pp.done ? NULL : batch_get(&pp);
 			if (b) {
-				pp.perr = produce(r, &pp, b);
+				int perr = produce(r, &pp, b), pin = batch_pin(r, &pp, b);
+
+				pp.perr = pin && perr >= 0 ? pin : perr;
 				pp.done = pp.perr <= 0;
 			} else if (!pp.done) {
 				pp.perr = -ENOMEM;
@@ -330,11 +529,21 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 		}
 		if (!b)
 			break;
-		for (size_t i = 0; i < b->n && !err; i++)
+		for (size_t i = 0; i < b->n && !err; i++) {
+			/* records come in time order, not in file order: fetch ahead */
+			if (i + PREFETCH_AHEAD < b->n) {
+				const char *p = (const char *)reader__rec(r, b->offs[i + PREFETCH_AHEAD]);
+
+				__builtin_prefetch(p);
+				__builtin_prefetch(p + 64);
+				__builtin_prefetch(p + 128);
+				__builtin_prefetch(p + 192);
+			}
 			err = reader__deliver(r, b->offs[i], cb, ctx);
+		}
 		pthread_mutex_lock(&pp.mu);
-		if (!err && b->low > pp.consumed)
-			pp.consumed = b->low;
+		if (err)
+			b->n = 0; /* not all delivered: its chunks stay until the end */
 		b->next = pp.free;
 		pp.free = b;
 		if (err)
@@ -354,6 +563,13 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 	batch_free(pp.head);
 	batch_free(pp.free);
 	free(pp.tmp);
+	free(pp.rel);
+	/* the walk is over: nothing it mapped or queued is needed any more */
+	for (size_t i = 0; i < r->nr_chunks; i++)
+		reader__unmap_chunk(r, i);
+	free(r->q);
+	r->q = NULL;
+	r->nq = r->qcap = 0;
 	pthread_mutex_destroy(&pp.mu);
 	pthread_cond_destroy(&pp.cv);
 	return err;

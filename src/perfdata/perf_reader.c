@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perf.data reader. The file is mapped read-only; records are located in a
- * first pass, queued by timestamp and delivered in perf's ordered-events
- * order: at each FINISHED_ROUND, everything queued up to the largest
- * timestamp of the previous round is sorted and delivered. Only a 16-byte
- * queue entry per record of the current and previous round is kept.
+ * perf.data reader. Records are located in a first pass, queued by
+ * timestamp and delivered in perf's ordered-events order: at each
+ * FINISHED_ROUND, everything queued up to the largest timestamp of the
+ * previous round is sorted and delivered. Only a 16-byte queue entry per
+ * record of the current and previous round is kept, and the chunks of the
+ * file that hold them mapped (reader_int.h).
  *
  * This file opens a file (header, attrs, feature sections) and answers
  * what callers ask of it; perf_records.c decodes records, perf_order.c
@@ -24,7 +25,6 @@
 
 #include "perfdata/reader_int.h"
 #include "util/bytes.h"
-#include "util/hash.h"
 
 #define MAX_ATTRS 4096
 
@@ -65,43 +65,115 @@ const char *perf_reader__warning(const struct perf_reader *r, int i)
 	return i >= 0 && i < r->nr_warnings ? r->warnings[i] : NULL;
 }
 
-/* true when [off, off+len) lies inside the mapping (overflow-safe) */
+/* true when [off, off+len) lies inside the file (overflow-safe) */
 static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t len)
 {
-	return off <= r->map_size && len <= r->map_size - off;
+	return off <= r->file_size && len <= r->file_size - off;
 }
 
-struct id_ent {
-	uint64_t id;
-	int idx; /* the attr's */
-};
-
-static bool id_eq(const void *entry, const void *key)
+const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len)
 {
-	return ((const struct id_ent *)entry)->id == *(const uint64_t *)key;
+	uint8_t *buf;
+	void **m;
+
+	if (r->mem)
+		return r->mem + off;
+	if (len > SIZE_MAX - 1 || !(buf = malloc(len ? len : 1))) {
+		reader__set_err(r, -ENOMEM, "out of memory reading %" PRIu64 " bytes at offset %" PRIu64,
+				len, off);
+		return NULL;
+	}
+	for (uint64_t done = 0; done < len;) {
+		ssize_t n = pread(r->fd, buf + done, len - done, off + done);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			reader__set_err(r, n ? -errno : -EIO, "cannot read %" PRIu64 " bytes at offset %" PRIu64 ": %s",
+					len, off, n ? strerror(errno) : "the file is shorter");
+			free(buf);
+			return NULL;
+		}
+		done += n;
+	}
+	m = realloc(r->meta, (r->nr_meta + 1) * sizeof(*m));
+	if (!m) {
+		free(buf);
+		reader__set_err(r, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	r->meta = m;
+	m[r->nr_meta++] = buf;
+	return buf;
 }
 
-/* Sample id -> attr; an id listed twice belongs to the last attr listing it. 0 or -ENOMEM. */
-static int id_insert(struct perf_reader *r, uint64_t id, int idx)
+int reader__map_chunk(struct perf_reader *r, uint64_t off)
 {
-	struct id_ent *e;
-	bool added;
+	size_t i = off >> CHUNK_SHIFT;
+	uint64_t start = (uint64_t)i << CHUNK_SHIFT, len;
+	void *p;
 
-	if (!id)
+	if (r->chunks[i])
 		return 0;
-	e = htab__get(&r->ids, hash__mix(id), id_eq, &id, &added);
-	if (!e)
-		return -ENOMEM;
-	e->id = id;
-	e->idx = idx;
+	if (r->mem) {
+		r->chunks[i] = r->mem + start;
+		return 0;
+	}
+	len = r->file_size - start;
+	if (len > CHUNK_SIZE + CHUNK_OVERLAP)
+		len = CHUNK_SIZE + CHUNK_OVERLAP;
+	/* populated at once: the pages come in one call, not a fault each 64 KiB */
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, r->fd, start);
+	if (p == MAP_FAILED)
+		return -errno; /* said by the caller: this runs in the producer's thread */
+	r->chunks[i] = p;
 	return 0;
 }
 
-int reader__id_lookup(const struct perf_reader *r, uint64_t id)
+void reader__unmap_chunk(struct perf_reader *r, size_t i)
 {
-	const struct id_ent *e = id ? htab__find(&r->ids, hash__mix(id), id_eq, &id) : NULL;
+	uint64_t start = (uint64_t)i << CHUNK_SHIFT, len;
 
-	return e ? e->idx : -1;
+	if (!r->chunks[i])
+		return;
+	if (!r->mem) {
+		len = r->file_size - start;
+		if (len > CHUNK_SIZE + CHUNK_OVERLAP)
+			len = CHUNK_SIZE + CHUNK_OVERLAP;
+		munmap((void *)r->chunks[i], len);
+	}
+	r->chunks[i] = NULL;
+}
+
+/*
+ * Sample id -> attr; an id listed twice belongs to the last attr listing
+ * it. The table is sized once for n ids: 0 or -ENOMEM.
+ */
+static int ids_init(struct perf_reader *r, uint64_t n)
+{
+	size_t slots = 16;
+
+	while (slots < 2 * n) {
+		if (slots > SIZE_MAX / 4 / sizeof(*r->ids))
+			return -ENOMEM;
+		slots *= 2;
+	}
+	r->ids = calloc(slots, sizeof(*r->ids));
+	r->ids_mask = slots - 1;
+	return r->ids ? 0 : -ENOMEM;
+}
+
+static void id_insert(struct perf_reader *r, uint64_t id, int idx)
+{
+	size_t i;
+
+	if (!id)
+		return;
+	for (i = (id * 0x9e3779b97f4a7c15ULL >> 32) & r->ids_mask; r->ids[i].id && r->ids[i].id != id;
+	     i = (i + 1) & r->ids_mask)
+		;
+	r->ids[i].id = id;
+	r->ids[i].idx = idx;
 }
 
 static int popcount64(uint64_t x)
@@ -157,6 +229,11 @@ static void classify(struct perf_evattr *a)
 		       n == strlen(OFFCPU_WAKEUP_EVENT_NAME);
 	a->is_sched_delay = !strncmp(a->name, OFFCPU_SCHED_DELAY_EVENT_NAME, n) &&
 			    n == strlen(OFFCPU_SCHED_DELAY_EVENT_NAME);
+	a->is_chain = (!strncmp(a->name, OFFCPU_SWITCH_EVENT_NAME, n) &&
+			n == strlen(OFFCPU_SWITCH_EVENT_NAME)) ||
+		      (!strncmp(a->name, OFFCPU_STACK_EVENT_NAME, n) && n == strlen(OFFCPU_STACK_EVENT_NAME)) ||
+		      (!strncmp(a->name, OFFCPU_CHAIN_CPU_EVENT_NAME, n) &&
+		       n == strlen(OFFCPU_CHAIN_CPU_EVENT_NAME));
 	a->is_time = a->is_offcpu || a->is_wakeup || a->is_sched_delay ||
 		     (at->type == PERF_TYPE_SOFTWARE &&
 		      (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK));
@@ -297,6 +374,7 @@ static int parse_features(struct perf_reader *r, const char *path)
 {
 	uint64_t tab = r->hdr.data.offset + r->hdr.data.size;
 	int nr = 0, k = 0, err, cut = -1, ncut = 0;
+	const uint8_t *t;
 
 	for (int i = 0; i < PERF_FEAT_BITS / 64; i++)
 		nr += popcount64(r->hdr.adds_features[i]);
@@ -309,14 +387,17 @@ static int parse_features(struct perf_reader *r, const char *path)
 		return reader__warn(r, "%s: the feature table at offset %" PRIu64 " (%d entries) is past the end of the file: the file is cut off after its data; its features (build ids, event names, loss counters) are not read",
 				    path, tab, nr);
 	}
+	t = reader__meta(r, tab, (uint64_t)nr * 16);
+	if (!t)
+		return -EIO;
 	for (int bit = 0; bit < PERF_FEAT_BITS; bit++) {
 		uint64_t off, size;
 		const uint8_t *p, *end;
 
 		if (!(r->hdr.adds_features[bit / 64] & (1ULL << (bit % 64))))
 			continue;
-		off = rd64(r->map + tab + 16 * k);
-		size = rd64(r->map + tab + 16 * k + 8);
+		off = rd64(t + 16 * k);
+		size = rd64(t + 16 * k + 8);
 		k++;
 		if (!in_file(r, off, size)) {
 			/* a file cut after its data (the sections past the cut), or a bad entry: not read */
@@ -325,7 +406,12 @@ static int parse_features(struct perf_reader *r, const char *path)
 			ncut++;
 			continue;
 		}
-		p = r->map + off;
+		if (bit != PERF_FEAT_EVENT_DESC && bit != PERF_FEAT_BUILD_ID && bit != PERF_FEAT_CLOCKID &&
+		    bit != PERF_FEAT_SAMPLE_TIME && bit != PERF_FEAT_OFFCPU && bit != PERF_FEAT_OFFCPU_VDSO)
+			continue; /* not read */
+		p = reader__meta(r, off, size);
+		if (!p)
+			return -EIO;
 		end = p + size;
 		err = 0;
 		switch (bit) {
@@ -381,7 +467,8 @@ static int parse_features(struct perf_reader *r, const char *path)
 static int parse_attrs(struct perf_reader *r)
 {
 	const struct perf_file_header *h = &r->hdr;
-	uint64_t asz = h->attr_size;
+	uint64_t asz = h->attr_size, nr_ids = 0;
+	const uint8_t *sec;
 
 	if (asz < PERF_ATTR_SIZE_VER0 + 16 || asz > 4096 + 16)
 		return reader__set_err(r, -EINVAL, "attr size %" PRIu64 " in the header is out of range", asz);
@@ -391,14 +478,17 @@ static int parse_attrs(struct perf_reader *r)
 	if (h->attrs.size % asz || !h->attrs.size)
 		return reader__set_err(r, -EINVAL, "attr section size %" PRIu64 " is not a multiple of attr size %" PRIu64,
 			       h->attrs.size, asz);
+	if (h->attrs.size / asz > MAX_ATTRS)
+		return reader__set_err(r, -EINVAL, "too many attrs (%" PRIu64 ")", h->attrs.size / asz);
 	r->nr_attrs = h->attrs.size / asz;
-	if (r->nr_attrs > MAX_ATTRS)
-		return reader__set_err(r, -EINVAL, "too many attrs (%d)", r->nr_attrs);
 	r->attrs = calloc(r->nr_attrs, sizeof(*r->attrs));
 	if (!r->attrs)
 		return -ENOMEM;
+	sec = reader__meta(r, h->attrs.offset, h->attrs.size);
+	if (!sec)
+		return -EIO;
 	for (int i = 0; i < r->nr_attrs; i++) {
-		const uint8_t *p = r->map + h->attrs.offset + i * asz;
+		const uint8_t *p = sec + i * asz;
 		struct perf_file_section ids;
 		size_t n = asz - 16;
 
@@ -409,6 +499,7 @@ static int parse_attrs(struct perf_reader *r)
 		if (ids.size % 8 || !in_file(r, ids.offset, ids.size))
 			return reader__set_err(r, -EINVAL, "ids of attr %d (offset %" PRIu64 ", size %" PRIu64 ") are out of range",
 				       i, ids.offset, ids.size);
+		nr_ids += ids.size / 8;
 		r->attrs[i].pub.idx = i;
 		r->attrs[i].sample_type = r->attrs[i].pub.attr.sample_type;
 		r->attrs[i].sample_id_all = r->attrs[i].pub.attr.sample_id_all;
@@ -417,18 +508,23 @@ static int parse_attrs(struct perf_reader *r)
 		default_name(&r->attrs[i].pub);
 		classify(&r->attrs[i].pub);
 	}
-	htab__init(&r->ids, sizeof(struct id_ent));
+	if (ids_init(r, nr_ids))
+		return -ENOMEM;
 	for (int i = 0; i < r->nr_attrs; i++) {
-		const uint8_t *p = r->map + h->attrs.offset + i * asz;
+		const uint8_t *p = sec + i * asz, *q;
 		struct perf_file_section ids;
 
 		memcpy(&ids, p + asz - 16, 16);
+		if (!ids.size)
+			continue;
+		q = reader__meta(r, ids.offset, ids.size);
+		if (!q)
+			return -EIO;
 		for (uint64_t j = 0; j < ids.size / 8; j++) {
-			uint64_t id = rd64(r->map + ids.offset + 8 * j);
+			uint64_t id = rd64(q + 8 * j);
 			struct perf_evattr *a = &r->attrs[i].pub;
 
-			if (id_insert(r, id, i))
-				return -ENOMEM;
+			id_insert(r, id, i);
 			/* until EVENT_DESC says otherwise */
 			if (id == OFFCPU_EVENT_ID && a->attr.type == PERF_TYPE_SOFTWARE &&
 			    a->attr.config == PERF_COUNT_SW_BPF_OUTPUT) {
@@ -440,15 +536,20 @@ static int parse_attrs(struct perf_reader *r)
 	return 0;
 }
 
-/* Header, attrs and features of the mapped file; the one check of both openers. */
+/* Header, attrs and features of the file; the one check of both openers. */
 static int reader__init(struct perf_reader *r, const char *path)
 {
 	int err;
 
-	if (r->map_size < sizeof(struct perf_file_header))
-		return reader__set_err(r, -EINVAL, "%s: file too small for a perf.data header (%zu bytes)",
-			       path, r->map_size);
-	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	const uint8_t *h;
+
+	if (r->file_size < sizeof(struct perf_file_header))
+		return reader__set_err(r, -EINVAL, "%s: file too small for a perf.data header (%" PRIu64 " bytes)",
+			       path, r->file_size);
+	h = reader__meta(r, 0, sizeof(r->hdr));
+	if (!h)
+		return -EIO;
+	memcpy(&r->hdr, h, sizeof(r->hdr));
 	if (r->hdr.magic != PERF_MAGIC2)
 		return reader__set_err(r, -EINVAL, "%s: not a perf.data file (bad magic %#" PRIx64 ")",
 			       path, r->hdr.magic);
@@ -458,19 +559,19 @@ static int reader__init(struct perf_reader *r, const char *path)
 	err = parse_attrs(r);
 	if (err)
 		return err;
-	if (r->hdr.data.offset < sizeof(struct perf_file_header) || r->hdr.data.offset > r->map_size)
+	if (r->hdr.data.offset < sizeof(struct perf_file_header) || r->hdr.data.offset > r->file_size)
 		return reader__set_err(r, -EINVAL, "data section offset %" PRIu64 " is out of range",
 			       r->hdr.data.offset);
 	r->data_start = r->hdr.data.offset;
 	if (!r->hdr.data.size) {
 		r->data_to_eof = true;
-		r->data_end = r->map_size;
+		r->data_end = r->file_size;
 		r->incomplete = "the recording did not finish (its header says data size 0)";
 		err = reader__warn(r, "%s: header says data size 0 (interrupted recording?); reading records up to the end of the file",
 				   path);
 	} else if (!in_file(r, r->data_start, r->hdr.data.size)) {
 		r->data_to_eof = true;
-		r->data_end = r->map_size;
+		r->data_end = r->file_size;
 		r->incomplete = "the file is cut off (its data section runs past its end)";
 		err = reader__warn(r, "%s: data section (size %" PRIu64 ") runs past the end of the file; file truncated? reading what is there",
 				   path, r->hdr.data.size);
@@ -483,7 +584,7 @@ static int reader__init(struct perf_reader *r, const char *path)
 		 * are read too, up to a cut-off last one.
 		 */
 		r->data_to_eof = true;
-		r->data_end = r->map_size;
+		r->data_end = r->file_size;
 		r->incomplete = "the recording did not finish (the file has no feature sections)";
 		err = reader__warn(r, "%s: no feature sections: the recording did not finish (recorder killed or disk full?); reading the records written",
 				   path);
@@ -491,7 +592,13 @@ static int reader__init(struct perf_reader *r, const char *path)
 		r->data_end = r->data_start + r->hdr.data.size;
 		err = parse_features(r, path);
 	}
-	return err;
+	if (err)
+		return err;
+	r->nr_chunks = (r->data_end >> CHUNK_SHIFT) + 1;
+	r->chunks = calloc(r->nr_chunks, sizeof(*r->chunks));
+	r->chunk_pending = calloc(r->nr_chunks, sizeof(*r->chunk_pending));
+	r->chunk_inflight = calloc(r->nr_chunks, sizeof(*r->chunk_inflight));
+	return r->chunks && r->chunk_pending && r->chunk_inflight ? 0 : -ENOMEM;
 }
 
 /* Every message names the file once; r is freed. */
@@ -508,7 +615,8 @@ static struct perf_reader *reader__fail(struct perf_reader *r, const char *path,
 
 /*
  * Only a regular file is read (a FIFO or a device named as input would
- * block or never end): opened non-blocking, checked, then mapped.
+ * block or never end): opened non-blocking and checked. Its data section
+ * is mapped a chunk at a time as it is read (perf_order.c).
  */
 struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen)
 {
@@ -537,14 +645,8 @@ struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t err
 			(long long)st.st_size);
 		return reader__fail(r, path, errbuf, errlen);
 	}
-	r->map_size = st.st_size;
-	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		reader__set_err(r, -errno, "cannot map %s: %s", path, strerror(errno));
-		return reader__fail(r, path, errbuf, errlen);
-	}
-	madvise((void *)r->map, r->map_size, MADV_SEQUENTIAL);
+	r->file_size = st.st_size;
+	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (reader__init(r, path))
 		return reader__fail(r, path, errbuf, errlen);
 	return r;
@@ -560,9 +662,8 @@ struct perf_reader *perf_reader__open_mem(const void *buf, size_t len, const cha
 		return NULL;
 	}
 	r->fd = -1;
-	r->borrowed = true;
-	r->map = buf;
-	r->map_size = len;
+	r->mem = buf;
+	r->file_size = len;
 	if (reader__init(r, name))
 		return reader__fail(r, name, errbuf, errlen);
 	return r;
@@ -572,8 +673,14 @@ void perf_reader__free(struct perf_reader *r)
 {
 	if (!r)
 		return;
-	if (r->map && !r->borrowed)
-		munmap((void *)r->map, r->map_size);
+	for (size_t i = 0; r->chunks && i < r->nr_chunks; i++)
+		reader__unmap_chunk(r, i);
+	free(r->chunks);
+	free(r->chunk_pending);
+	free(r->chunk_inflight);
+	for (size_t i = 0; i < r->nr_meta; i++)
+		free(r->meta[i]);
+	free(r->meta);
 	if (r->fd >= 0)
 		close(r->fd);
 	for (size_t i = 0; i < r->nr_bids; i++)
@@ -583,7 +690,7 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->counters);
 	free(r->bids);
 	free(r->attrs);
-	htab__free(&r->ids);
+	free(r->ids);
 	free(r->q);
 	for (int i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * perf.data reader: maps a file written by offcpu or Linux perf and hands
+ * perf.data reader: reads a file written by offcpu or Linux perf and hands
  * its records, parsed and bounds-checked, to a callback in time order
- * (perf's FINISHED_ROUND semantics). Nothing is copied out of the mapping
- * except the per-attr facts and the feature sections' small tables; the
- * pointers a callback receives live until perf_reader__free().
+ * (perf's FINISHED_ROUND semantics). The data section is mapped a chunk at
+ * a time, only the chunks holding records still to be delivered (a few
+ * rounds), so that files of any size (past 4 GiB too) are read in bounded
+ * memory and address space; the header, attrs and the feature sections
+ * read are copied in. The pointers a callback receives (strings, the
+ * callchain, raw data) live until it returns.
  *
  * Every length, offset and count taken from the file is checked against
  * the file size. Errors return a negative errno and leave a one-line,
@@ -32,6 +35,8 @@ struct perf_evattr {
 	bool is_wakeup;              /* "offcpu-wakeup" (record --wakeups) */
 	bool is_sched_delay;         /* "sched-delay" (record --sched-delay) */
 	bool is_time;                /* period is in ns (cpu-clock, task-clock and the above) */
+	bool is_chain;               /* record --chains' "offcpu-switch", "offcpu-stack" and
+					"chain-cpu-clock" (threads outside the targets): for report --chains */
 };
 
 struct perf_sample {

@@ -178,7 +178,7 @@ static int sample_read(uint64_t rf, const uint8_t **p, const uint8_t *end, const
 	return 0;
 }
 
-/* Parse a sample's fields up to RAW; errors name the record's offset. */
+/* Parse a sample's fields up to RAW into s, zeroed by the caller; errors name the record's offset. */
 static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const uint8_t *rec,
 			uint16_t size, uint64_t off, struct perf_sample *s)
 {
@@ -186,7 +186,6 @@ static int parse_sample(struct perf_reader *r, const struct attr_priv *a, const 
 	uint64_t st = a->sample_type;
 	const char *what = NULL;
 
-	memset(s, 0, sizeof(*s));
 	s->evattr = &a->pub;
 	s->cpumode = rd32(rec + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
 	if (sample_fixed(st, &p, end, s, &what))
@@ -311,7 +310,7 @@ too_short:
  */
 static int parse_record(struct perf_reader *r, uint64_t off, struct perf_rec *out)
 {
-	const uint8_t *rec = r->map + off, *p = rec + 8, *end;
+	const uint8_t *rec = reader__rec(r, off), *p = rec + 8, *end;
 	struct attr_priv *a;
 
 	memset(out, 0, sizeof(*out)); /* union members not in the record read as 0 (build_id NULL) */
@@ -371,7 +370,7 @@ int reader__deliver(struct perf_reader *r, uint64_t off, perf_reader_cb cb, void
  */
 uint64_t reader__record_time(struct perf_reader *r, uint64_t off, uint32_t type, uint16_t size)
 {
-	const uint8_t *rec = r->map + off;
+	const uint8_t *rec = reader__rec(r, off);
 	struct attr_priv *a;
 
 	if (type >= USER_TYPE_START)

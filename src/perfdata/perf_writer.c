@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,20 @@ static int write_all(int fd, const void *p, size_t len, off_t off)
 	return 0;
 }
 
+/* Is the file at path (not followed) there and someone else's than owner's and ours? */
+static bool foreign_file(const char *path, uid_t owner)
+{
+	struct stat st;
+
+	return !lstat(path, &st) && st.st_uid != owner && st.st_uid != geteuid();
+}
+
 int perf_writer__new(const char *path, struct perf_writer **out)
+{
+	return perf_writer__new_for(path, geteuid(), out);
+}
+
+int perf_writer__new_for(const char *path, uid_t owner, struct perf_writer **out)
 {
 	struct perf_writer *w;
 	struct stat st;
@@ -95,6 +109,13 @@ int perf_writer__new(const char *path, struct perf_writer **out)
 		if (asprintf(&w->old_path, "%s.old", path) < 0) {
 			w->old_path = NULL;
 			err = -ENOMEM;
+			goto cleanup;
+		}
+		/* root may move anything: never another user's file, nor over one */
+		if (foreign_file(path, owner) || foreign_file(w->old_path, owner)) {
+			free(w->old_path);
+			w->old_path = NULL;
+			err = -EPERM;
 			goto cleanup;
 		}
 		if (rename(path, w->old_path)) {

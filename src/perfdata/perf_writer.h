@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/perf_event.h>
 
 struct perf_writer;
@@ -30,7 +31,11 @@ struct perf_writer;
  * Create `path` for writing. An existing regular file or link at `path` is
  * renamed to `path.old` first (as perf does); perf_writer__abort() puts it
  * back. The new file is created with O_EXCL|O_NOFOLLOW and mode 0600.
+ * Only the user's files are moved or replaced: one at `path` or `path.old`
+ * that belongs to neither `owner` nor the effective uid is left alone, and
+ * -EPERM returned (perf_writer__new: owner is the effective uid).
  */
+int perf_writer__new_for(const char *path, uid_t owner, struct perf_writer **out);
 int perf_writer__new(const char *path, struct perf_writer **out);
 /* Give the file to uid:gid (its mode stays 0600): for root writing on a user's behalf. */
 int perf_writer__chown(struct perf_writer *w, unsigned int uid, unsigned int gid);

@@ -14,11 +14,22 @@
 #include <stdint.h>
 
 #include "perfdata/perf_reader.h"
-#include "util/htab.h"
 #include "util/pairsort.h"
 
 #define USER_TYPE_START 64 /* perf's own record types start here */
 #define READER_MAX_WARNINGS 4
+
+/*
+ * The data section is mapped a chunk at a time: chunk i maps the file from
+ * i << CHUNK_SHIFT on, CHUNK_OVERLAP bytes past its end, so that a record
+ * that starts in it (at most 64 KiB long: its size is 16 bits) lies in it
+ * whole. Only the chunks holding records still to be delivered are mapped:
+ * the reader's address space and resident memory stay near the size of a
+ * few rounds, whatever the size of the file.
+ */
+#define CHUNK_SHIFT 21
+#define CHUNK_SIZE (UINT64_C(1) << CHUNK_SHIFT)
+#define CHUNK_OVERLAP (UINT64_C(1) << 16)
 
 
 struct buildid_ent {
@@ -39,11 +50,21 @@ struct attr_priv {
 	int id_trailer_size; /* bytes of sample_id_all trailer on non-samples */
 };
 
+struct id_slot {
+	uint64_t id;           /* 0: empty */
+	int idx;               /* the attr's */
+};
+
 struct perf_reader {
 	int fd;
-	const uint8_t *map;
-	size_t map_size;
-	bool borrowed;         /* map is the caller's memory (open_mem): never unmapped */
+	const uint8_t *mem;    /* the file image of perf_reader__open_mem(), else NULL */
+	uint64_t file_size;
+	const uint8_t **chunks; /* chunk i's mapping (see CHUNK_SHIFT), NULL when not mapped */
+	uint32_t *chunk_pending; /* records of chunk i found and not yet delivered */
+	uint32_t *chunk_inflight; /* ... of them in batches handed to the consumer */
+	size_t nr_chunks;
+	void **meta;           /* header parts read from the file (reader__meta) */
+	size_t nr_meta;
 	struct perf_file_header hdr;
 	uint64_t data_start, data_end;
 	bool data_to_eof;      /* header said data size 0 */
@@ -52,7 +73,8 @@ struct perf_reader {
 	bool features_cut;      /* ... only its feature sections */
 	struct attr_priv *attrs;
 	int nr_attrs;
-	struct htab ids;       /* sample id -> attr (struct id_ent, perf_reader.c) */
+	struct id_slot *ids;   /* sample id -> attr: open addressing, read-only after opening */
+	size_t ids_mask;
 	struct buildid_ent *bids;
 	size_t nr_bids;
 	struct counter_ent *counters;
@@ -65,7 +87,6 @@ struct perf_reader {
 	uint64_t clock_res, first_time, last_time;
 	uint64_t lost;
 	uint64_t unknown_id;
-	uint64_t released;     /* pages below this offset were given back */
 	struct u64pair *q;  /* queued records: (time, file offset) */
 	size_t nq, qcap;
 	char err[256];
@@ -79,7 +100,33 @@ int reader__set_err(struct perf_reader *r, int ret, const char *fmt, ...)
 /* Keep a warning for perf_reader__warning() (the reader never prints): 0 or -ENOMEM. */
 int reader__warn(struct perf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The index of the attr of sample id id, or -1. */
-int reader__id_lookup(const struct perf_reader *r, uint64_t id);
+static inline int reader__id_lookup(const struct perf_reader *r, uint64_t id)
+{
+	size_t i;
+
+	if (!id || !r->ids)
+		return -1;
+	for (i = (id * 0x9e3779b97f4a7c15ULL >> 32) & r->ids_mask; r->ids[i].id; i = (i + 1) & r->ids_mask)
+		if (r->ids[i].id == id)
+			return r->ids[i].idx;
+	return -1;
+}
+
+/*
+ * len bytes of the file at off (in_file() checked by the caller), in
+ * memory until perf_reader__free(): NULL with the reason set when they
+ * cannot be read.
+ */
+const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len);
+/* Map the chunk holding offset off of the data section: 0 or a negative errno (no reason set). */
+int reader__map_chunk(struct perf_reader *r, uint64_t off);
+/* Unmap chunk i (nothing for a file image in memory). */
+void reader__unmap_chunk(struct perf_reader *r, size_t i);
+/* The record at off, in a mapped chunk. */
+static inline const uint8_t *reader__rec(const struct perf_reader *r, uint64_t off)
+{
+	return r->chunks[off >> CHUNK_SHIFT] + (off & (CHUNK_SIZE - 1));
+}
 
 /* perf_records.c */
 /* Decode the record at off and hand it to cb: cb's return, or a negative errno. */

@@ -22,7 +22,6 @@ struct offwake {
 	uint32_t prev_frames[SIDE_MAX];
 	/* the joined sample */
 	uint32_t frames[2 * SIDE_MAX + 2];
-	uint64_t zeros[2 * SIDE_MAX + 2];
 	uint64_t unjoined;
 };
 
@@ -110,7 +109,7 @@ int offwake__join(struct offwake *w, const struct rsample *rs, struct rsample *o
 	*out = *rs;
 	out->nr = n;
 	out->frames = w->frames;
-	out->addrs = w->zeros;
-	out->offs = w->zeros;
+	out->locs = NULL;
+	out->stack = 0;
 	return 1;
 }

@@ -1,5 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Distinct-stack table: one hash lookup per sample, no per-sample memory. */
+/*
+ * Distinct-stack table: one hash lookup per sample, no per-sample memory.
+ *
+ * Frame sequences are interned (seqs): a stack keeps the place of its
+ * sequence in profile.frames (frames_off), which stands for the sequence,
+ * so stacks are keyed and compared by integers only, and stacks that
+ * differ only in comm, pid or tid share their frames. A sample whose
+ * stack the session interned (rsample.stack) finds its sequence through
+ * an array by that id, without its frames being hashed at all.
+ *
+ * A profile by thread has hundreds of thousands of stacks, and each
+ * sample's lookup would wait for memory twice (the index, the stack):
+ * samples are added PENDING later than they come, their index slot and
+ * then their stack fetched meanwhile, so that the waits overlap. Every
+ * reader of the profile adds those still pending first (pending_flush()),
+ * which cannot fail: room for them is made when they come.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,42 +25,55 @@
 #include "util/htab.h"
 #include "util/vec.h"
 
+#define PENDING 16
+
+/* A sample's stack and values, to add to the table a few samples later. */
+struct pending {
+	struct pstack k;     /* samples, period and count: the sample's */
+	uint64_t h;          /* stack_hash(&k) */
+};
+
 struct profile {
+	struct pending pending[PENDING]; /* a ring, from pending_head, pending_n of them */
+	unsigned int pending_head, pending_n;
 	int nr_events;
 	unsigned int keep;
 	struct profile_event *events;
 	struct perf_evattr **attrs; /* profile__set_attr()'s copies, NULL: the file's */
 	char **attrs_from;
-	struct htab stacks;    /* struct pstack, by key and frames */
-	uint32_t *frames;      /* the stacks' frames, each stack's at its frames_off */
+	struct htab stacks;    /* struct pstack, by key and frames_off */
+	struct htab seqs;      /* struct seq_ent: the frame sequences, by frames */
+	uint32_t *frames;      /* the sequences' frames, each at its seq_ent.off */
 	size_t nr_frames, cap_frames;
+	uint32_t *by_id;       /* session stack id -> its sequence's off + 1 (0: not seen) */
+	size_t cap_by_id;
 };
 
-struct stack_key {
-	const struct pstack *k;
-	const uint32_t *frames;      /* the key's frames */
-	const uint32_t *all_frames;  /* profile.frames, where the entries' frames are */
+struct seq_ent {
+	uint32_t off, nr;
 };
 
-static bool stack_eq(const void *entry, const void *key)
+struct seq_key {
+	const uint32_t *frames;
+	uint32_t nr;
+	const uint32_t *all;   /* profile.frames */
+};
+
+static bool seq_eq(const void *entry, const void *key)
 {
-	const struct stack_key *sk = key;
-	const struct pstack *a = entry, *b = sk->k;
+	const struct seq_ent *e = entry;
+	const struct seq_key *k = key;
 
-	return a->event == b->event && a->comm == b->comm && a->pid == b->pid &&
-	       a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state &&
-	       a->nr == b->nr &&
-	       (!a->nr || !memcmp(sk->all_frames + a->frames_off, sk->frames, a->nr * sizeof(uint32_t)));
+	return e->nr == k->nr && (!k->nr || !memcmp(k->all + e->off, k->frames, k->nr * sizeof(uint32_t)));
 }
 
 /*
- * Hash of a stack's frame ids and its key: one multiply per pair of frames
- * and a full mix at the end (every sample is hashed: it is the profile's
- * hot loop; frame ids are small dense integers, well spread by the mix).
+ * Hash of frame ids: one multiply per pair of frames and a full mix at the
+ * end (frame ids are small dense integers, well spread by the mix).
  */
-static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
+static uint64_t frames_hash(const uint32_t *f, uint32_t n)
 {
-	uint64_t h = seed ^ n;
+	uint64_t h = n;
 	uint32_t i = 0;
 
 	for (; i + 2 <= n; i += 2)
@@ -54,11 +83,48 @@ static uint64_t frames_hash(const uint32_t *f, uint32_t n, uint64_t seed)
 	return hash__mix(h);
 }
 
-static uint64_t stack_hash(const struct pstack *k, const uint32_t *frames)
+/* The place of the sequence fr[0..n) in p->frames, interned on first sight: 0 or -ENOMEM. */
+static int seq_get(struct profile *p, const uint32_t *fr, uint32_t n, uint32_t *off)
 {
-	return frames_hash(frames, k->nr,
-			   ((uint64_t)k->event << 32 | k->comm) ^ ((uint64_t)k->tid << 32 | k->pid) * 31 ^
-				   (k->cgroup + (uint8_t)k->state) * 0x9e3779b97f4a7c15ULL);
+	struct seq_key k = { fr, n, p->frames };
+	uint64_t h = frames_hash(fr, n);
+	struct seq_ent *e = htab__find(&p->seqs, h, seq_eq, &k);
+	bool added;
+
+	if (!e) {
+		/* an empty sequence takes a slot too: offsets tell sequences apart */
+		if (p->nr_frames + n + 1 > UINT32_MAX ||
+		    vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + n + 1,
+				 sizeof(*p->frames), 1024))
+			return -ENOMEM;
+		k.all = p->frames;
+		e = htab__get(&p->seqs, h, seq_eq, &k, &added);
+		if (!e)
+			return -ENOMEM;
+		e->off = p->nr_frames;
+		e->nr = n;
+		if (n)
+			memcpy(p->frames + p->nr_frames, fr, n * sizeof(uint32_t));
+		p->nr_frames += n ? n : 1;
+	}
+	*off = e->off;
+	return 0;
+}
+
+static bool stack_eq(const void *entry, const void *key)
+{
+	const struct pstack *a = entry, *b = key;
+
+	return a->frames_off == b->frames_off && a->comm == b->comm && a->event == b->event &&
+	       a->pid == b->pid && a->tid == b->tid && a->cgroup == b->cgroup && a->state == b->state;
+}
+
+/* A stack's key is integers only: its sequence's place stands for its frames. */
+static uint64_t stack_hash(const struct pstack *k)
+{
+	return hash__mix(((uint64_t)k->frames_off << 32 | k->comm) ^
+			 hash__mix(((uint64_t)k->event << 40 | (uint64_t)(uint8_t)k->state << 32 | k->tid) ^
+				   ((uint64_t)k->pid << 32) ^ k->cgroup * 0x9e3779b97f4a7c15ULL));
 }
 
 struct profile *profile__new(int nr_events, unsigned int keep)
@@ -70,6 +136,7 @@ struct profile *profile__new(int nr_events, unsigned int keep)
 	p->nr_events = nr_events;
 	p->keep = keep;
 	htab__init(&p->stacks, sizeof(struct pstack));
+	htab__init(&p->seqs, sizeof(struct seq_ent));
 	p->events = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->events));
 	p->attrs = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->attrs));
 	p->attrs_from = calloc(nr_events > 0 ? nr_events : 1, sizeof(*p->attrs_from));
@@ -92,45 +159,87 @@ void profile__free(struct profile *p)
 	free(p->attrs);
 	free(p->attrs_from);
 	htab__free(&p->stacks);
+	htab__free(&p->seqs);
 	free(p->frames);
+	free(p->by_id);
 	free(p);
 }
 
-/*
- * The stack of key k (hash h, frames fr), made on first sight. A new one
- * gets a copy of its frames in p->frames, or with in_place the frames_off
- * of k (its frames are there already: profile__remap()). NULL on ENOMEM.
- */
-static struct pstack *stack_get(struct profile *p, const struct pstack *k, uint64_t h,
-				const uint32_t *fr, bool in_place)
+/* The stack of key k (its frames_off set), made on first sight with zero counts; NULL on ENOMEM. */
+static struct pstack *stack_get(struct profile *p, const struct pstack *k)
 {
-	struct stack_key key = { k, fr, p->frames };
-	struct pstack *e = htab__find(&p->stacks, h, stack_eq, &key);
+	struct pstack *e;
 	bool added;
 
-	if (e)
-		return e;
-	if (!in_place && vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + k->nr,
-				      sizeof(*p->frames), 1024))
-		return NULL;
-	key.all_frames = p->frames;
-	e = htab__get(&p->stacks, h, stack_eq, &key, &added);
-	if (!e)
-		return NULL;
-	*e = *k;
-	e->samples = e->period = e->count = 0;
-	if (!in_place) {
-		e->frames_off = p->nr_frames;
-		if (k->nr)
-			memcpy(p->frames + p->nr_frames, fr, k->nr * sizeof(uint32_t));
-		p->nr_frames += k->nr;
+	e = htab__get(&p->stacks, stack_hash(k), stack_eq, k, &added);
+	if (e && added) {
+		*e = *k;
+		e->samples = e->period = e->count = 0;
 	}
 	return e;
 }
 
+/* Add the oldest pending sample to its stack (room was made for it). */
+static void pending_one(struct profile *p)
+{
+	struct pending *d = &p->pending[p->pending_head];
+	struct pstack *e;
+	bool added;
+
+	e = htab__get(&p->stacks, d->h, stack_eq, &d->k, &added);
+	if (added) {
+		*e = d->k;
+		e->samples = e->period = e->count = 0;
+	}
+	e->samples += d->k.samples;
+	e->period += d->k.period;
+	e->count += d->k.count;
+	p->pending_head = (p->pending_head + 1) % PENDING;
+	p->pending_n--;
+}
+
+/*
+ * Every pending sample added: the readers' first step. A reader of a
+ * const profile calls it too: the profile is the same after, only in its
+ * final form (it is never a const object, so the cast is sound).
+ */
+static void pending_flush(const struct profile *cp)
+{
+	struct profile *p = (struct profile *)cp;
+
+	while (p->pending_n)
+		pending_one(p);
+}
+
+/* The sequence of a sample's frames: by its session stack id when it has one. */
+static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off)
+{
+	size_t id = rs->stack;
+	int err;
+
+	if (!id)
+		return seq_get(p, rs->frames, rs->nr, off);
+	if (id < p->cap_by_id && p->by_id[id]) {
+		*off = p->by_id[id] - 1;
+		return 0;
+	}
+	if (id >= p->cap_by_id) {
+		size_t old = p->cap_by_id;
+
+		if (vec__reserve((void **)&p->by_id, &p->cap_by_id, id + 1, sizeof(*p->by_id), 4096))
+			return -ENOMEM;
+		memset(p->by_id + old, 0, (p->cap_by_id - old) * sizeof(*p->by_id));
+	}
+	err = seq_get(p, rs->frames, rs->nr, off);
+	if (!err)
+		p->by_id[id] = *off + 1;
+	return err;
+}
+
 int profile__add(struct profile *p, const struct rsample *rs)
 {
-	struct pstack k = { 0 }, *e;
+	struct pstack k = { 0 };
+	struct pending *d;
 
 	if (rs->event < 0 || rs->event >= p->nr_events)
 		return 0;
@@ -141,35 +250,75 @@ int profile__add(struct profile *p, const struct rsample *rs)
 	k.cgroup = (p->keep & PROFILE_KEEP_CGROUP) ? rs->cgroup : 0;
 	k.state = rs->state;
 	k.nr = rs->nr;
-	e = stack_get(p, &k, stack_hash(&k, rs->frames), rs->frames, false);
-	if (!e)
+	if (sample_seq(p, rs, &k.frames_off))
 		return -ENOMEM;
-	e->samples++;
-	e->period += rs->s->period;
-	e->count += rs->count;
+	if (p->pending_n == PENDING)
+		pending_one(p);
+	/* room for every pending sample's stack, should each be new */
+	if (htab__reserve(&p->stacks, p->pending_n + 1))
+		return -ENOMEM;
+	d = &p->pending[(p->pending_head + p->pending_n++) % PENDING];
+	d->k = k;
+	d->k.samples = 1;
+	d->k.period = rs->s->period;
+	d->k.count = rs->count;
+	d->h = stack_hash(&k);
+	htab__prefetch(&p->stacks, d->h, false);
+	if (p->pending_n > PENDING / 2) /* its slot fetched a while ago: now its stack */
+		htab__prefetch(&p->stacks,
+			       p->pending[(p->pending_head + p->pending_n - 1 - PENDING / 2) % PENDING].h, true);
 	p->events[k.event].samples++;
 	p->events[k.event].period += rs->s->period;
 	return 0;
 }
 
 /*
- * Every stack again through stack_get() after its frames changed in place
- * (fn, when set, may shorten a stack or move its start), so that stacks
- * that now read the same are one.
+ * Every stack again, in its order, after its frames changed: fn (when
+ * set) rewrites a copy of each stack's frames (it may shorten the stack or
+ * move its start), map (when set) replaces frame ids; the result is
+ * interned as a sequence of its own, and stacks that now read the same
+ * are one (the first one's place, the counts summed). The table is
+ * rebuilt in place (htab__clear()): stack i is read before the i-th
+ * addition, so a profile of many stacks is never held twice.
  */
-static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
+static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uint32_t *map,
+		  uint32_t nmap)
 {
-	struct htab old = p->stacks;
+	size_t n;
+	uint32_t *old_frames = p->frames, *tmp = NULL;
+	size_t cap = 0;
 	int err = 0;
 
-	htab__init(&p->stacks, sizeof(struct pstack));
-	for (size_t i = 0; i < htab__n(&old) && !err; i++) {
-		struct pstack k = *(const struct pstack *)htab__at(&old, i);
+	pending_flush(p);
+	n = htab__n(&p->stacks);
+	htab__clear(&p->stacks);
+	htab__free(&p->seqs);
+	p->frames = NULL;
+	p->nr_frames = p->cap_frames = 0;
+	free(p->by_id); /* session stack ids no longer name these sequences */
+	p->by_id = NULL;
+	p->cap_by_id = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct pstack k = *(const struct pstack *)htab__at(&p->stacks, i);
+		uint32_t before = k.frames_off, *fr;
 		struct pstack *e;
 
+		if (vec__reserve((void **)&tmp, &cap, k.nr ? k.nr : 1, sizeof(*tmp), 64)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (k.nr)
+			memcpy(tmp, old_frames + k.frames_off, k.nr * sizeof(*tmp));
+		for (uint32_t j = 0; map && j < k.nr; j++)
+			if (tmp[j] < nmap)
+				tmp[j] = map[tmp[j]];
 		if (fn)
-			fn(ctx, &k, p->frames ? p->frames + k.frames_off : NULL);
-		e = stack_get(p, &k, stack_hash(&k, profile__frames(p, &k)), profile__frames(p, &k), true);
+			fn(ctx, &k, tmp);
+		fr = tmp + (k.frames_off - before);
+		err = seq_get(p, fr, k.nr, &k.frames_off);
+		if (err)
+			break;
+		e = stack_get(p, &k);
 		if (!e) {
 			err = -ENOMEM;
 			break;
@@ -178,32 +327,32 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx)
 		e->period += k.period;
 		e->count += k.count;
 	}
-	htab__free(&old);
+	if (err)
+		htab__clear(&p->stacks); /* half rebuilt: the caller frees it */
+	free(tmp);
+	free(old_frames);
 	return err;
 }
 
 int profile__remap(struct profile *p, const uint32_t *map, uint32_t n)
 {
-	if (!map)
-		return 0;
-	for (size_t i = 0; i < p->nr_frames; i++)
-		if (p->frames[i] < n)
-			p->frames[i] = map[p->frames[i]];
-	return rehash(p, NULL, NULL);
+	return map ? rehash(p, NULL, NULL, map, n) : 0;
 }
 
 int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx)
 {
-	return rehash(p, fn, ctx);
+	return rehash(p, fn, ctx, NULL, 0);
 }
 
 size_t profile__nr_stacks(const struct profile *p)
 {
+	pending_flush(p);
 	return htab__n(&p->stacks);
 }
 
 const struct pstack *profile__stack(const struct profile *p, size_t i)
 {
+	pending_flush(p);
 	return i < htab__n(&p->stacks) ? htab__at(&p->stacks, i) : NULL;
 }
 

@@ -25,14 +25,15 @@
 
 struct profile;
 
+/* 56 bytes: a profile by thread holds hundreds of thousands. */
 struct pstack {
-	uint32_t event;
+	uint16_t event;       /* attr index (a file has at most 4096) */
+	char state;
 	uint32_t comm;
 	uint32_t pid, tid;
-	uint64_t cgroup;
-	char state;
 	uint32_t nr;          /* frames, leaf first */
 	uint32_t frames_off;  /* into profile__frames() */
+	uint64_t cgroup;
 	uint64_t samples;
 	uint64_t period;
 	uint64_t count;       /* off-CPU intervals (offcpu-time), else samples */

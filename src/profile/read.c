@@ -11,16 +11,25 @@
 #include "profile/switches.h"
 #include "profile/trim.h"
 
-struct session *report__open(const struct report_opts *o, bool defer_kernel,
-			     const struct msg_sink *ms, char *err, size_t errlen)
+enum kernel_names { KERNEL_NOW, KERNEL_DEFERRED, KERNEL_NONE };
+
+/* The session of o->input: kernel addresses named at the end, at once, or never (kernel). */
+static struct session *open_session(const struct report_opts *o, enum kernel_names kernel,
+				    const struct msg_sink *ms, char *err, size_t errlen)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
 				   .no_symbols = o->no_symbols, .no_demangle = o->no_demangle,
-				   .defer_kernel = defer_kernel };
+				   .defer_kernel = kernel == KERNEL_DEFERRED, .no_kernel_names = kernel == KERNEL_NONE };
 
 	if (ms)
 		so.msg = *ms;
 	return session__new(o->input, &so, err, errlen);
+}
+
+struct session *report__open(const struct report_opts *o, bool defer_kernel,
+			     const struct msg_sink *ms, char *err, size_t errlen)
+{
+	return open_session(o, defer_kernel ? KERNEL_DEFERRED : KERNEL_NOW, ms, err, errlen);
 }
 
 /* The run's error: the session's reason, named after the file. */
@@ -78,6 +87,8 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 	struct rsample joined;
 	int err;
 
+	if (rs->s->evattr->is_chain && !a->o->event)
+		return 0; /* record --chains' own records: report --chains reads them */
 	if (!a->ow)
 		return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
 	/* --wakeups: off-CPU samples (for their total) and joined off-wake stacks */
@@ -166,7 +177,7 @@ int threads__read(const struct report_opts *o, const struct msg_sink *ms, struct
 	int ret;
 
 	err[0] = 0;
-	s = report__open(o, false, ms, err, errlen);
+	s = open_session(o, KERNEL_NONE, ms, err, errlen); /* no frame is used */
 	if (!s)
 		return -EINVAL;
 	a.s = s;

@@ -16,6 +16,7 @@ void report_opts__init(struct report_opts *o)
 	o->graph_min = 0.5;
 	o->by = -1;
 	o->limit = 30;
+	o->chain_min_ns = -1;
 	o->thread_sort = -1;
 }
 

@@ -42,6 +42,7 @@ struct report_opts {
 	enum by_key waker_by;    /* wakers named "comm", "comm pid" or "comm pid/tid" */
 	bool keep_sched_frames;  /* the scheduler's frames stay in off-CPU stacks (profile/trim.h) */
 	int max_stack;           /* the innermost frames kept per stack; 0: all */
+	int64_t chain_min_ns;    /* --chain-min: the waits --chains analyses; -1: its default */
 	/* the outputs */
 	enum { HEADER_SHORT, HEADER_FULL, HEADER_ONLY } header; /* the report's header: counters */
 	bool quiet;              /* -q: no "#" lines, no warnings */

@@ -41,8 +41,7 @@ struct pending {
 	uint32_t comm;
 	uint64_t thread_start;
 	uint32_t nr;
-	uint32_t *frames;
-	uint64_t *addrs, *offs;
+	uint32_t *frames, *locs;
 	size_t cap;
 };
 
@@ -101,8 +100,7 @@ void switches__free(struct switches *w)
 		struct pending *p = htab__at(&w->pend, i);
 
 		free(p->frames);
-		free(p->addrs);
-		free(p->offs);
+		free(p->locs);
 	}
 	htab__free(&w->pend);
 	free(w);
@@ -145,8 +143,8 @@ static int emit(struct switches *w, struct pending *p, uint64_t end, enum end_ki
 	rs.count = 1;
 	rs.nr = (int)p->nr;
 	rs.frames = p->frames;
-	rs.addrs = p->addrs;
-	rs.offs = p->offs;
+	rs.locs = p->locs;
+	rs.stack = 0; /* session stack ids hold within a run: this may be after it */
 	w->waits++;
 	return cb(ctx, &rs);
 }
@@ -176,22 +174,18 @@ static int start_wait(struct switches *w, const struct rsample *rs, char state)
 		p->tid = tid;
 	if (nr > p->cap) {
 		uint32_t *f = realloc(p->frames, nr * sizeof(*f));
-		uint64_t *a = f ? realloc(p->addrs, nr * sizeof(*a)) : NULL;
-		uint64_t *o = a ? realloc(p->offs, nr * sizeof(*o)) : NULL;
+		uint32_t *l = f ? realloc(p->locs, nr * sizeof(*l)) : NULL;
 
 		if (f)
 			p->frames = f;
-		if (a)
-			p->addrs = a;
-		if (!o)
+		if (!l)
 			return -ENOMEM;
-		p->offs = o;
+		p->locs = l;
 		p->cap = nr;
 	}
 	if (nr) {
 		memcpy(p->frames, rs->frames, nr * sizeof(*p->frames));
-		memcpy(p->addrs, rs->addrs, nr * sizeof(*p->addrs));
-		memcpy(p->offs, rs->offs, nr * sizeof(*p->offs));
+		memcpy(p->locs, rs->locs, nr * sizeof(*p->locs));
 	}
 	p->nr = nr;
 	p->ps = *rs->s;

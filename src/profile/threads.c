@@ -44,7 +44,7 @@ int threads__add(struct threads *t, const struct rsample *rs)
 	bool added;
 
 	/* wakeups repeat off-CPU time; idle (0) and exited tasks (-1) are no thread */
-	if (a->is_wakeup || !a->is_time || !key.tid || key.tid == UINT32_MAX)
+	if (a->is_wakeup || a->is_chain || !a->is_time || !key.tid || key.tid == UINT32_MAX)
 		return 0;
 	acc = htab__get(&t->rows, hash__mix(key.tid ^ key.start * 0x9e3779b97f4a7c15ULL), row_eq,
 			&key, &added);

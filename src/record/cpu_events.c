@@ -47,7 +47,24 @@ uint64_t cpu_sample_type(void)
 	       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 }
 
-static int event_attr(const struct record_opts *o, struct perf_event_attr *a, const char **name)
+/*
+ * -F max: the kernel's maximum sampling rate (kernel.perf_event_max_sample_rate,
+ * which the kernel lowers itself when sampling takes too long), said.
+ */
+static unsigned int max_freq(const struct msg_sink *ms)
+{
+	char buf[32];
+	ssize_t n = proc_read("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf));
+	unsigned long v = n > 0 ? strtoul(buf, NULL, 10) : 0;
+	unsigned int hz = v && v <= 1000000 ? v : 1000;
+
+	msg__say(ms, MSG_NOTE, "-F max: %u Hz%s", hz, v ? " (kernel.perf_event_max_sample_rate)"
+			: " (kernel.perf_event_max_sample_rate unreadable)");
+	return hz;
+}
+
+static int event_attr(const struct record_opts *o, unsigned int freq, struct perf_event_attr *a,
+		      const char **name)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -71,8 +88,8 @@ static int event_attr(const struct record_opts *o, struct perf_event_attr *a, co
 		return -EINVAL;
 	}
 	if (!o->no_cpu) {
-		a->freq = 1;
-		a->sample_freq = o->freq;
+		a->freq = !o->period;
+		a->sample_freq = o->period ? o->period : freq; /* a union with sample_period */
 		a->sample_max_stack = PERF_MAX_STACK;
 	}
 	a->sample_type = cpu_sample_type();
@@ -146,7 +163,7 @@ int cpu_events__new(const struct record_opts *o, const struct msg_sink *ms, int 
 		return -ENOMEM;
 	c->ms = ms;
 	c->page = sysconf(_SC_PAGESIZE);
-	err = event_attr(o, &c->attr, &c->name);
+	err = event_attr(o, o->freq_max && !o->no_cpu ? max_freq(ms) : o->freq, &c->attr, &c->name);
 	if (err) {
 		msg__say(ms, MSG_ERROR, "unknown event '%s' (cpu-clock, task-clock, cycles)",
 			 o->event);
@@ -172,7 +189,7 @@ int cpu_events__new(const struct record_opts *o, const struct msg_sink *ms, int 
 	 * keeps the callchain: the samples written have one.
 	 */
 	open_attr = c->attr;
-	if (o->dwarf && !o->no_cpu) {
+	if (record_opts__bpf_cpu_samples(o)) {
 		open_attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
 		open_attr.sample_max_stack = 0;
 	}

@@ -39,7 +39,7 @@ size_t cpu_sample__encode(const struct offcpu_cpu_sample *s, uint64_t id, void *
 		*nr += 1 + ulen;
 	}
 	h->type = PERF_RECORD_SAMPLE;
-	h->misc = s->user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	h->misc = s->user & 1 ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	h->size = (uint8_t *)p - (uint8_t *)buf;
 	return h->size;
 }

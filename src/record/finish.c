@@ -65,9 +65,11 @@ static void put_counts(struct recorder *r, struct counter_buf *c)
 {
 	const struct record_opts *o = r->o;
 
-	for (int i = 0; i < OFFCPU_DROP__NR; i++)
+	/* unread, they are left out: a reader then says the losses are unknown */
+	for (int i = 0; !r->drops_err && i < OFFCPU_DROP__NR; i++)
 		put(c, offcpu_drop_key(i), r->drops[i]);
 	put(c, "drop.perf_lost", cpu_events__lost(r->cpu));
+	put(c, "drop.sideband_nomem", r->nr_sideband_nomem);
 	put(c, "records.out_of_order", merge__late(r->m));
 	put(c, "ustack.cut", r->nr_ustack_cut);
 	put(c, "offcpu.thresh_ns", o->thresh_ns);
@@ -189,7 +191,12 @@ static int write_end(struct recorder *r)
 	size_t bidlen = 0;
 	int err;
 
-	offcpu_bpf__drops(r->bpf, r->drops);
+	r->drops_err = offcpu_bpf__drops(r->bpf, r->drops);
+	if (r->drops_err) {
+		recorder__clear_status(r);
+		msg__say(r->ms, MSG_WARNING, "cannot read the drop counters: %s; what was lost is "
+			 "unknown (the file says so)", strerror(-r->drops_err));
+	}
 	/* before the build ids: the Python symbol file is one of the files samples hit */
 	err = r->py ? pyframes__finish(r->py) : 0;
 	if (err) {
@@ -242,6 +249,8 @@ int recorder__finish(struct recorder *r, int loop_err)
 	/* the recording stops here: waits still in progress end now */
 	if (!err)
 		err = stop_waits(r);
+	/* the programs are detached: a failure of the unwinder from now on loses nothing */
+	recorder__check_unwinder(r);
 	if (!err)
 		err = recorder__round_trip(r, true, true);
 	unwind_loader__stop(r->unwind);
@@ -255,5 +264,12 @@ int recorder__finish(struct recorder *r, int loop_err)
 	}
 	if (!r->o->quiet)
 		recorder__print_summary(r);
+	if (r->unwind_err) {
+		/* the file is whole, its user stacks are not: the exit status says so */
+		msg__say(r->ms, MSG_ERROR, "the recording is incomplete: the DWARF unwinder's loader "
+			 "failed %.1f s in (%s), user stacks since may miss callers",
+			 r->unwind_err_at / 1e9, strerror(-r->unwind_err));
+		return r->unwind_err;
+	}
 	return 0;
 }

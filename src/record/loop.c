@@ -22,6 +22,10 @@
 
 static int sig_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t stop_signal;
+/* The signals the recorder takes, and their actions before it (restored at its end). */
+static const int rec_signals[] = { SIGINT, SIGTERM, SIGCHLD, SIGHUP };
+static struct sigaction old_actions[sizeof(rec_signals) / sizeof(rec_signals[0])];
+static bool signals_set;
 
 static void on_signal(int sig)
 {
@@ -40,15 +44,30 @@ int recorder__setup_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	if (signals_set)
+		return -EBUSY; /* one recorder at a time */
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	stop_signal = 0;
+	for (size_t i = 0; i < sizeof(rec_signals) / sizeof(rec_signals[0]); i++)
+		sigaction(rec_signals[i], &sa, &old_actions[i]);
+	signals_set = true;
 	return 0;
+}
+
+void recorder__restore_signals(void)
+{
+	if (!signals_set)
+		return;
+	for (size_t i = 0; i < sizeof(rec_signals) / sizeof(rec_signals[0]); i++)
+		sigaction(rec_signals[i], &old_actions[i], NULL);
+	/* the handlers are gone: nothing writes to the pipe any more */
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+	signals_set = false;
 }
 
 /*
@@ -66,8 +85,10 @@ static bool keep_sideband(struct recorder *r, const struct perf_event_header *h,
 	switch (h->type) {
 	case PERF_RECORD_FORK:
 		memcpy(&ppid, (const uint8_t *)(h + 1) + 4, 4);
-		if (pid != ppid && tgid_set__has(&r->targets, ppid))
-			tgid_set__add(&r->targets, pid);
+		/* out of memory: the child's side-band is left out, counted */
+		if (pid != ppid && tgid_set__has(&r->targets, ppid) &&
+		    tgid_set__add(&r->targets, pid))
+			r->nr_sideband_nomem++;
 		return tgid_set__has(&r->targets, pid);
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP2:
@@ -142,6 +163,21 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final)
 	return err;
 }
 
+void recorder__check_unwinder(struct recorder *r)
+{
+	if (!r->unwind || r->unwind_err)
+		return;
+	r->unwind_err = unwind_loader__error(r->unwind);
+	if (!r->unwind_err)
+		return;
+	r->unwind_err_at = mono_ns() - r->loop_start;
+	recorder__clear_status(r);
+	msg__say(r->ms, MSG_ERROR, "the DWARF unwinder's loader failed %.1f s in: %s; user stacks of "
+		 "code started, exec'd or loaded since are walked by frame pointers only (callers may "
+		 "be missing): the recording goes on, incomplete", r->unwind_err_at / 1e9,
+		 strerror(-r->unwind_err));
+}
+
 /*
  * When -d ends the recording: counted from the recording's start (the
  * start iterator's time, on the same clock), not from the loop's (start):
@@ -158,21 +194,33 @@ static uint64_t loop_end(const struct recorder *r, uint64_t start)
 	return (wstart && wstart <= start ? wstart : start) + (uint64_t)(r->o->duration * 1e9);
 }
 
-/* An epoll set of everything that wakes the loop. */
+/*
+ * An epoll set of everything that wakes the loop, or a negative errno,
+ * said: a source left out would leave the loop asleep while its data
+ * piles up (it would still wake every 100 ms).
+ */
 static int loop_epoll(const struct recorder *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	int epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
 
 	if (epfd < 0)
-		return -errno;
+		err = -errno;
 	ev.data.u64 = 0;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, sig_pipe[0], &ev);
-	epoll_ctl(epfd, EPOLL_CTL_ADD, offcpu_bpf__ringbuf_fd(r->bpf), &ev);
-	cpu_events__epoll_add(r->cpu, epfd);
-	if (r->watch)
-		target_watch__epoll_add(r->watch, epfd);
-	return epfd;
+	if (!err && epoll_ctl(epfd, EPOLL_CTL_ADD, sig_pipe[0], &ev))
+		err = -errno;
+	if (!err && epoll_ctl(epfd, EPOLL_CTL_ADD, offcpu_bpf__ringbuf_fd(r->bpf), &ev))
+		err = -errno;
+	if (!err)
+		err = cpu_events__epoll_add(r->cpu, epfd);
+	if (!err && r->watch)
+		err = target_watch__epoll_add(r->watch, epfd);
+	if (!err)
+		return epfd;
+	msg__say(r->ms, MSG_ERROR, "cannot wait for the recording's events: %s", strerror(-err));
+	if (epfd >= 0)
+		close(epfd);
+	return err;
 }
 
 int recorder__loop(struct recorder *r)
@@ -183,6 +231,7 @@ int recorder__loop(struct recorder *r)
 
 	if (epfd < 0)
 		return epfd;
+	r->loop_start = start;
 	while (!err) {
 		struct epoll_event evs[16];
 		uint64_t now;
@@ -212,6 +261,7 @@ int recorder__loop(struct recorder *r)
 		err = recorder__round_trip(r, drain, false);
 		if (drain)
 			last_drain = now;
+		recorder__check_unwinder(r);
 		if (r->status_line && now - last_status >= 1000000000ULL) {
 			recorder__show_status(r, start);
 			last_status = now;

@@ -11,8 +11,9 @@
  * A drain switches the programs to the other half of the sums, waits until
  * no program can still be writing the half it drains (wait_quiet: a grace
  * period on the programs' per-CPU count of runs inside), and only then
- * reads it; the stop is the same wait, after the programs are told to
- * stop.
+ * reads it; the stop is the same wait, twice: after the programs are told
+ * they are stopping (the stop iterator then ends the waits still open),
+ * and after they are told to stop.
  *
  * Its size (about 850 lines): every part here reads or writes the one
  * struct offcpu_bpf and its skeleton (the batch buffers, the stack table,
@@ -42,6 +43,8 @@
 #include "util/vec.h"
 
 #define SUM_ENTRIES 10240
+/* --chains: 96 bytes a switch with its ring header, 170 000 switches/s: 1 s of room at 16 MiB */
+#define CHAIN_RING_BYTES (16 << 20)
 #define DRAIN_BATCH 128
 /* Cache audits (see audit_due in offcpu.bpf.c): 1 served hit in mask+1 walked. */
 #define AUDIT_MASK_FIRST 63   /* at the start, and again after an audit differed */
@@ -60,6 +63,27 @@ struct stack_ent {
 	uint32_t n;
 };
 
+/*
+ * --chains: a stack of the file (an offcpu-stack record, written once):
+ * a thread group's pair of the switch program's stack ids, of one kind.
+ */
+struct chain_stack_key {
+	uint32_t pid;
+	uint32_t kind; /* OFFCPU_CHAIN_STACK_* */
+	uint64_t ustack, kstack;
+};
+
+struct chain_stack_ent {
+	struct chain_stack_key key;
+	uint32_t id; /* its id in the file */
+};
+
+/* --chains: a switch record waiting for the stacks it names (chain_flush). */
+struct chain_pending {
+	struct offcpu_chain_switch r;
+	bool seen; /* a poll has passed since it came */
+};
+
 struct offcpu_bpf {
 	struct offcpu_skel *skel;
 	struct ring_buffer *rb;
@@ -69,7 +93,14 @@ struct offcpu_bpf {
 	bool dwarf;        /* --call-graph dwarf */
 	bool python;       /* --python, with dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
+	uint32_t stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop iterator runs this late */
+	bool chains;       /* --chains: the chain ring */
 	uint64_t samples, wakeup_samples, delay_samples, cpu_samples;
+	uint64_t chain_switches, chain_stacks, chain_bytes;
+	struct htab chain_ids;          /* struct chain_stack_ent by key */
+	struct chain_pending *pending;  /* switch records not yet written */
+	size_t nr_pending, cap_pending;
+	struct offcpu_chain_stack cst;  /* a stack record being built */
 	uint64_t *cpu_ids; /* the cpu-clock event's sample id on each CPU */
 	int nr_cpu_ids;
 	uint64_t in_progress[OFFCPU_IN_PROGRESS__NR];
@@ -283,13 +314,154 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 			return b->err;
 		s = &b->fc;
 	}
-	id = s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
+	id = s->user & OFFCPU_CPU_SAMPLE_OTHER ? OFFCPU_ID_CHAIN_CPU :
+	     s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
 	n = cpu_sample__encode(s, id, b->rec);
 	err = merge__add(b->m, s->time, b->rec, n);
 	if (err)
 		b->err = err;
 	else
 		b->cpu_samples++;
+	return err;
+}
+
+/*
+ * --chains: a switch record of the chain ring, kept until the stacks it
+ * names have come (chain_flush). The chain ring is consumed before the
+ * events ring, on which the switch program sends each stack before any
+ * record names it: after the same poll, they have come.
+ */
+static int on_chain(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_chain_switch *sw = data;
+
+	if (len < sizeof(*sw) || sw->type != OFFCPU_CHAIN_SWITCH)
+		return 0;
+	if (vec__reserve((void **)&b->pending, &b->cap_pending, b->nr_pending + 1,
+			 sizeof(*b->pending), 1024)) {
+		b->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	b->pending[b->nr_pending++] = (struct chain_pending){ .r = *sw };
+	return 0;
+}
+
+static bool chain_key_eq(const void *entry, const void *key)
+{
+	return !memcmp(&((const struct chain_stack_ent *)entry)->key, key,
+		       sizeof(struct chain_stack_key));
+}
+
+static bool stack_known(struct offcpu_bpf *b, uint64_t id)
+{
+	return !id || htab__find(&b->stacks, hash__mix(id), stack_eq, &id);
+}
+
+/*
+ * The file's id of the stack (ustack, kstack) of pid, of kind, seen at
+ * time: its offcpu-stack record is written the first time (0: no stack).
+ */
+static int chain_stack(struct offcpu_bpf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
+		       uint32_t kind, uint64_t ustack, uint64_t kstack, uint64_t time, uint32_t *id)
+{
+	struct chain_stack_key key = { pid, kind, ustack, kstack };
+	struct offcpu_chain_stack *cs = &b->cst;
+	struct offcpu_frames u, k;
+	struct chain_stack_ent *e;
+	bool added;
+	size_t n;
+	int err;
+
+	*id = 0;
+	if (!ustack && !kstack)
+		return 0;
+	e = htab__get(&b->chain_ids, hash__mix(pid ^ kind * 0x9e3779b97f4a7c15ULL ^ ustack ^
+					       kstack * 0xff51afd7ed558ccdULL),
+		      chain_key_eq, &key, &added);
+	if (!e)
+		return -ENOMEM;
+	if (!added) {
+		*id = e->id;
+		return 0;
+	}
+	e->key = key;
+	e->id = (uint32_t)b->chain_stacks + 1;
+	u = stack_frames(b, ustack);
+	k = stack_frames(b, kstack);
+	cs->type = OFFCPU_CHAIN_STACK;
+	cs->id = e->id;
+	cs->pid = pid;
+	cs->tid = tid;
+	cs->kind = kind;
+	cs->cpu = cpu;
+	cs->time = time;
+	cs->ulen = u.n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : u.n;
+	cs->klen = k.n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : k.n;
+	memcpy(cs->stack, u.ip, cs->ulen * sizeof(uint64_t));
+	memcpy(&cs->stack[OFFCPU_MAX_STACK], k.ip, cs->klen * sizeof(uint64_t));
+	n = chain_stack__encode(cs, b->rec);
+	err = merge__add(b->m, time, b->rec, n);
+	if (err)
+		return err;
+	b->chain_stacks++;
+	b->chain_bytes += n;
+	*id = e->id;
+	return 0;
+}
+
+/* One switch record into the file, after the stack records it names. */
+static int chain_write(struct offcpu_bpf *b, const struct offcpu_chain_switch *r)
+{
+	uint32_t sid, wid;
+	size_t n;
+	int err;
+
+	err = chain_stack(b, r->pid, r->tid, r->cpu,
+			  r->flags & OFFCPU_CHAIN_FROM_START ? OFFCPU_CHAIN_STACK_TASK
+							     : OFFCPU_CHAIN_STACK_SLEEP,
+			  r->ustack, r->kstack, r->time, &sid);
+	if (!err)
+		err = chain_stack(b, r->waker_pid, r->waker_tid, r->cpu,
+				  r->state == 'N' ? OFFCPU_CHAIN_STACK_NEW : OFFCPU_CHAIN_STACK_WAKER,
+				  r->waker_ustack, r->waker_kstack, r->time, &wid);
+	if (err)
+		return err;
+	n = chain_switch__encode(r, sid, wid, b->rec);
+	err = merge__add(b->m, r->time, b->rec, n);
+	if (err)
+		return err;
+	b->chain_switches++;
+	b->chain_bytes += n;
+	return 0;
+}
+
+/*
+ * Write the switch records whose stacks have come. One whose stacks have
+ * not, a poll after it came (a stack can sit behind a record another CPU
+ * has yet to commit), or at the stop (all), is written with what is known:
+ * a stack never sent is counted lost (stack_frames).
+ */
+static int chain_flush(struct offcpu_bpf *b, bool all)
+{
+	size_t keep = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < b->nr_pending; i++) {
+		struct chain_pending *p = &b->pending[i];
+		const struct offcpu_chain_switch *r = &p->r;
+
+		if (!err && !all && !p->seen &&
+		    !(stack_known(b, r->ustack) && stack_known(b, r->kstack) &&
+		      stack_known(b, r->waker_ustack) && stack_known(b, r->waker_kstack))) {
+			p->seen = true;
+			b->pending[keep++] = *p;
+			continue;
+		}
+		if (!err)
+			err = chain_write(b, r);
+	}
+	b->nr_pending = keep;
 	return err;
 }
 
@@ -356,6 +528,7 @@ static int alloc_batches(struct offcpu_bpf *b)
 	b->active = calloc(b->ncpus, sizeof(*b->active));
 	b->quiet = calloc(b->ncpus, sizeof(*b->quiet));
 	htab__init(&b->stacks, sizeof(struct stack_ent));
+	htab__init(&b->chain_ids, sizeof(struct chain_stack_ent));
 	if (!b->keys || !b->vals || !b->active || !b->quiet)
 		return -ENOMEM;
 	return 0;
@@ -397,9 +570,11 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->filter_tid = o->tids.n > 0;
 	sk->rodata->filter_cpu = o->cpus.n > 0;
 	sk->rodata->filter_cgroup = o->cgroup != NULL;
-	sk->rodata->follow_children = o->argv != NULL;
+	/* -p follows the children its processes fork, as perf's inherit; -t does not */
+	sk->rodata->follow_children = o->argv != NULL || o->pids.n;
 	sk->rodata->want_wakeups = o->wakeups;
 	sk->rodata->want_sched_delay = o->sched_delay;
+	sk->rodata->want_chains = o->chains;
 	sk->rodata->test_hide = o->test_hide;
 	sk->rodata->test_stall_ns = o->test_stall_ms * 1000000ULL;
 	sk->rodata->wakeup_times_intervals = o->test_wakeup_prog || !kernel_has_sched_info();
@@ -440,8 +615,10 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup, sk->rodata->wakeup_times_intervals ||
 								   o->sched_delay);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
-	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay);
-	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->dwarf);
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay || o->chains);
+	if (o->chains)
+		bpf_map__set_max_entries(sk->maps.chain_events, CHAIN_RING_BYTES);
+	bpf_program__set_autoload(sk->progs.offcpu_fork, o->argv != NULL || o->pids.n || o->dwarf);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_filter,
 				  b->filter_perf && !o->no_cpu && !b->cpu_sampling);
 	bpf_program__set_autoload(sk->progs.offcpu_cpu_sample, b->cpu_sampling);
@@ -459,9 +636,16 @@ static int open_rings(struct offcpu_bpf *b)
 		if (!b->drb)
 			return -errno;
 	}
-	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_event, b, NULL);
-	if (!b->rb)
-		return -errno;
+	/* a poll consumes the rings in this order: the chain ring's records before their stacks */
+	if (b->chains) {
+		b->rb = ring_buffer__new(bpf_map__fd(sk->maps.chain_events), on_chain, b, NULL);
+		if (!b->rb || ring_buffer__add(b->rb, bpf_map__fd(sk->maps.events), on_event, b))
+			return -errno;
+	} else {
+		b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_event, b, NULL);
+		if (!b->rb)
+			return -errno;
+	}
 	if (b->python) { /* woken at once: a process's names are read while it lives */
 		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.py_stacks), on_py_seen, b);
 		b->prb = ring_buffer__new(bpf_map__fd(sk->maps.py_stacks), on_py_seen, b, NULL);
@@ -482,9 +666,11 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+	b->chains = o->chains;
 	b->dwarf = o->dwarf;
 	b->python = o->dwarf && o->python;
-	b->cpu_sampling = o->dwarf && !o->no_cpu;
+	b->stop_delay_ms = o->test_stop_delay_ms;
+	b->cpu_sampling = record_opts__bpf_cpu_samples(o);
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
 	err = alloc_batches(b);
 	if (err)
@@ -537,6 +723,8 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	free(b->active);
 	free(b->quiet);
 	htab__free(&b->stacks);
+	htab__free(&b->chain_ids);
+	free(b->pending);
 	free(b->frames);
 	free(b->cpu_ids);
 	free(b);
@@ -740,23 +928,39 @@ static int wait_quiet(struct offcpu_bpf *b)
 
 int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m)
 {
-	int err;
+	int err, quiet;
 
 	/*
-	 * Stop the programs, wait until none is still running, and take the
-	 * stacks their last samples sent: from here on the iterator is the
-	 * only one to touch the tasks' storage, and no wait ends or starts.
+	 * Stopping first, and wait until every program run sees it: from here
+	 * the programs start and end no wait, but note the stop's time and
+	 * each waiting task's wakeup for the iterator, and end the waits of a
+	 * task that exits. Then take the stacks their last samples sent (the
+	 * iterator's samples name them) and run the iterator, the programs
+	 * still attached: stopped first, a busy thread could wake, run and
+	 * wait again many times before the iterator reached it, its wakeup
+	 * then unknown (its wait counted lost: "interval end not seen"). Only
+	 * then are they stopped, and detached once none is still running.
 	 */
-	__atomic_store_n(&b->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b->skel->bss->stopping, 1, __ATOMIC_SEQ_CST);
 	err = wait_quiet(b);
 	if (!err)
 		err = offcpu_bpf__poll(b, m);
+	if (b->stop_delay_ms) /* a recorder starved here, for the tests */
+		usleep(b->stop_delay_ms * 1000);
+	if (!err) {
+		b->m = m;
+		err = run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample),
+			       on_stop_sample, b);
+	}
+	__atomic_store_n(&b->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	quiet = wait_quiet(b);
 	offcpu_skel__detach(b->skel);
-	if (err)
-		return err;
-	b->m = m;
-	return run_iter(b->skel->progs.offcpu_stop, sizeof(struct offcpu_sample), on_stop_sample,
-			b);
+	/* --chains: what came since the iterator (its programs run until the detach), then all */
+	if (!err && b->chains)
+		err = offcpu_bpf__poll(b, m);
+	if (!err && b->nr_pending)
+		err = chain_flush(b, true);
+	return err ? err : quiet;
 }
 
 void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop)
@@ -826,6 +1030,8 @@ int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m)
 	if (b->drb)
 		ring_buffer__consume(b->drb);
 	n = ring_buffer__consume(b->rb);
+	if (!b->err && b->nr_pending)
+		b->err = chain_flush(b, false);
 	if (b->err)
 		return b->err;
 	return n < 0 ? n : 0;
@@ -1026,22 +1232,25 @@ int offcpu_bpf__drain(struct offcpu_bpf *b, struct merge *m)
 	return 0;
 }
 
-/* Sum a per-CPU array of n u64 counters into out[]. */
+/* Sum a per-CPU array of n u64 counters into out[]: 0, or a negative errno (out[] zeroed). */
 static int sum_percpu(const struct offcpu_bpf *b, int fd, uint64_t *out, uint32_t n)
 {
 	uint64_t *v = calloc(b->ncpus, sizeof(*v));
+	int err = v ? 0 : -ENOMEM;
 
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
+	memset(out, 0, n * sizeof(*out));
+	for (uint32_t i = 0; !err && i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			err = -errno;
+			break;
+		}
 		for (int c = 0; c < b->ncpus; c++)
 			out[i] += v[c];
 	}
+	if (err)
+		memset(out, 0, n * sizeof(*out));
 	free(v);
-	return 0;
+	return err;
 }
 
 int offcpu_bpf__drops(const struct offcpu_bpf *b, uint64_t drops[OFFCPU_DROP__NR])
@@ -1065,6 +1274,14 @@ int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_U
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b)
 {
 	return b->cpu_samples;
+}
+
+void offcpu_bpf__chain_counts(const struct offcpu_bpf *b, uint64_t *switches, uint64_t *stacks,
+			      uint64_t *bytes)
+{
+	*switches = b->chain_switches;
+	*stacks = b->chain_stacks;
+	*bytes = b->chain_bytes;
 }
 
 uint64_t offcpu_bpf__samples(const struct offcpu_bpf *b)

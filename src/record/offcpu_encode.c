@@ -15,9 +15,10 @@
 
 /* Address ranges of __schedule and try_to_wake_up: kernel stacks start there. */
 static uint64_t sched_lo, sched_hi, ttwu_lo, ttwu_hi;
-/* Where interrupts start (kernel_facts.irq). */
+/* Where interrupts start (kernel_facts.irq); loopback's receive (process_backlog). */
 static struct kernel_range irq_entry[64];
 static unsigned int nr_irq_entry;
+static uint64_t backlog_lo, backlog_hi, wnt_lo, wnt_hi;
 
 void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 {
@@ -25,6 +26,10 @@ void offcpu_encode__set_kernel(const struct kernel_facts *kf)
 	sched_hi = kf->sched_hi;
 	ttwu_lo = kf->ttwu_lo;
 	ttwu_hi = kf->ttwu_hi;
+	backlog_lo = kf->backlog_lo;
+	backlog_hi = kf->backlog_hi;
+	wnt_lo = kf->wnt_lo;
+	wnt_hi = kf->wnt_hi;
 	nr_irq_entry = kf->nr_irq < 64 ? kf->nr_irq : 64;
 	memcpy(irq_entry, kf->irq, nr_irq_entry * sizeof(irq_entry[0]));
 }
@@ -192,8 +197,25 @@ static int irq_frame_index(const uint64_t *k, uint32_t n)
 }
 
 /*
+ * Whether the first n frames (innermost first) of a waker's stack, those
+ * up to its interrupt entry, are loopback's receive (process_backlog): the
+ * packet a task sent on 127.0.0.1 is received as softirq work in that
+ * task's own context, at its local_bh_enable (or an irq_exit soon after),
+ * and the wakeup of the receiver is the sender's doing.
+ */
+static bool own_softirq(const uint64_t *k, int n)
+{
+	for (int i = 0; i < n && backlog_lo; i++)
+		if (k[i] >= backlog_lo && k[i] < backlog_hi)
+			return true;
+	return false;
+}
+
+/*
  * An interrupt's wakeup is booked to "[irq]" (pid and tid 0, the interrupt's
- * kernel frames only): the task it interrupted had no part in it.
+ * kernel frames only): the task it interrupted had no part in it. Softirq
+ * work a task did for itself (own_softirq) is the task's, with its whole
+ * stack, flagged OFFCPU_RAW_WAKER_SOFTIRQ.
  */
 size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_frames *ustack,
 			    const struct offcpu_frames *kstack, uint64_t time, void *buf)
@@ -201,9 +223,12 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_f
 	uint32_t klen = kstack->n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : kstack->n;
 	int skip = glue_frames(kstack->ip, klen, ttwu_lo, ttwu_hi);
 	int irq = irq_frame_index(kstack->ip + skip, klen - skip);
+	bool softirq = irq >= 0 && own_softirq(kstack->ip + skip, irq);
 	struct offcpu_frames u = *ustack, k = { kstack->ip, klen };
 	struct offcpu_payload p;
 
+	if (softirq)
+		irq = -1;
 	if (irq >= 0) {
 		k.n = skip + irq + 1;
 		u.n = 0;
@@ -217,6 +242,63 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_f
 		p.waker_pid = s->k.waker.pid;
 		p.waker_tid = s->k.waker.tid;
 		memcpy(p.waker_comm, s->v.wcomm, sizeof(p.waker_comm) - 1);
+		if (softirq)
+			p.flags |= OFFCPU_RAW_WAKER_SOFTIRQ;
 	}
+	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
+}
+
+/* ---- record --chains ---- */
+
+void chain_switch_attr(struct perf_event_attr *attr)
+{
+	offcpu_event_attr(attr);
+	attr->sample_type = OFFCPU_SWITCH_SAMPLE_TYPE;
+}
+
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack, uint32_t waker_stack,
+			    void *buf)
+{
+	struct offcpu_switch sw = {
+		.id = OFFCPU_ID_SWITCH, .pid = r->pid, .tid = r->tid, .cpu = r->cpu,
+		.time = r->time, .out = r->out, .wake = r->wake, .stack = stack,
+		.waker_tid = r->waker_tid, .waker_stack = waker_stack, .seq = r->seq,
+		.state = (char)r->state,
+	};
+
+	if (r->flags & OFFCPU_CHAIN_TARGET)
+		sw.flags |= OFFCPU_SWITCH_TARGET;
+	if (r->flags & OFFCPU_CHAIN_FROM_START)
+		sw.flags |= OFFCPU_SWITCH_FROM_START;
+	if (r->flags & OFFCPU_CHAIN_REPAIRED)
+		sw.flags |= OFFCPU_SWITCH_REPAIRED;
+	if (r->flags & OFFCPU_CHAIN_GAP)
+		sw.flags |= OFFCPU_SWITCH_GAP;
+	return offcpu_payload__encode_switch(&sw, buf, OFFCPU_SWITCH_RECORD_SIZE);
+}
+
+/*
+ * A stack of the switch program's starts at __schedule, one taken at a
+ * wakeup at try_to_wake_up, as calibrated (kstack_skip); a maker's at
+ * wakeup_new is walked whole: whatever BPF glue leads any of them up to
+ * those functions (and to wake_up_new_task) is cut, as in offcpu-time and
+ * offcpu-wakeup samples. An interrupt's frames stay: the reader tells
+ * interrupts and softirq work from them.
+ */
+size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf)
+{
+	struct offcpu_sample s = { .k.who = { .pid = r->pid, .tid = r->tid },
+				   .v = { .cpu = r->cpu, .period = 1, .count = 1 } };
+	const uint64_t *k = (const uint64_t *)&r->stack[OFFCPU_MAX_STACK];
+	uint32_t klen = r->klen > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : r->klen;
+	int skip = r->kind == OFFCPU_CHAIN_STACK_SLEEP ? sched_frame_index(k, klen) :
+		   r->kind == OFFCPU_CHAIN_STACK_WAKER ? glue_frames(k, klen, ttwu_lo, ttwu_hi) :
+		   r->kind == OFFCPU_CHAIN_STACK_NEW ? glue_frames(k, klen, wnt_lo, wnt_hi) : 0;
+	struct offcpu_frames u = { (const uint64_t *)r->stack, r->ulen }, kf = { k, klen };
+	struct offcpu_payload p;
+
+	payload_of(&p, OFFCPU_PAYLOAD_STACK, OFFCPU_ID_STACK, &s, r->time, &u, &kf, skip);
+	p.flags = 0;
+	p.stack_id = r->id;
 	return offcpu_payload__encode(&p, buf, OFFCPU_PAYLOAD_MAX_SIZE);
 }

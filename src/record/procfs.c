@@ -176,6 +176,10 @@ bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entri
 		k->ttwu_hi = a;
 	if (k->sys_lo && !k->sys_hi && a > k->sys_lo)
 		k->sys_hi = a;
+	if (k->backlog_lo && !k->backlog_hi && a > k->backlog_lo)
+		k->backlog_hi = a;
+	if (k->wnt_lo && !k->wnt_hi && a > k->wnt_lo)
+		k->wnt_hi = a;
 	if (k->nr_irq && !k->irq[k->nr_irq - 1].hi && a > k->irq[k->nr_irq - 1].lo)
 		k->irq[k->nr_irq - 1].hi = a;
 	if (!k->text && !strcmp(name, "_text"))
@@ -186,6 +190,10 @@ bool kernel_facts__line(struct kernel_facts *k, const char *line, bool irq_entri
 		k->ttwu_lo = a;
 	else if (!k->sys_lo && !strcmp(name, "do_syscall_64"))
 		k->sys_lo = a;
+	else if (irq_entries && !k->backlog_lo && !strcmp(name, "process_backlog"))
+		k->backlog_lo = a;
+	else if (irq_entries && !k->wnt_lo && !strcmp(name, "wake_up_new_task"))
+		k->wnt_lo = a;
 	else if (irq_entries && a && irq_entry_name(name) &&
 		 k->nr_irq < sizeof(k->irq) / sizeof(k->irq[0]) &&
 		 (!k->nr_irq || k->irq[k->nr_irq - 1].hi))

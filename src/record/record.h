@@ -31,6 +31,7 @@
 
 #include "bpf/offcpu.h"
 #include "bpf/python.h"
+#include "bpf/chains.h"
 #include "bpf/unwind.h"
 #include "perfdata/perf_format.h"
 #include "util/msg.h"
@@ -51,6 +52,8 @@ struct record_opts {
 	bool all_cpus;
 	double duration;      /* seconds; 0 = until the command exits or a signal */
 	unsigned int freq;
+	bool freq_max;        /* -F max: the kernel's maximum (perf_event_max_sample_rate) */
+	uint64_t period;      /* -c N: a CPU sample every N events (ns for cpu-clock); 0: -F */
 	const char *event;    /* cpu-clock, task-clock, cycles */
 	bool no_cpu;
 	uint64_t thresh_ns;
@@ -66,13 +69,17 @@ struct record_opts {
 	uint64_t max_ns;      /* UINT64_MAX: no maximum */
 	bool wakeups;         /* --wakeups: offcpu-wakeup samples */
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
+	bool chains;          /* --chains: offcpu-switch/offcpu-stack records of every thread */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	bool python;          /* --python (default with dwarf): Python frames in the stacks */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	uint32_t test_stall_ms; /* OFFCPU_TEST_STALL: 1 in 8 waits counted stall their CPU this long */
+	uint32_t test_stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop's iterator runs this late */
 	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */
 	uint32_t test_unwind_late_ms; /* OFFCPU_TEST_UNWIND_LATE: the unwinder's loader
 					 writes no process table for this long */
+	bool test_unwind_fail; /* OFFCPU_TEST_UNWIND_FAIL: the unwinder's loader fails */
+	int nice;             /* --nice: the recorder's own nice value (0: as started) */
 	bool quiet;           /* -q: no summary at the end */
 	bool status_line;     /* a live status line (MSG_STATUS) while recording: the
 				 messages go to a terminal, and no -q */
@@ -90,6 +97,15 @@ struct record_opts {
 #define OFFCPU_ID_OFFCPU OFFCPU_EVENT_ID                /* offcpu-time */
 #define OFFCPU_ID_WAKEUP 0x4f46464350550002ULL      /* offcpu-wakeup */
 #define OFFCPU_ID_SCHED_DELAY 0x4f46464350550003ULL /* sched-delay */
+#define OFFCPU_ID_SWITCH 0x4f46464350550004ULL      /* offcpu-switch (--chains) */
+#define OFFCPU_ID_STACK 0x4f46464350550005ULL       /* offcpu-stack (--chains) */
+#define OFFCPU_ID_CHAIN_CPU 0x4f46464350550006ULL   /* chain-cpu-clock (--chains) */
+
+/* CPU samples come from the BPF program on the perf event (its stacks unwound there). */
+static inline bool record_opts__bpf_cpu_samples(const struct record_opts *o)
+{
+	return (o->dwarf || o->chains) && !o->no_cpu;
+}
 
 /* ---- targets.c ---- */
 int int_list__parse(struct int_list *l, const char *s, bool ranges);
@@ -211,6 +227,12 @@ struct kernel_facts {
 	/* where interrupts (hard and soft) start: a waker below one is an interrupt */
 	struct kernel_range irq[64];
 	unsigned int nr_irq;
+	/*
+	 * process_backlog's (with the interrupt entries): loopback's receive, run
+	 * as softirq work by the task that sent, its wakeups the sender's own
+	 */
+	uint64_t backlog_lo, backlog_hi;
+	uint64_t wnt_lo, wnt_hi;     /* wake_up_new_task's (with them): a new thread's maker's stack starts there */
 };
 void kernel_facts__read(struct kernel_facts *k, bool irq_entries);
 
@@ -253,7 +275,9 @@ int offcpu_bpf__ringbuf_fd(const struct offcpu_bpf *b);
  * Waits in progress: __start (after attach) finds the targets already
  * waiting, whose waits then count from now on, and names every target to
  * on_task (pid, tid, comm: for those gone before /proc is read); __stop
- * detaches the programs and queues every wait still open, ended now.
+ * queues every wait still open, ended now (the iterator's; those of tasks
+ * that exit meanwhile come through the ring buffer: poll after it), and
+ * detaches the programs.
  * __window: the two times on the samples' clock (0 when not run).
  */
 int offcpu_bpf__start(struct offcpu_bpf *b,
@@ -304,6 +328,9 @@ void offcpu_bpf__set_ustack_fix(struct offcpu_bpf *b, struct ustack_fix *f, stru
 /* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
 int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
+/* --chains: switch and stack records written, and their bytes in the file. */
+void offcpu_bpf__chain_counts(const struct offcpu_bpf *b, uint64_t *switches, uint64_t *stacks,
+			      uint64_t *bytes);
 
 /* ---- offcpu_encode.c ---- */
 /* Where kernel stacks start (__schedule, try_to_wake_up, interrupts): set before encoding. */
@@ -329,6 +356,16 @@ size_t offcpu_waker__encode(const struct offcpu_sample *s, const struct offcpu_f
 			    const struct offcpu_frames *kstack, uint64_t time, void *buf);
 uint64_t offcpu_sample_type(void);
 void offcpu_event_attr(struct perf_event_attr *attr);
+/*
+ * --chains: a switch record as an offcpu-switch sample (OFFCPU_SWITCH_RECORD_SIZE
+ * bytes), its stacks named by the file's ids (those of its offcpu-stack records).
+ */
+size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack, uint32_t waker_stack,
+			    void *buf);
+/* --chains: a stack record as an offcpu-stack sample into buf (OFFCPU_PAYLOAD_MAX_SIZE). */
+size_t chain_stack__encode(const struct offcpu_chain_stack *r, void *buf);
+/* The attr of offcpu-switch. */
+void chain_switch_attr(struct perf_event_attr *attr);
 /* The drop counters and stats of bpf/offcpu.h: the summary's name of a drop
  * (WHAT), its key in the file's offcpu section, what it loses; a stat's key. */
 const char *offcpu_drop_name(int i);
@@ -353,6 +390,11 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
 /* The Python processes follow the same side-band (--python): before __start. */
 void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py);
+/*
+ * The thread's failure (a negative errno), 0 while it keeps the tables:
+ * once it failed it has stopped, and stacks taken since may miss frames.
+ */
+int unwind_loader__error(const struct unwind_loader *l);
 /* Stop the thread (the tables stay in the maps). */
 void unwind_loader__stop(struct unwind_loader *l);
 void unwind_loader__free(struct unwind_loader *l);
@@ -518,7 +560,9 @@ int recorder__loop(struct recorder *r);
  * The command and the events stopped, the waits in progress ended, the
  * rest written, the file's feature sections and header, the summary
  * (unless -q). After a failed loop (loop_err), only the stop: nothing more
- * is written, loop_err is returned. What was written stays readable.
+ * is written, loop_err is returned. What was written stays readable. A
+ * recording whose unwinder failed on the way is finished whole, and that
+ * failure returned (said): its user stacks are incomplete.
  */
 int recorder__finish(struct recorder *r, int loop_err);
 void recorder__free(struct recorder *r);

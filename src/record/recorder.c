@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +119,8 @@ void recorder__free(struct recorder *r)
 	free(r->seen);
 	if (libbpf_ms == r->ms) /* the parts are gone: libbpf says nothing more of ours */
 		libbpf_ms = NULL;
+	if (r->signals)
+		recorder__restore_signals();
 	free(r);
 }
 
@@ -229,14 +233,43 @@ static void on_written(void *ctx, const void *rec, size_t len)
 		perf_writer__write(r->w, rec2, len2);
 }
 
+/*
+ * The output, or the FILE.old it would become, is another user's: said
+ * (true), or not (false: the -EPERM has another cause).
+ */
+static bool foreign_output(const struct recorder *r)
+{
+	const char *out = r->o->output;
+	char old[4096 + 8];
+	struct stat st;
+
+	snprintf(old, sizeof(old), "%s.old", out);
+	if (!lstat(out, &st) && st.st_uid != geteuid() &&
+	    (!r->o->give_output || st.st_uid != r->o->owner_uid)) {
+		msg__say(r->ms, MSG_ERROR, "%s belongs to uid %u, not to you: it is left alone "
+			 "(remove it, or choose another -o)", out, (unsigned int)st.st_uid);
+		return true;
+	}
+	if (!lstat(old, &st) && st.st_uid != geteuid() &&
+	    (!r->o->give_output || st.st_uid != r->o->owner_uid)) {
+		msg__say(r->ms, MSG_ERROR, "%s would replace %s, which belongs to uid %u, not to you: "
+			 "both are left alone (remove it, or choose another -o)", out, old,
+			 (unsigned int)st.st_uid);
+		return true;
+	}
+	return false;
+}
+
 /* The output file (given to the user under sudo), the queue, the signals. */
 static int open_output(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
 	int err;
 
-	err = perf_writer__new(o->output, &r->w);
-	if (err) {
+	err = perf_writer__new_for(o->output, o->give_output ? o->owner_uid : geteuid(), &r->w);
+	if (err == -EPERM && foreign_output(r)) {
+		return err;
+	} else if (err) {
 		msg__say(r->ms, MSG_ERROR, "cannot write %s: %s", o->output, strerror(-err));
 		return err;
 	}
@@ -249,10 +282,16 @@ static int open_output(struct recorder *r)
 	}
 	r->m = merge__new();
 	r->hits = dso_hits__new();
-	if (!r->m || !r->hits || recorder__setup_signals()) {
+	if (!r->m || !r->hits) {
 		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
+	err = recorder__setup_signals();
+	if (err) {
+		msg__say(r->ms, MSG_ERROR, "cannot take the signals: %s", strerror(-err));
+		return err;
+	}
+	r->signals = true;
 	perf_writer__set_tap(r->w, on_written, r);
 	return 0;
 }
@@ -282,6 +321,24 @@ static int open_command(struct recorder *r)
 	return 0;
 }
 
+/*
+ * The recorder's own priority (--nice, default -20), from here on: after
+ * the command's fork, which keeps the caller's. On a machine whose CPUs
+ * are all busy, a recorder at the default share loads its programs (about
+ * 1 s of the verifier's CPU time) at 1/100th of a CPU, starts and stops
+ * seconds late, and drains its rings too late to hold every sample. Its
+ * CPU time is the same at any priority: what it costs the workload does
+ * not change, only when it is paid (README, "What it costs"). Set on this
+ * thread; the unwinder's loader thread, started later, inherits it.
+ */
+static void raise_priority(const struct recorder *r)
+{
+	if (!r->o->nice || !setpriority(PRIO_PROCESS, 0, r->o->nice))
+		return;
+	msg__say(r->ms, MSG_NOTE, "cannot set the recorder's nice value to %d (%s): on a busy "
+		 "machine it may start, drain and stop late", r->o->nice, strerror(errno));
+}
+
 /* The processes whose side-band is kept; the -p/-t targets watched. */
 static int open_targets(struct recorder *r)
 {
@@ -289,18 +346,20 @@ static int open_targets(struct recorder *r)
 	uint32_t *tgids = calloc(o->tids.n + 1, sizeof(*tgids));
 	int gone = 0, err = 0;
 
-	r->filter_sideband = o->argv || o->pids.n || o->tids.n;
+	/* --chains: every process's names and mappings (wakers are rarely targets) */
+	r->filter_sideband = (o->argv || o->pids.n || o->tids.n) && !o->chains;
 	if (r->have_child)
-		tgid_set__add(&r->targets, r->wl.pid);
-	for (size_t i = 0; i < o->pids.n; i++)
-		tgid_set__add(&r->targets, o->pids.v[i]);
-	if (!tgids) {
+		err = tgid_set__add(&r->targets, r->wl.pid);
+	for (size_t i = 0; !err && i < o->pids.n; i++)
+		err = tgid_set__add(&r->targets, o->pids.v[i]);
+	for (size_t i = 0; !err && tgids && i < o->tids.n; i++) {
+		tgids[i] = tgid_of(o->tids.v[i]);
+		err = tgid_set__add(&r->targets, tgids[i]);
+	}
+	if (!tgids || err) {
+		free(tgids);
 		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < o->tids.n; i++) {
-		tgids[i] = tgid_of(o->tids.v[i]);
-		tgid_set__add(&r->targets, tgids[i]);
 	}
 	if ((o->pids.n || o->tids.n) && !o->all_cpus)
 		err = target_watch__new(o, tgids, &r->watch, &gone);
@@ -342,7 +401,7 @@ static int open_events(struct recorder *r)
 		unwind_loader__set_python(r->unwind, r->py);
 	}
 	err = cpu_events__new(o, r->ms, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
-	if (!err && o->dwarf) {
+	if (!err && record_opts__bpf_cpu_samples(o)) {
 		/* CPU samples come from BPF: they take the event's id of their CPU */
 		uint64_t *cpu_ids;
 		int *cpus;
@@ -355,6 +414,26 @@ static int open_events(struct recorder *r)
 			free(cpu_ids);
 		}
 	}
+	return err;
+}
+
+/* --chains: its events (offcpu-switch, offcpu-stack, chain-cpu-clock). */
+static int write_chain_events(struct recorder *r, const struct perf_event_attr *cattr)
+{
+	uint64_t sid = OFFCPU_ID_SWITCH, kid = OFFCPU_ID_STACK, cid = OFFCPU_ID_CHAIN_CPU;
+	struct perf_event_attr a;
+	int err;
+
+	chain_switch_attr(&a);
+	err = perf_writer__add_event(r->w, &a, OFFCPU_SWITCH_EVENT_NAME, &sid, 1);
+	offcpu_event_attr(&a);
+	if (!err)
+		err = perf_writer__add_event(r->w, &a, OFFCPU_STACK_EVENT_NAME, &kid, 1);
+	/* the others' CPU samples: the cpu-clock event's attr, without its side-band */
+	a = *cattr;
+	a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+	if (!err)
+		err = perf_writer__add_event(r->w, &a, OFFCPU_CHAIN_CPU_EVENT_NAME, &cid, 1);
 	return err;
 }
 
@@ -380,6 +459,8 @@ static int write_header(struct recorder *r)
 		err = perf_writer__add_event(r->w, &oattr, OFFCPU_WAKEUP_EVENT_NAME, &wid, 1);
 	if (!err && o->sched_delay)
 		err = perf_writer__add_event(r->w, &oattr, OFFCPU_SCHED_DELAY_EVENT_NAME, &did, 1);
+	if (!err && o->chains)
+		err = write_chain_events(r, cattr);
 	if (!err)
 		err = perf_writer__begin(r->w);
 	if (err)
@@ -398,6 +479,8 @@ int recorder__open(struct recorder *r)
 	err = open_output(r);
 	if (!err)
 		err = open_command(r);
+	if (!err)
+		raise_priority(r);
 	if (!err)
 		err = open_targets(r);
 	if (!err)
@@ -477,7 +560,7 @@ static int synthesize(struct recorder *r)
 		err = synth__process(r->w, o->pids.v[i], oid, true);
 	for (size_t i = 0; !err && i < o->tids.n; i++)
 		err = synth__process(r->w, o->tids.v[i], oid, true);
-	if (!err && o->all_cpus)
+	if (!err && (o->all_cpus || o->chains))
 		err = synth__all_processes(r->w, oid);
 	if (!err)
 		err = name_gone_tasks(r, oid);

@@ -60,13 +60,19 @@ struct recorder {
 	bool command_failed;   /* it could not be run (exec, --user) */
 
 	/* the recording */
+	bool signals;          /* recorder__setup_signals() done: restored at the free */
 	bool started;          /* the command released: the file stays, whatever happens */
 	bool status_line;      /* the live status line on stderr */
 	uint64_t first_time, last_time; /* of the samples written */
 	uint64_t nr_written_samples;
 	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
+	uint64_t nr_sideband_nomem; /* children whose side-band was left out: no memory to follow them */
 	uint64_t prev_round;    /* time of the previous drain: written up to it */
 	uint64_t drops[OFFCPU_DROP__NR]; /* the BPF side's, read at the finish */
+	int drops_err;          /* they could not be read: the losses are unknown */
+	uint64_t loop_start;    /* recorder__loop's start (mono_ns) */
+	int unwind_err;         /* the unwinder's loader failed while recording: incomplete */
+	uint64_t unwind_err_at; /* when it was seen (ns since the loop's start) */
 };
 
 /* recorder.c */
@@ -76,12 +82,23 @@ int tgid_set__add(struct tgid_set *t, uint32_t pid);
 void recorder__reap_child(struct recorder *r, bool block);
 
 /* loop.c */
+/*
+ * Ctrl-C, SIGTERM, SIGHUP stop the recording, SIGCHLD wakes it (through a
+ * self-pipe): one recorder at a time (-EBUSY). Restored: the actions before
+ * and no pipe (recorder__free).
+ */
 int recorder__setup_signals(void);
+void recorder__restore_signals(void);
 /*
  * Move everything the kernel has into the queue; with drain, drain the
  * sums and write (up to the previous round's time; final: everything).
  */
 int recorder__round_trip(struct recorder *r, bool drain, bool final);
+/*
+ * Has the unwinder's loader failed (the recording goes on, its user stacks
+ * incomplete)? Said once, when first seen; r->unwind_err then holds it.
+ */
+void recorder__check_unwinder(struct recorder *r);
 
 /* summary.c */
 /* Losses so far, as the status line counts them; drops[] filled. */

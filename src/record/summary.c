@@ -18,7 +18,7 @@ uint64_t recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__N
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		if (offcpu_drop_loss(i) != OFFCPU_LOSS_PART)
 			sum += drops[i];
-	return sum + cpu_events__lost(r->cpu);
+	return sum + cpu_events__lost(r->cpu) + r->nr_sideband_nomem;
 }
 
 void recorder__show_status(struct recorder *r, uint64_t start)
@@ -87,8 +87,13 @@ static void print_lost(const struct recorder *r)
 {
 	uint64_t lost = cpu_events__lost(r->cpu);
 	struct msg_line l = { .len = 0 };
-	bool any = lost != 0;
+	bool any = lost || r->nr_sideband_nomem;
 
+	if (r->drops_err) {
+		msg__say(r->ms, MSG_SUMMARY, "lost: unknown (the drop counters could not be read); "
+			 "cpu samples (perf ring full) %llu", (unsigned long long)lost);
+		return;
+	}
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		any |= r->drops[i] != 0;
 	if (!any) {
@@ -101,6 +106,9 @@ static void print_lost(const struct recorder *r)
 			msg_line__add(&l, " %s %llu;", offcpu_drop_name(i), (unsigned long long)r->drops[i]);
 	if (lost)
 		msg_line__add(&l, " cpu samples (perf ring full) %llu;", (unsigned long long)lost);
+	if (r->nr_sideband_nomem)
+		msg_line__add(&l, " children's mappings and names (out of memory) %llu;",
+			      (unsigned long long)r->nr_sideband_nomem);
 	msg__say(r->ms, MSG_SUMMARY, "%s", l.text);
 }
 

@@ -107,6 +107,10 @@ void kernel_facts__read(struct kernel_facts *k, bool irq_entries)
 		k->ttwu_lo = 0;
 	if (!k->sys_hi)
 		k->sys_lo = 0;
+	if (!k->backlog_hi)
+		k->backlog_lo = 0;
+	if (!k->wnt_hi)
+		k->wnt_lo = 0;
 	if (k->nr_irq && !k->irq[k->nr_irq - 1].hi)
 		k->nr_irq--;
 }

@@ -100,7 +100,8 @@ struct unwind_loader {
 	bool running;
 	bool can_rt; /* it may run as a real-time thread (loader_realtime) */
 	uint64_t late_ns; /* OFFCPU_TEST_UNWIND_LATE: its first wake-up handled this late */
-	int err;
+	bool test_fail;   /* OFFCPU_TEST_UNWIND_FAIL: its first drain fails */
+	int err;          /* the thread's failure (it stopped): atomic, the recorder reads it */
 	uint64_t lost, records, setup_ns;
 	uint8_t *buf; /* records of one batch */
 	size_t len, cap;
@@ -452,6 +453,8 @@ static int drain(struct unwind_loader *l)
 {
 	int err = 0;
 
+	if (l->test_fail)
+		return -EIO;
 	l->len = 0;
 	l->nrec = 0;
 	for (size_t i = 0; i < l->nr && !err; i++)
@@ -497,6 +500,7 @@ static void *loader_main(void *arg)
 {
 	struct unwind_loader *l = arg;
 	uint64_t last_expire = mono_ns();
+	int err;
 
 	l->can_rt = true;
 	loader_realtime(l, true);
@@ -517,8 +521,10 @@ static void *loader_main(void *arg)
 		}
 		ring_buffer__consume(l->notify);
 		loader_bells(l, mono_ns() < l->burst_until);
-		l->err = drain(l);
-		if (stop || l->err)
+		err = drain(l);
+		if (err)
+			__atomic_store_n(&l->err, err, __ATOMIC_RELEASE);
+		if (stop || err)
 			break;
 		if (mono_ns() - last_expire > 1000000000ULL) {
 			unw_tables__expire(l->t, mono_ns());
@@ -593,6 +599,7 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 		goto cleanup;
 	}
 	l->late_ns = (uint64_t)o->test_unwind_late_ms * 1000000ULL;
+	l->test_fail = o->test_unwind_fail;
 	err = open_rings(l);
 	if (err) {
 		msg__say(ms, MSG_ERROR, "cannot open the unwinder's side-band events: %s",
@@ -696,6 +703,11 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 	return err;
 }
 
+int unwind_loader__error(const struct unwind_loader *l)
+{
+	return l ? __atomic_load_n(&l->err, __ATOMIC_ACQUIRE) : 0;
+}
+
 void unwind_loader__stop(struct unwind_loader *l)
 {
 	uint64_t one = 1;
@@ -783,6 +795,8 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
 			{ "unwind.maps_dropped", ts.maps_dropped },
 			{ "unwind.sideband_lost", l->lost },
 			{ "unwind.requests", l->requests },
+			/* its thread failed (a negative errno, as a positive number): tables not kept */
+			{ "unwind.loader_error", (uint64_t)-unwind_loader__error(l) },
 		};
 
 		for (size_t i = 0; !err && i < sizeof(u) / sizeof(u[0]); i++)

@@ -110,6 +110,14 @@ static int res_add_frame(struct session *s, const char *sym, const char *dso,
 	return err ? err : res_add(s, id, off);
 }
 
+/* "[unknown]", interned once (every new address outside any map needs it). */
+static const char *str_unknown(struct session *s)
+{
+	if (!s->str_unknown)
+		s->str_unknown = intern__str(&s->strs, "[unknown]");
+	return s->str_unknown;
+}
+
 /*
  * The frame of a kernel address: its function from kallsyms (of the
  * recorded kernel), its module; an address named by nothing and outside
@@ -133,7 +141,7 @@ static int kernel_frame(struct session *s, uint64_t ip, uint32_t *id, uint64_t *
 	mod = intern__str(&s->strs, module ? module : "[kernel.kallsyms]");
 	if (!(ok > 0 && sf.sym) && s->kernel_end > s->kernel_start &&
 	    (ip < s->kernel_start || ip >= s->kernel_end))
-		mod = intern__str(&s->strs, "[unknown]");
+		mod = str_unknown(s);
 	if (!mod)
 		return -ENOMEM;
 	*off = ok > 0 && sf.sym ? sf.offset : 0;
@@ -144,18 +152,28 @@ static int kernel_frame(struct session *s, uint64_t ip, uint32_t *id, uint64_t *
 /* A frame standing for a kernel address until it is named: one per address. */
 static int kernel_placeholder(struct session *s, uint64_t ip, uint32_t *id)
 {
-	const char *k = intern__str(&s->strs, "[kernel.kallsyms]");
+	const char *k = s->str_kernel;
 
+	if (!k)
+		k = s->str_kernel = intern__str(&s->strs, "[kernel.kallsyms]");
 	return k ? frame_of(s, NULL, k, k, ip, NULL, true, id) : -ENOMEM;
 }
 
-/* A kernel address: named now, or given a placeholder to name at the run's end. */
+/* A kernel address: named now, or given a placeholder to name at the run's end (or never). */
 static int resolve_kernel(struct session *s, uint64_t ip, bool *pending)
 {
 	uint64_t off = 0;
 	uint32_t id;
 	int err;
 
+	if (s->opts.no_kernel_names) {
+		if (!s->kernel_warned && !s->opts.no_symbols && symbolizer__kernel_check(s->sym)) {
+			s->kernel_warned = true;
+			msg__say(&s->opts.msg, MSG_WARNING, "%s", symbolizer__kernel_warning(s->sym));
+		}
+		err = kernel_placeholder(s, ip, &id);
+		return err ? err : res_add(s, id, 0);
+	}
 	*pending = s->kernel_deferred;
 	err = s->kernel_deferred ? kernel_placeholder(s, ip, &id) : kernel_frame(s, ip, &id, &off);
 	return err ? err : res_add(s, id, off);
@@ -164,7 +182,7 @@ static int resolve_kernel(struct session *s, uint64_t ip, bool *pending)
 /* An address in no mapping of its process: [unknown], the address shown. */
 static int resolve_unknown(struct session *s, uint64_t ip)
 {
-	const char *u = intern__str(&s->strs, "[unknown]");
+	const char *u = str_unknown(s);
 
 	return u ? res_add_frame(s, NULL, u, u, ip, 0, NULL, false) : -ENOMEM;
 }
@@ -293,6 +311,8 @@ int resolve__addr(struct session *s, uint32_t dso, const struct map *m, uint64_t
 	a->n = n;
 	a->pending = pending;
 	*ent = a - addr_at(s, 0);
+	for (int i = 0; i < n; i++)
+		s->res[first + i].ent = *ent;
 	return 0;
 }
 

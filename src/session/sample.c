@@ -6,24 +6,30 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "session/session_int.h"
-
-/* The address cache's size: an entry per 256 bytes of records, 1 Ki to 64 Ki of them. */
-static unsigned int ipc_bits_for(uint64_t data_size)
-{
-	unsigned int bits = 10;
-
-	while (bits < IPC_BITS_MAX && ((uint64_t)256 << bits) < data_size)
-		bits++;
-	return bits;
-}
+#include "util/hash.h"
+#include "util/vec.h"
 
 int sample__init(struct session *s)
 {
-	s->ipc_bits = ipc_bits_for(perf_reader__data_size(s->reader));
-	s->ipc = calloc((size_t)1 << s->ipc_bits, sizeof(*s->ipc));
-	return s->ipc ? 0 : -ENOMEM;
+	htab__init(&s->stacks, sizeof(struct stack_ent));
+	s->ipc = calloc((size_t)1 << IPC_BITS, sizeof(*s->ipc));
+	if (!s->ipc)
+		return -ENOMEM;
+	return chain_cache__new(s);
+}
+
+void sample__done(struct session *s)
+{
+	chain_cache__free(s);
+	htab__free(&s->stacks);
+	free(s->stack_frames);
+	s->stack_frames = NULL;
+	s->nr_stack_frames = s->cap_stack_frames = 0;
+	free(s->ipc);
+	s->ipc = NULL;
 }
 
 static bool is_kernel_addr(uint64_t ip)
@@ -64,7 +70,7 @@ static inline int push_addr(struct session *s, struct rsample *rs, const struct 
 		       p ? (uint32_t)(p - proc_at(s, 0)) : IPC_NOPROC;
 	uint32_t gen = key < IPC_NOPROC ? p->gen : 0;
 	struct ipc_ent *c = &s->ipc[(ip * 0x9e3779b97f4a7c15ULL ^ (uint64_t)key * 0xc2b2ae3d27d4eb4fULL) >>
-				    (64 - s->ipc_bits)];
+				    (64 - IPC_BITS)];
 	const struct addr_ent *a;
 	const struct res *r;
 	uint32_t nr = rs->nr, ent;
@@ -85,11 +91,29 @@ static inline int push_addr(struct session *s, struct rsample *rs, const struct 
 			return -E2BIG;
 		}
 		s->sframes[nr] = r[i].frame;
-		s->saddrs[nr] = c->shown;
-		s->soffs[nr] = r[i].off;
+		s->slocs[nr] = a->first + i;
 	}
 	rs->nr = nr;
 	return 0;
+}
+
+/* The comm id of a waker (at most 16 bytes, NUL-terminated): a hash and a compare when seen lately. */
+static int waker_comm(struct session *s, const char *name, uint32_t *id)
+{
+	uint64_t w[2] = { 0, 0 };
+	struct waker_comm *c;
+	int err;
+
+	memcpy(w, name, strnlen(name, 16));
+	c = &s->waker_comms[hash__mix(w[0] ^ w[1] * 0x9e3779b97f4a7c15ULL) & (WAKER_COMMS - 1)];
+	if (c->id && c->name[0] == w[0] && c->name[1] == w[1]) {
+		*id = c->id - 1;
+		return 0;
+	}
+	err = procs__comm(s, name, id);
+	if (!err)
+		*c = (struct waker_comm){ { w[0], w[1] }, *id + 1 };
+	return err;
 }
 
 /*
@@ -158,13 +182,78 @@ static int push_chain(struct session *s, struct rsample *rs, const struct proc *
 	return err;
 }
 
+struct stack_key {
+	const struct session *s;
+	const uint32_t *frames;
+	uint32_t nr;
+};
+
+static bool stack_eq(const void *entry, const void *key)
+{
+	const struct stack_ent *e = entry;
+	const struct stack_key *k = key;
+
+	return e->nr == k->nr &&
+	       (!k->nr || !memcmp(k->s->stack_frames + e->off, k->frames, k->nr * sizeof(uint32_t)));
+}
+
+/* Frame ids are small dense integers: one multiply per pair, a full mix at the end. */
+static uint64_t frames_hash(const uint32_t *f, uint32_t n)
+{
+	uint64_t h = n;
+	uint32_t i = 0;
+
+	for (; i + 2 <= n; i += 2)
+		h = (h ^ ((uint64_t)f[i] << 32 | f[i + 1])) * 0x9e3779b97f4a7c15ULL + (h >> 29);
+	if (i < n)
+		h = (h ^ f[i]) * 0x9e3779b97f4a7c15ULL + (h >> 29);
+	return hash__mix(h);
+}
+
+/* rs->stack for rs's frames, interned on first sight: 0 or -ENOMEM. */
+static int intern_stack(struct session *s, struct rsample *rs)
+{
+	struct stack_key k = { s, rs->frames, (uint32_t)rs->nr };
+	uint64_t h = frames_hash(rs->frames, rs->nr);
+	struct stack_ent *e = htab__find(&s->stacks, h, stack_eq, &k);
+	bool added;
+
+	if (!e) {
+		if (vec__reserve((void **)&s->stack_frames, &s->cap_stack_frames,
+				 s->nr_stack_frames + rs->nr, sizeof(uint32_t), 4096))
+			return -ENOMEM;
+		e = htab__get(&s->stacks, h, stack_eq, &k, &added);
+		if (!e)
+			return -ENOMEM;
+		e->off = s->nr_stack_frames;
+		e->nr = rs->nr;
+		if (rs->nr)
+			memcpy(s->stack_frames + e->off, rs->frames, rs->nr * sizeof(uint32_t));
+		s->nr_stack_frames += rs->nr;
+	}
+	rs->stack = (uint32_t)(e - (struct stack_ent *)s->stacks.v) + 1;
+	return 0;
+}
+
+/* The sample's frames into the scratch arrays, as many as they hold, and its stack id. */
+static int resolve_chain(struct session *s, struct rsample *rs, const struct proc *p)
+{
+	int err = push_chain(s, rs, p);
+
+	rs->frames = s->sframes;
+	rs->locs = s->slocs;
+	if (err == -E2BIG)
+		err = 0; /* deeper than we keep: the outermost frames are dropped */
+	return err ? err : intern_stack(s, rs);
+}
+
 int sample__on_sample(struct session *s, const struct perf_rec *rec)
 {
 	struct perf_sample fixed;
 	const struct perf_sample *ps = &rec->sample;
 	struct rsample rs = { 0 };
 	struct thread *t;
-	const struct proc *p;
+	struct proc *p;
 	int err;
 
 	if (ps->off.embedded && !ps->off.own) {
@@ -191,17 +280,13 @@ int sample__on_sample(struct session *s, const struct perf_rec *rec)
 	if (ps->off.waker) {
 		rs.waker_pid = ps->off.waker_pid;
 		rs.waker_tid = ps->off.waker_tid;
-		err = procs__comm(s, ps->off.waker_comm, &rs.waker_comm);
+		err = waker_comm(s, ps->off.waker_comm, &rs.waker_comm);
 		if (err)
 			return err;
 	}
-	err = push_chain(s, &rs, p);
-	if (err == -E2BIG)
-		err = 0; /* deeper than we keep: the outermost frames are dropped */
+	err = ps->nr_callchain ? chain_cache__resolve(s, &rs, p, resolve_chain) :
+				 resolve_chain(s, &rs, p);
 	if (err)
 		return err;
-	rs.frames = s->sframes;
-	rs.addrs = s->saddrs;
-	rs.offs = s->soffs;
 	return s->cb(s->cb_ctx, &rs);
 }

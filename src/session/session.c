@@ -74,8 +74,9 @@ static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (s->opts.defer_kernel && !s->opts.no_symbols) {
-		s->kernel_deferred = true;
+	/* kallsyms loads beside the walk; a lookup before the end (script) waits for it */
+	if (!s->opts.no_symbols && !s->opts.no_kernel_names) {
+		s->kernel_deferred = s->opts.defer_kernel;
 		symbolizer__load_kernel_async(s->sym);
 	}
 	return 0;
@@ -98,10 +99,6 @@ struct session *session__new(const char *path, const struct session_opts *opts,
 	if (!s->reader)
 		goto cleanup;
 	reader_warnings(s, 0);
-	if (sample__init(s)) {
-		snprintf(errbuf, errlen, "out of memory");
-		goto cleanup;
-	}
 	if (open_symbolizer(s, errbuf, errlen))
 		goto cleanup;
 	return s;
@@ -118,7 +115,7 @@ void session__free(struct session *s)
 	perf_reader__free(s->reader);
 	procs__free(s);
 	resolve__free(s);
-	free(s->ipc);
+	sample__done(s);
 	free(s);
 }
 
@@ -130,7 +127,10 @@ int session__run(struct session *s, session_sample_cb cb, void *ctx)
 		seen++; /* said when the file was opened */
 	s->cb = cb;
 	s->cb_ctx = ctx;
-	err = perf_reader__process(s->reader, on_record, s);
+	err = sample__init(s);
+	if (!err)
+		err = perf_reader__process(s->reader, on_record, s);
+	sample__done(s); /* what only the walk needs goes before the outputs' work */
 	reader_warnings(s, seen);
 	if (!err && s->kernel_deferred)
 		err = resolve__kernel_finish(s);
@@ -171,6 +171,14 @@ int session__event(const struct session *s, const char *name)
 const struct frame *session__frame(const struct session *s, uint32_t id)
 {
 	return id < htab__n(&s->frames) ? htab__at(&s->frames, id) : NULL;
+}
+
+void session__loc(const struct session *s, uint32_t loc, uint64_t *addr, uint64_t *off)
+{
+	const struct res *r = &s->res[loc];
+
+	*addr = addr_at(s, r->ent)->addr;
+	*off = r->off;
 }
 
 uint32_t session__nr_frames(const struct session *s)

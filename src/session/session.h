@@ -44,8 +44,20 @@ struct rsample {
 	int nr;
 	bool no_chain;               /* the callchain was corrupt (perf drops it): frames are the ip's */
 	const uint32_t *frames;      /* frame ids */
-	const uint64_t *addrs;       /* address shown by script (map-relative for user) */
-	const uint64_t *offs;        /* offset in the symbol */
+	/*
+	 * Per frame, its location: the frame as one address resolved to it,
+	 * with the address shown and the offset in the symbol
+	 * (session__loc()). One id is one (frame, address, offset), for the
+	 * whole session. NULL in samples an output makes of others (offwake).
+	 */
+	const uint32_t *locs;
+	/*
+	 * The frames' sequence interned: two samples of one session__run()
+	 * have the same stack id when their frames are the same (and only
+	 * then), so a consumer can key on it. 0 in samples an output makes of
+	 * others.
+	 */
+	uint32_t stack;
 	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */
 	uint32_t waker_pid, waker_tid;
 	uint32_t waker_comm;         /* interned comm id, 0 when absent */
@@ -67,6 +79,13 @@ struct session_opts {
 	 * the walk (aggregated outputs), not for those that print as they go.
 	 */
 	bool defer_kernel;
+	/*
+	 * Kernel addresses are never named (a placeholder frame each, as
+	 * with defer_kernel, never remapped) and kallsyms is not read: for
+	 * callers that use no frames (per-thread times). What naming them
+	 * would warn about is said where it would be, at the first one.
+	 */
+	bool no_kernel_names;
 	/*
 	 * Where the warnings go (a file not as recorded, a kernel without
 	 * symbols, a recording cut off), as they are found; none when unset.
@@ -95,6 +114,8 @@ int session__event(const struct session *s, const char *name);
  */
 const uint32_t *session__remap(const struct session *s, uint32_t *n);
 const struct frame *session__frame(const struct session *s, uint32_t id);
+/* A location of rsample.locs: the address shown (map-relative for user code) and the offset in its symbol. */
+void session__loc(const struct session *s, uint32_t loc, uint64_t *addr, uint64_t *off);
 uint32_t session__nr_frames(const struct session *s);
 const char *session__comm(const struct session *s, uint32_t id);
 

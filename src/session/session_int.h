@@ -6,6 +6,7 @@
  *   sample.c   a sample's stack: each address through a cache to its frames
  *   resolve.c  an address seen for the first time, by kind of DSO: kernel,
  *              file (ELF), JIT code (perf-PID.map), none; interned frames
+ *   chain_cache.c  a raw callchain resolved once per address space
  * Memory grows with threads, maps, distinct addresses and frames, never
  * with the number of samples.
  */
@@ -41,6 +42,8 @@ struct map {
 struct proc {
 	uint32_t pid;
 	uint32_t gen;     /* bumped at each change of its maps (see ipc_ent) */
+	uint32_t space;   /* its address space in the chain cache, when ... */
+	uint32_t space_gen, space_epoch; /* ... these are its gen and the cache's epoch */
 	struct map *maps; /* sorted by start, non-overlapping */
 	size_t n, cap;
 };
@@ -58,9 +61,10 @@ struct addr_ent {
 	bool pending;      /* a kernel address not named yet (session_opts.defer_kernel) */
 };
 
-/* One frame of an address: the frame and the address's offset in its symbol. */
+/* One frame of an address (a location, rsample.locs): the frame, its address, the offset in its symbol. */
 struct res {
 	uint32_t frame;
+	uint32_t ent;      /* the address: index in session.addrs */
 	uint64_t off;
 };
 
@@ -69,9 +73,11 @@ struct res {
  * table: most frames of a file are addresses seen moments before in the
  * same process, and a hit costs one hash and one compare instead of a
  * binary search among the process's maps and a probe of the table. A
- * process's entries die when its maps change (gen).
+ * process's entries die when its maps change (gen). It serves the
+ * callchains the chain cache has not seen yet (chain_cache.c) and the
+ * samples without one: 4096 entries.
  */
-#define IPC_BITS_MAX 16
+#define IPC_BITS 12
 struct ipc_ent {
 	uint64_t ip;
 	uint64_t shown;   /* the address shown (map-relative for files) */
@@ -82,7 +88,14 @@ struct ipc_ent {
 #define IPC_KERNEL UINT32_MAX
 #define IPC_NOPROC (UINT32_MAX - 1)
 
-#define LAST_N 64 /* recently found threads and processes remembered (thread_find) */
+#define LAST_N 1024 /* recently found threads and processes remembered (procs__thread) */
+
+/* Wakers' comms seen lately (each offcpu-wakeup sample names one), by their 16 bytes. */
+#define WAKER_COMMS 256
+struct waker_comm {
+	uint64_t name[2];
+	uint32_t id;       /* its comm id + 1; 0 = empty */
+};
 
 struct session {
 	struct perf_reader *reader;
@@ -106,16 +119,20 @@ struct session {
 	uint64_t first_time, last_time; /* of records that have a time */
 	struct session_thread *lives;   /* threads whose tid was given again after they exited */
 	size_t nr_lives, cap_lives;
-	struct ipc_ent *ipc;             /* 1 << ipc_bits entries */
-	unsigned int ipc_bits;
+	struct ipc_ent *ipc;             /* 1 << IPC_BITS entries */
 	/* threads and processes found lately, by tid / pid modulo LAST_N (see thread_find) */
 	uint32_t last_thread[LAST_N], last_proc[LAST_N];
+	struct waker_comm waker_comms[WAKER_COMMS];
 	/* per-sample scratch */
-	uint32_t sframes[MAX_FRAMES];
-	uint64_t saddrs[MAX_FRAMES], soffs[MAX_FRAMES];
+	uint32_t sframes[MAX_FRAMES], slocs[MAX_FRAMES];
 	session_sample_cb cb;
 	void *cb_ctx;
 	struct session_stats stats;
+	struct chain_cache *chains;
+	const char *str_unknown, *str_kernel; /* "[unknown]", "[kernel.kallsyms]" interned (resolve.c) */
+	struct htab stacks;    /* struct stack_ent: the samples' frame sequences, interned */
+	uint32_t *stack_frames;
+	size_t nr_stack_frames, cap_stack_frames;
 	char err[256];
 };
 
@@ -145,8 +162,26 @@ int procs__on_exit(struct session *s, const struct perf_rec *rec);
 int procs__on_mmap(struct session *s, const struct perf_rec *rec);
 
 /* sample.c */
+/* The walk's caches (address cache, chain cache, stack ids): made at its start, freed at its end. */
 int sample__init(struct session *s);
+void sample__done(struct session *s);
 int sample__on_sample(struct session *s, const struct perf_rec *rec);
+
+/* One interned frame sequence, for the walk (rsample.stack is its index + 1). */
+struct stack_ent {
+	uint32_t off, nr; /* frames at off in session.stack_frames */
+};
+
+/* chain_cache.c */
+int chain_cache__new(struct session *s);
+void chain_cache__free(struct session *s);
+/*
+ * The frames of rs's callchain (rs->s has one) in process p (NULL when
+ * unknown): rs's nr, no_chain, frames and locs set, from the cache or
+ * else by resolve(), which sets them as the cache keeps them.
+ */
+int chain_cache__resolve(struct session *s, struct rsample *rs, struct proc *p,
+			 int (*resolve)(struct session *s, struct rsample *rs, const struct proc *p));
 
 /* resolve.c */
 void resolve__init(struct session *s);

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /proc/kallsyms: "ADDR TYPE NAME [MODULE]" lines. Only text symbols are
- * kept; a symbol's size is the distance to the next one.
+ * kept; a symbol's size is the distance to the next one. The file (5 MB
+ * and more) is read a block at a time and only the text symbols' names
+ * are kept, in one pool.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/sym_internal.h"
 #include "util/hex.h"
@@ -14,11 +18,31 @@
 
 #define KSYMS_FILE_MAX (512u << 20)
 #define KSYMS_LAST_SIZE 4096
+#define KSYMS_BLOCK (256u << 10)
+
+/*
+ * After parsing, the symbols are kept in arrays of their fields, 21 bytes
+ * a symbol instead of a struct sym_entry's 40 (kallsyms has 100 000 and
+ * more): start, size (a size past 32 bits, which only a gap in the address
+ * space can give, is kept in big[]), name (offset in names), module
+ * (index in mods + 1, 0 for the kernel image), binding.
+ */
+struct ksym_big {
+	size_t i;
+	uint64_t size;
+};
 
 struct ksyms {
-	char *buf;		/* owned copy of the input, names point into it */
-	struct sym_entry *e;
-	size_t nr;
+	char *names;		/* the text symbols' names */
+	size_t nr_names, cap_names;
+	struct sym_entry *e;	/* while parsing; name is an offset in names until the end */
+	size_t nr, cap;
+	uint64_t *start;
+	uint32_t *size, *name;
+	uint32_t *mod;
+	uint8_t *bind;
+	struct ksym_big *big;
+	size_t nr_big;
 	uint64_t text;
 	uint64_t image_end;
 	char **mods;		/* distinct "[mod]" strings */
@@ -87,11 +111,17 @@ static uint8_t ksym__bind(char type)
 	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
-static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
+/*
+ * One line, NUL-terminated at end (which it may write to). A text symbol's
+ * name goes to the pool, its entry keeps the name's offset there until
+ * ksyms__finish() makes it a pointer (the pool moves as it grows).
+ */
+static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 {
 	char *name, *mod = NULL, type;
 	uint64_t addr;
 	struct sym_entry *e;
+	size_t len;
 
 	p = skip_blanks(p, end);
 	p = parse_hex(p, end, &addr);
@@ -108,6 +138,7 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 	p = skip_word(p, end);
 	if (p == name)
 		return 0;
+	len = (size_t)(p - name) + 1;
 	if (p < end) {
 		*p++ = '\0';
 		p = skip_blanks(p, end);
@@ -123,16 +154,22 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 		*p = '\0'; /* end is the line's terminator slot */
 	}
 	/* `_text` is the relocation anchor; `_stext` stands in on kernels without it. */
-	if (!mod && (strcmp(name, "_text") == 0 || (!k->text && strcmp(name, "_stext") == 0)))
+	if (name[0] == '_' && !mod &&
+	    (strcmp(name, "_text") == 0 || (!k->text && strcmp(name, "_stext") == 0)))
 		k->text = addr;
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
-	if (vec__reserve((void **)&k->e, cap, k->nr + 1, sizeof(*k->e), 4096))
+	if (k->nr_names + len > UINT32_MAX)
 		return -ENOMEM;
+	if (vec__reserve((void **)&k->e, &k->cap, k->nr + 1, sizeof(*k->e), 4096) ||
+	    vec__reserve((void **)&k->names, &k->cap_names, k->nr_names + len, 1, 1 << 16))
+		return -ENOMEM;
+	memcpy(k->names + k->nr_names, name, len);
 	e = &k->e[k->nr];
 	e->start = addr;
 	e->size = 0;
-	e->name = name;
+	e->name = (const char *)(uintptr_t)k->nr_names;
+	k->nr_names += len;
 	e->bind = ksym__bind(type);
 	e->module = mod ? ksyms__module(k, mod) : NULL;
 	if (mod && !e->module)
@@ -143,34 +180,85 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end, size_t *cap)
 }
 
 /*
- * Parse a kallsyms image. Garbage lines are skipped, never trusted: each
- * field is bounded by its line. Returns NULL only on allocation failure or
- * an input with more lines than 2^32.
+ * The complete lines of buf[0, len) (len < size: buf[len] is writable),
+ * the last one too when last: the bytes used. -ENOMEM, -E2BIG past 2^32
+ * lines.
  */
-struct ksyms *ksyms__parse(const char *buf, size_t len)
+static long ksyms__parse_lines(struct ksyms *k, char *buf, size_t len, bool last)
 {
-	struct ksyms *k = calloc(1, sizeof(*k));
-	size_t cap = 0, i, zero = 0;
-	char *p, *end, *nl;
+	char *p = buf, *end = buf + len, *nl;
 
-	if (!k)
-		return NULL;
-	k->buf = malloc(len + 1);
-	if (!k->buf)
-		goto cleanup;
-	memcpy(k->buf, buf, len);
-	k->buf[len] = '\0';
-	p = k->buf;
-	end = k->buf + len;
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
+		if (!nl) {
+			if (!last)
+				break;
 			nl = end;
+		}
 		*nl = '\0';
-		if (k->nr >= UINT32_MAX - 1 || ksyms__parse_line(k, p, nl, &cap) < 0)
-			goto cleanup;
+		if (k->nr >= UINT32_MAX - 1)
+			return -E2BIG;
+		if (ksyms__parse_line(k, p, nl) < 0)
+			return -ENOMEM;
 		p = nl + 1;
 	}
+	return p > end ? (long)len : p - buf;
+}
+
+static size_t ksyms__mod_index(const struct ksyms *k, const char *mod)
+{
+	for (size_t i = 0; i < k->nr_mods; i++)
+		if (k->mods[i] == mod)
+			return i + 1;
+	return 0;
+}
+
+/* The parsed entries into the arrays kept (see struct ksyms); k is freed on ENOMEM. */
+static int ksyms__pack(struct ksyms *k)
+{
+	size_t n = k->nr ? k->nr : 1;
+
+	k->start = malloc(n * sizeof(*k->start));
+	k->size = malloc(n * sizeof(*k->size));
+	k->name = malloc(n * sizeof(*k->name));
+	k->mod = calloc(n, sizeof(*k->mod));
+	k->bind = malloc(n);
+	if (!k->start || !k->size || !k->name || !k->mod || !k->bind) {
+		ksyms__free(k);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k->nr; i++) {
+		const struct sym_entry *e = &k->e[i];
+
+		k->start[i] = e->start;
+		k->name[i] = (uint32_t)(e->name - k->names);
+		k->bind[i] = e->bind;
+		k->size[i] = e->size > UINT32_MAX ? UINT32_MAX : (uint32_t)e->size;
+		if (e->module)
+			k->mod[i] = (uint32_t)ksyms__mod_index(k, e->module);
+		if (e->size >= UINT32_MAX) {
+			struct ksym_big *b = realloc(k->big, (k->nr_big + 1) * sizeof(*b));
+
+			if (!b) {
+				ksyms__free(k);
+				return -ENOMEM;
+			}
+			k->big = b;
+			b[k->nr_big++] = (struct ksym_big){ i, e->size };
+		}
+	}
+	free(k->e);
+	k->e = NULL;
+	return 0;
+}
+
+/* The names' pointers, sizes, aliases; k is freed on ENOMEM (NULL then). */
+static struct ksyms *ksyms__finish(struct ksyms *k)
+{
+	size_t i, zero = 0;
+
+	for (i = 0; i < k->nr; i++)
+		k->e[i].name = k->names + (uintptr_t)k->e[i].name;
 	/* kptr_restrict shows every address as 0: such a table resolves nothing. */
 	for (i = 0; i < k->nr; i++)
 		zero += k->e[i].start == 0;
@@ -186,26 +274,89 @@ struct ksyms *ksyms__parse(const char *buf, size_t len)
 		if (k->e[i].start + k->e[i].size > k->image_end)
 			k->image_end = k->e[i].start + k->e[i].size;
 	}
-	return k;
-cleanup:
-	ksyms__free(k);
-	return NULL;
+	return ksyms__pack(k) ? NULL : k;
+}
+
+/*
+ * Parse a kallsyms image. Garbage lines are skipped, never trusted: each
+ * field is bounded by its line. Returns NULL only on allocation failure or
+ * an input with more lines than 2^32.
+ */
+struct ksyms *ksyms__parse(const char *buf, size_t len)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+	char *copy = malloc(len + 1);
+	long used;
+
+	if (!k || !copy) {
+		free(copy);
+		ksyms__free(k);
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	used = ksyms__parse_lines(k, copy, len, true);
+	free(copy);
+	if (used < 0) {
+		ksyms__free(k);
+		return NULL;
+	}
+	return ksyms__finish(k);
 }
 
 struct ksyms *ksyms__load(const char *path, int *err)
 {
-	struct ksyms *k;
-	char *buf;
-	size_t len;
-	int ret;
+	struct ksyms *k = NULL;
+	size_t have = 0, total = 0;
+	char *buf = NULL;
+	long used;
+	int fd, ret = 0;
 
-	ret = sym_read_file(path, KSYMS_FILE_MAX, &buf, &len);
-	if (ret < 0) {
+	fd = sym_open_regular(path);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	buf = malloc(KSYMS_BLOCK + 1);
+	if (!k || !buf) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + have, KSYMS_BLOCK - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto cleanup;
+		}
+		total += (size_t)n;
+		if (total > KSYMS_FILE_MAX) {
+			ret = -EFBIG;
+			goto cleanup;
+		}
+		have += (size_t)n;
+		used = ksyms__parse_lines(k, buf, have, n == 0 || have == KSYMS_BLOCK);
+		if (used < 0) {
+			ret = used == -E2BIG ? -ENOMEM : (int)used;
+			goto cleanup;
+		}
+		have -= (size_t)used;
+		memmove(buf, buf + used, have);
+		if (n == 0)
+			break;
+	}
+cleanup:
+	free(buf);
+	close(fd);
+	if (ret) {
+		ksyms__free(k);
 		*err = ret;
 		return NULL;
 	}
-	k = ksyms__parse(buf, len);
-	free(buf);
+	k = ksyms__finish(k);
 	*err = k ? 0 : -ENOMEM;
 	return k;
 }
@@ -220,7 +371,13 @@ void ksyms__free(struct ksyms *k)
 		free(k->mods[i]);
 	free(k->mods);
 	free(k->e);
-	free(k->buf);
+	free(k->names);
+	free(k->start);
+	free(k->size);
+	free(k->name);
+	free(k->mod);
+	free(k->bind);
+	free(k->big);
 	free(k);
 }
 
@@ -241,5 +398,30 @@ uint64_t ksyms__image_end(const struct ksyms *k)
 
 const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr)
 {
-	return sym_entries__find(k->e, k->nr, addr);
+	static __thread struct sym_entry found;
+	size_t lo = 0, hi = k->nr, i;
+	uint64_t size;
+
+	/* the last symbol with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->start[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	i = lo - 1;
+	size = k->size[i];
+	for (size_t b = 0; size == UINT32_MAX && b < k->nr_big; b++)
+		if (k->big[b].i == i)
+			size = k->big[b].size;
+	if (addr - k->start[i] >= size)
+		return NULL;
+	found = (struct sym_entry){ .start = k->start[i], .size = size, .name = k->names + k->name[i],
+				    .module = k->mod[i] ? k->mods[k->mod[i] - 1] : NULL, .seq = (uint32_t)i,
+				    .bind = k->bind[i] };
+	return &found;
 }

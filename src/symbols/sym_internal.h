@@ -59,6 +59,7 @@ size_t ksyms__nr(const struct ksyms *k);
 uint64_t ksyms__text(const struct ksyms *k);
 /* End of the kernel image text (first address past its last symbol). */
 uint64_t ksyms__image_end(const struct ksyms *k);
+/* The symbol holding addr, or NULL; what it points to lasts until this thread's next call. */
 const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr);
 
 /* perf-PID.map: "START SIZE name" lines, hex. */

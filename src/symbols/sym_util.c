@@ -40,7 +40,11 @@ size_t sym_entries__finish(struct sym_entry *e, size_t nr, uint64_t last_size,
 
 	if (!nr)
 		return 0;
-	qsort(e, nr, sizeof(*e), entry__cmp);
+	/* kallsyms and most symbol tables come sorted: qsort would copy them for nothing */
+	for (i = 1; i < nr && entry__cmp(&e[i - 1], &e[i]) < 0; i++)
+		;
+	if (i < nr)
+		qsort(e, nr, sizeof(*e), entry__cmp);
 	/*
 	 * perf sizes symbols (symbols__fixup_end) before it drops aliases
 	 * (symbols__fixup_duplicate): a zero-sized alias followed by another of

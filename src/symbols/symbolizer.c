@@ -680,6 +680,7 @@ static void ksyms__load_now(struct symbolizer *s)
 
 static void *ksyms__thread(void *arg)
 {
+	pthread_setname_np(pthread_self(), "offcpu-kallsyms"); /* in top and in profiles */
 	ksyms__load_now(arg);
 	return NULL;
 }
@@ -695,6 +696,20 @@ int symbolizer__load_kernel_async(struct symbolizer *s)
 	}
 	s->kthread_running = true;
 	return 0;
+}
+
+const char *symbolizer__kernel_check(struct symbolizer *s)
+{
+	char *cached;
+
+	if (!s)
+		return NULL;
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		kallsyms__for_recording(s, &cached);
+		free(cached);
+	}
+	return symbolizer__kernel_warning(s);
 }
 
 /* The kernel's symbols, loaded now, or waited for when loading in the background. */

@@ -94,6 +94,13 @@ const char *symbolizer__kernel_warning(const struct symbolizer *s); /* NULL when
  * until a lookup has returned.
  */
 int symbolizer__load_kernel_async(struct symbolizer *s);
+/*
+ * For a caller that never names kernel addresses but says what naming
+ * them would warn about: decides which kallsyms names the recorded
+ * kernel, without reading it, and returns symbolizer__kernel_warning().
+ * The kernel side is done with after this: kernel lookups find nothing.
+ */
+const char *symbolizer__kernel_check(struct symbolizer *s);
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *frame,
 			       const char **module);
 

@@ -18,7 +18,6 @@ void htab__free(struct htab *t)
 	size_t size = t->size;
 
 	free(t->v);
-	free(t->hashes);
 	free(t->slots);
 	htab__init(t, size);
 }
@@ -31,48 +30,46 @@ void htab__clear(struct htab *t)
 }
 
 /* The first empty slot on h's probe path. */
-static size_t free_slot(const uint32_t *slots, size_t nslots, uint64_t h)
+static size_t free_slot(const struct htab_slot *slots, size_t nslots, uint64_t h)
 {
 	size_t i;
 
-	for (i = h & (nslots - 1); slots[i]; i = (i + 1) & (nslots - 1))
+	for (i = h & (nslots - 1); slots[i].pos; i = (i + 1) & (nslots - 1))
 		;
 	return i;
 }
 
-/* Room in the index for one more entry: its load stays at 1/2 at most. */
+/* Room in the index for one more entry: its load stays at 2/3 at most. */
 static int index_reserve(struct htab *t, size_t n)
 {
 	size_t nslots = t->nslots ? t->nslots : 64;
-	uint64_t *hs;
-	uint32_t *ss;
+	struct htab_slot *ss;
 
-	while ((n + 1) * 2 > nslots)
+	while ((n + 1) * 3 > nslots * 2)
 		nslots *= 2;
 	if (nslots == t->nslots)
 		return 0;
-	hs = malloc(nslots * sizeof(*hs));
-	ss = calloc(nslots, sizeof(*ss));
-	if (!hs || !ss) {
-		free(hs);
-		free(ss);
+	if (nslots > (size_t)UINT32_MAX + 1)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < t->nslots; i++) {
-		size_t j;
-
-		if (!t->slots[i])
-			continue;
-		j = free_slot(ss, nslots, t->hashes[i]);
-		hs[j] = t->hashes[i];
-		ss[j] = t->slots[i];
-	}
-	free(t->hashes);
+	ss = calloc(nslots, sizeof(*ss));
+	if (!ss)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nslots; i++)
+		if (t->slots[i].pos)
+			ss[free_slot(ss, nslots, t->slots[i].hash)] = t->slots[i];
 	free(t->slots);
-	t->hashes = hs;
 	t->slots = ss;
 	t->nslots = nslots;
 	return 0;
+}
+
+int htab__reserve(struct htab *t, size_t n)
+{
+	if (!n)
+		return 0;
+	if (t->n + n >= UINT32_MAX - 1 || index_reserve(t, t->n + n - 1))
+		return -ENOMEM;
+	return vec__reserve(&t->v, &t->cap, t->n + n, t->size, 16);
 }
 
 void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added)
@@ -86,8 +83,8 @@ void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool
 	    !(e = vec__push(&t->v, &t->n, &t->cap, t->size)))
 		return NULL;
 	t->last = free_slot(t->slots, t->nslots, h);
-	t->hashes[t->last] = h;
-	t->slots[t->last] = t->n;
+	t->slots[t->last].hash = (uint32_t)h;
+	t->slots[t->last].pos = t->n;
 	*added = true;
 	return e;
 }
@@ -99,7 +96,7 @@ void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool
  */
 void htab__unget(struct htab *t)
 {
-	t->slots[t->last] = 0;
+	t->slots[t->last].pos = 0;
 	t->n--;
 }
 
@@ -115,8 +112,8 @@ int htab__reindex(struct htab *t, size_t n, uint64_t (*hash)(const void *entry))
 		uint64_t h = hash(htab__at(t, i));
 		size_t j = free_slot(t->slots, t->nslots, h);
 
-		t->hashes[j] = h;
-		t->slots[j] = i + 1;
+		t->slots[j].hash = (uint32_t)h;
+		t->slots[j].pos = i + 1;
 	}
 	return 0;
 }

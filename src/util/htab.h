@@ -23,11 +23,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * A slot of the index: the low 32 bits of its entry's hash (the index is
+ * never larger than 2^32 slots, so they place the entry) and the entry's
+ * position + 1, 0 for an empty slot. Eight bytes, so that a probe reads
+ * one cache line.
+ */
+struct htab_slot {
+	uint32_t hash;
+	uint32_t pos;
+};
+
 struct htab {
 	void *v;          /* n entries, size bytes each */
 	size_t n, cap, size;
-	uint64_t *hashes; /* index: the hash of each slot's entry */
-	uint32_t *slots;  /* index: entry position + 1, 0 for an empty slot */
+	struct htab_slot *slots; /* the index, at most 2/3 full */
 	size_t nslots;    /* a power of two, or 0 */
 	size_t last;      /* the slot htab__get() filled last */
 };
@@ -38,7 +48,13 @@ typedef bool (*htab_eq_fn)(const void *entry, const void *key);
 /* An empty table of entries of size bytes (no allocation). */
 void htab__init(struct htab *t, size_t size);
 void htab__free(struct htab *t);
-/* Forget every entry; memory is kept for the next ones. */
+/*
+ * Forget every entry; memory is kept for the next ones. The entries stay
+ * in the array where they were until additions (which start again at
+ * position 0) overwrite them: a caller may read entry i after clearing as
+ * long as fewer than i + 1 entries were added since (rebuilding a table in
+ * place, each old entry read before it adds at most one).
+ */
 void htab__clear(struct htab *t);
 
 static inline size_t htab__n(const struct htab *t)
@@ -58,13 +74,38 @@ static inline void *htab__find(const struct htab *t, uint64_t h, htab_eq_fn eq, 
 
 	if (!t->nslots)
 		return NULL;
-	for (size_t i = h & mask; t->slots[i]; i = (i + 1) & mask) {
-		void *e = htab__at(t, t->slots[i] - 1);
+	for (size_t i = h & mask; t->slots[i].pos; i = (i + 1) & mask) {
+		void *e = htab__at(t, t->slots[i].pos - 1);
 
-		if (t->hashes[i] == h && eq(e, key))
+		if (t->slots[i].hash == (uint32_t)h && eq(e, key))
 			return e;
 	}
 	return NULL;
+}
+
+/* Room for n more entries, so that the next n htab__get() cannot fail: 0 or -ENOMEM. */
+int htab__reserve(struct htab *t, size_t n);
+
+/*
+ * For a lookup of hash h a moment later: fetch its index slot (and with
+ * entry, the entry the slot's first match names) into the cache now, so
+ * that lookups of a stream of keys overlap their memory waits.
+ */
+static inline void htab__prefetch(const struct htab *t, uint64_t h, bool entry)
+{
+	size_t mask = t->nslots - 1;
+
+	if (!t->nslots)
+		return;
+	if (!entry) {
+		__builtin_prefetch(&t->slots[h & mask]);
+		return;
+	}
+	for (size_t i = h & mask; t->slots[i].pos; i = (i + 1) & mask)
+		if (t->slots[i].hash == (uint32_t)h) {
+			__builtin_prefetch(htab__at(t, t->slots[i].pos - 1));
+			return;
+		}
 }
 
 /*

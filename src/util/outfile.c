@@ -5,17 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "util/outfile.h"
 
 int outfile__open(struct outfile *of, const char *path, mode_t mode)
 {
 	size_t len = strlen(path) + 5;
+	struct stat st;
 
 	of->path = path;
 	of->tmp = NULL;
 	if (!strcmp(path, "-")) {
 		of->fd = dup(STDOUT_FILENO);
+		return of->fd < 0 ? -errno : 0;
+	}
+	if (!lstat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		of->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		return of->fd < 0 ? -errno : 0;
 	}
 	of->tmp = malloc(len);

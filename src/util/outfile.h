@@ -3,7 +3,9 @@
  * An output file written whole or not at all: PATH.tmp is created fresh
  * (an old one removed first, never written through a link planted there:
  * O_EXCL | O_NOFOLLOW), renamed to PATH once complete, removed on failure.
- * "-" is standard output (a duplicate of its descriptor).
+ * "-" is standard output (a duplicate of its descriptor). A PATH that is a
+ * character device or a FIFO (/dev/null, a pipe) is written directly: a
+ * rename would put a regular file in its place (as root, in /dev).
  */
 #ifndef OFFCPU_UTIL_OUTFILE_H
 #define OFFCPU_UTIL_OUTFILE_H

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fuzz target: `offcpu report` and `offcpu script` end to end (reader,
- * process model, aggregation, every output: call graphs, --folded,
- * --threads, --wakeups, --pprof to stdout) on the input as a perf.data
+ * Fuzz target: `offcpu report`, `offcpu script` and `offcpu timeline` end
+ * to end (reader, process model, aggregation, every output: call graphs,
+ * --folded, --threads, --wakeups, --chains and its --folded and script's,
+ * --pprof to stdout; the timeline as Perfetto and speedscope, --time
+ * cutting it) on the input as a perf.data
  * file, through the commands' own entry points. Symbols are off
  * (--no-symbols): the symbolizer would open whatever files the input
  * names; its parsers have targets of their own. Output goes to /dev/null.
@@ -49,7 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--threads");
 	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--wakeups");
 	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--pprof", "-");
+	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--chains", "--chain-min", "0");
+	RUN(cmd_report, "report", "-i", path, "--no-symbols", "--chains", "--folded", "--chain-min", "0",
+	    "--by", "tid");
 	RUN(cmd_script, "script", "-i", path, "--no-symbols");
+	RUN(cmd_script, "script", "-i", path, "--no-symbols", "--chains", "--chain-min", "0");
+	RUN(cmd_timeline, "timeline", "-i", path, "--no-symbols", "-o", "-");
+	RUN(cmd_timeline, "timeline", "-i", path, "--no-symbols", "-o", "-", "--format", "speedscope",
+	    "--time", "0.5,");
 	fflush(stdout);
 	return 0;
 }

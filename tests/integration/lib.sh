@@ -50,3 +50,25 @@ require_perf_new() {
 	done
 	skip "no perf 6.14 or newer: set PERF_NEW, or provide ../shared/tools/perf-7.3/perf or /work/shared/tools/perf-7.3/perf"
 }
+
+# Debian's chromium and the node modules of tests/browser (playwright-core,
+# speedscope) from the committed lock file, installed into the build tree
+# once per lock file: sets NODE_DIR, or skips.
+require_browser() {
+	local root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	[ -x /usr/bin/chromium ] || skip "/usr/bin/chromium not installed (scripts/deps.sh installs it)"
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		skip "node/npm not installed (scripts/deps.sh installs them)"
+	NODE_DIR=$root/build/browser
+	if ! cmp -s "$root/tests/browser/package-lock.json" "$NODE_DIR/package-lock.json" ||
+		[ ! -d "$NODE_DIR/node_modules/playwright-core" ] || [ ! -d "$NODE_DIR/node_modules/speedscope" ]; then
+		mkdir -p "$NODE_DIR"
+		cp "$root/tests/browser/package.json" "$root/tests/browser/package-lock.json" "$NODE_DIR/"
+		(cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$TESTDIR/npm.log" 2>&1 || {
+			tail -5 "$TESTDIR/npm.log"
+			rm -f "$NODE_DIR/package-lock.json"
+			skip "npm ci of tests/browser/package-lock.json failed (no npm registry?)"
+		}
+	fi
+}

@@ -586,6 +586,45 @@ def version(perf):
     return p.stdout.split()[-1] if p.stdout.split() else "?"
 
 
+def cmd_tree(path, listfile, mode):
+    """The process tree of `spawner tree` (LIST: "PID ROLE" lines), recorded
+    with -p of its parent (mode "inherit") or -t of it (mode "thread").
+    inherit: each child's and the grandchild's 300 ms sleep is there, in its
+    own process and function (wl_tree_child, wl_tree_grandchild), 300 to
+    320 ms (the timer's slack and its wakeup on a busy vCPU; nothing can make
+    a 300 ms nanosleep shorter); nothing of another process. thread: only
+    the parent's thread, and no child's sample."""
+    roles = {}
+    for line in open(listfile):
+        pid, role = line.split()
+        roles[int(pid)] = role
+    samples, _ = script_samples(path)
+    off = [s for s in samples if s.event == "offcpu-time"]
+    per = {}
+    for s in off:
+        k = (s.pid, innermost_wl(s.frames) or "-")
+        per[k] = per.get(k, 0) + s.period
+    measure("%s: %d samples (%d offcpu-time); off-CPU by process and function: %s" % (
+        mode, len(samples), len(off), ", ".join(
+            "%s %d %s %.1f ms" % (roles.get(p, "?"), p, f, v / 1e6) for (p, f), v in sorted(per.items()))))
+    parent = [p for p, r in roles.items() if r == "parent"][0]
+    others = sorted({s.pid for s in samples} - set(roles))
+    check(not others, "samples of processes outside the tree: %s" % others[:10])
+    if mode == "thread":
+        bad = [s for s in samples if s.tid != parent]
+        check(not bad, "%d samples of other threads than %d, e.g. %s" % (len(bad), parent, bad[0] if bad else ""))
+        check(off, "no offcpu-time sample of the parent")
+        finish()
+    for pid, role in sorted(roles.items()):
+        if role == "parent":
+            continue
+        func = "wl_tree_" + role
+        got = per.get((pid, func), 0)
+        check(300000000 <= got <= 320000000, "%s %d: %.3f ms off-CPU in %s, expected 300 ms" % (
+            role, pid, got / 1e6, func))
+    finish()
+
+
 def cmd_eventsum(path, event):
     """Prints the sum of the periods of one event as `perf script` shows it."""
     samples, _ = script_samples(path)
@@ -675,6 +714,34 @@ def cmd_stopdup(path):
     finish()
 
 
+def cmd_stopwaits(offcpu, path, min_threads, max_ms):
+    """The waits ended at the stop of a recording of napper (each wait 0.5-3
+    ms) whose stop was late (OFFCPU_TEST_STOP_DELAY): each, timed at the
+    stop (the file's record.stop_ns), ends at the stop or at its wakeup
+    before it, never at the late iterator's time (at most max_ms); and at
+    least min_threads threads have one (every thread not on a CPU at the
+    stop is in a wait then, woken or not). The main thread, which joins
+    them from the start, is left out."""
+    stop = None
+    for line in run([offcpu, "report", "-i", path, "--stdio", "--header"]).splitlines():
+        m = re.match(r"^# offcpu record\.stop_ns: (\d+)", line)
+        if m:
+            stop = int(m.group(1))
+    check(stop, "no record.stop_ns in the file's header")
+    samples, _ = script_samples(path, raw=True)
+    # napper's threads, not its main thread (joining them since the start)
+    at_stop = [s for s in samples if s.event == "offcpu-time" and s.time == stop and s.tid != s.pid]
+    tids = {s.tid for s in at_stop}
+    longest = max(s.period for s in at_stop) if at_stop else 0
+    measure("%d waits ended at the stop on %d threads (at least %s expected), the longest %.3f ms "
+            "(at most %s)" % (len(at_stop), len(tids), min_threads, longest / 1e6, max_ms))
+    check(len(tids) >= int(min_threads), "waits ended at the stop on %d threads, expected at least %s"
+          % (len(tids), min_threads))
+    check(longest <= float(max_ms) * 1e6, "a wait ended at the stop lasted %.3f ms, more than %s ms: "
+          "timed at the late iterator, not at the stop" % (longest / 1e6, max_ms))
+    finish()
+
+
 # The scheduler's entry points (src/profile/trim.c): the frame below them is
 # where a thread blocked.
 SCHED = re.compile(r"^(__schedule|__schedule_loop|schedule|schedule_idle|schedule_user|"
@@ -719,8 +786,8 @@ def cmd_firstscreen(offcpu, path):
 if __name__ == "__main__":
     cmds = {"sleep": cmd_sleep, "waitmix": cmd_waitmix, "order": cmd_order, "comm": cmd_comm,
             "readable": cmd_readable, "select": cmd_select, "perfs": cmd_perfs,
-            "eventsum": cmd_eventsum, "once": cmd_once, "stopdup": cmd_stopdup,
-            "firstscreen": cmd_firstscreen}
+            "eventsum": cmd_eventsum, "tree": cmd_tree, "once": cmd_once, "stopdup": cmd_stopdup,
+            "firstscreen": cmd_firstscreen, "stopwaits": cmd_stopwaits}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: perfcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

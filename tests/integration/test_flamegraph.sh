@@ -25,21 +25,7 @@ require_offcpu
 require_workload waitmix
 require_workload deepstack
 command -v xmllint >/dev/null || skip "xmllint not installed (libxml2-utils; scripts/deps.sh installs it)"
-[ -x /usr/bin/chromium ] || skip "/usr/bin/chromium not installed (scripts/deps.sh installs it)"
-command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed (scripts/deps.sh installs them)"
-
-# playwright-core from the committed lock file, into the build tree.
-NODE_DIR=$ROOT/build/browser
-if ! cmp -s "$ROOT/tests/browser/package-lock.json" "$NODE_DIR/package-lock.json" ||
-	[ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
-	mkdir -p "$NODE_DIR"
-	cp "$ROOT/tests/browser/package.json" "$ROOT/tests/browser/package-lock.json" "$NODE_DIR/"
-	(cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$TESTDIR/npm.log" 2>&1 || {
-		tail -5 "$TESTDIR/npm.log"
-		rm -f "$NODE_DIR/package-lock.json"
-		skip "npm ci of tests/browser/package-lock.json failed (no npm registry?)"
-	}
-fi
+require_browser
 
 disk_dir
 record -o "$TESTDIR/w.data" -- "$WORKLOADS/waitmix" -q -c -d "$DISK" -j "$TESTDIR/w.json" ||

@@ -9,7 +9,8 @@
 #  - -k / -u with -a: samples of kernel threads only / of user threads only
 #    (threads told apart by PF_KTHREAD in /proc/TID/stat);
 #  - -U / -K: off-CPU callchains without kernel / user frames;
-#  - a trailing duration: `record -p PID 2` records 2 s; `record -- CMD` and
+#  - a trailing duration: `record -p PID 2` records 2 s (of PID and of the
+#    sleeps it forks: -p follows children, as perf's); `record -- CMD` and
 #    `record CMD` still run CMD; `-p PID -- 5` is a usage error;
 #  - -g is accepted; the summary is at most three lines, -v prints more.
 . "$(dirname "$0")/lib.sh"
@@ -96,7 +97,9 @@ t1=$(mono_ns)
 win=$("$OFFCPU" report -i d.data --header 2>/dev/null | awk '/^# offcpu record.start_ns:/ {a = $4} /^# offcpu record.stop_ns:/ {b = $4} END {if (a && b) printf "%d", (b - a) / 1000000}')
 measure "record -p PID 2: ran $(((t1 - t0) / 1000000)) ms, the file's window ${win:-?} ms"
 [ -n "$win" ] && [ "$win" -ge 1950 ] && [ "$win" -le 2300 ] || bad "record -p PID 2: window ${win:-unknown} ms, expected 2000"
-sel "-p PID 2" d.data pids="$loop" has-event=offcpu-time
+# the loop and the sleeps it forks (followed, as perf record -p follows them)
+echo "$loop" >loop.tid
+sel "-p PID 2" d.data comms=bash,sleep some-tids=loop.tid has-event=offcpu-time
 kill $loop
 "$OFFCPU" record -o x.data -p 1 -- 5 2>x.err
 rc=$?

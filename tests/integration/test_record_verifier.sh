@@ -1,6 +1,7 @@
 #!/bin/bash
 # The BPF programs stay well inside the verifier's limit of 1 000 000
-# processed instructions, with every option that adds code to them: half
+# processed instructions, with every option that adds code to them (--chains
+# adds its switch, waking and fork sides): half
 # of it at most, so that what is built on them (more stacks, more records
 # per switch) has room. Each option set is loaded with OFFCPU_DEBUG=1,
 # whose libbpf log carries the verifier's statistics per program; every
@@ -21,7 +22,7 @@ rc=0
 for opts in "" "--wakeups --sched-delay" "--call-graph fp --wakeups --sched-delay" \
 	"--no-kstack-cache --wakeups --sched-delay" "--stacks user --wakeups" "--stacks kernel --sched-delay" \
 	"-a -k --wakeups --sched-delay" "-m 1 -M 1000 --wakeups --sched-delay" "--no-cpu --wakeups" \
-	"--python no --wakeups --sched-delay"; do
+	"--python no --wakeups --sched-delay" "--chains --sched-delay" "--chains --python no"; do
 	log=$TESTDIR/load.log
 	# a whole-machine recording (-a) takes no command: a tenth of a second
 	target="-- true"

@@ -22,8 +22,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||
 	skip "recording the fixtures afresh needs root or perf_event_paranoid <= 0"
 
-# The fixtures afresh, as tests/data/make-fixtures.sh makes them.
+# The fixtures afresh, as tests/data/make-fixtures.sh makes them, under a
+# build id of their own: built from the same source in the same directory as
+# the committed fixtures' binary, they had its build id, and perf record put
+# this binary in the build-id cache under it, naming the committed
+# recordings' frames that the check below wants unnamed (the binary gone).
 cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline -pthread \
+	-Wl,--build-id=0x$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n') \
 	-o "$TESTDIR/fixture_work" "$ROOT/tests/data/src/fixture_work.c" || fail "cannot build fixture_work"
 mkdir "$TESTDIR/fresh"
 perf record -q -g -o "$TESTDIR/fresh/fp.data" "$TESTDIR/fixture_work" 0.3 >/dev/null 2>&1 &&

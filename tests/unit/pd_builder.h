@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Test helper: builds small perf.data files byte by byte, independently of
- * the project's writer, so reader tests check the format itself. Two
- * attrs are supported with their own sample_type (both carry IDENTIFIER
+ * the project's writer, so reader tests check the format itself. Up to four
+ * attrs are supported with their own sample_type (all carry IDENTIFIER
  * when there are several, as perf requires), records are appended in the
  * order given, and features EVENT_DESC and offcpu are written at the end.
  */
@@ -20,9 +20,9 @@
 struct pdb {
 	uint8_t *buf;
 	size_t len, cap;
-	struct perf_event_attr attr[2];
-	uint64_t id[2];
-	const char *name[2];
+	struct perf_event_attr attr[4];
+	uint64_t id[4];
+	const char *name[4];
 	int nr_attrs;
 	size_t data_start;
 	const char *counter_name;

@@ -347,6 +347,162 @@ static void test_truncated(void **state)
 	unlink(path);
 }
 
+/* The image of path read whole into memory, then walked as perf_reader__open_mem() does. */
+static void read_order_mem(const char *path, struct order *o)
+{
+	char err[256];
+	struct perf_reader *r;
+	size_t len;
+	uint8_t *buf = slurp(path, &len);
+
+	r = perf_reader__open_mem(buf, len, "mem.data", err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, record_order, o), 0);
+	perf_reader__free(r);
+	free(buf);
+}
+
+/* A sample whose callchain is nr frames long (records of many sizes). */
+static void long_sample(struct pdb *b, int ai, uint64_t t, int nr)
+{
+	uint64_t ips[64];
+
+	for (int i = 0; i < nr; i++)
+		ips[i] = 0x401000 + 16 * i + t % 7;
+	pdb_sample(b, ai, 10, 11, t, 1000, ips, nr, NULL, 0);
+}
+
+/*
+ * The data section is mapped a 2 MiB chunk at a time: 8 MB of records of
+ * sizes from 32 to 540 bytes in 3000 rounds (records cross the chunks'
+ * boundaries) are delivered the same from the file in one thread, in
+ * two, and from the file's image in memory (no mapping at all).
+ */
+static void test_chunks(void **state)
+{
+	static const uint64_t st[2] = { ST0, ST0 };
+	static const char *const names[2] = { "cpu-clock", "task-clock" };
+	struct order a = { 0 }, b = { 0 }, c = { 0 };
+	char path[64];
+	struct pdb pb;
+	uint64_t t = 100;
+	int n = 0;
+
+	tmpname(path, sizeof(path));
+	pdb_init(&pb, 2, st, names);
+	for (int round = 0; round < 3000; round++) {
+		for (int i = 0; i < 8; i++, n++)
+			long_sample(&pb, i & 1, t + 3 * i, 1 + n * 37 % 64);
+		pdb_round(&pb);
+		t += 20;
+	}
+	pdb_finish(&pb, path);
+	assert_true(pb.len > 6 << 20);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	read_order_mem(path, &c);
+	assert_int_equal(a.n, 3000 * 8);
+	assert_int_equal(b.n, a.n);
+	assert_int_equal(c.n, a.n);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	assert_memory_equal(a.v, c.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		assert_true(a.v[i - 1][1] <= a.v[i][1]);
+	free(a.v);
+	free(b.v);
+	free(c.v);
+	free(pb.buf);
+	unlink(path);
+}
+
+/*
+ * Rounds of 3 MB (as offcpu's own, a second of records each): the chunks
+ * of a round waiting for its end are unmapped as the scan goes on and
+ * mapped again when their records go out; 20 rounds are delivered the
+ * same in one thread, in two and from memory, in time order.
+ */
+static void test_big_rounds(void **state)
+{
+	static const uint64_t st[2] = { ST0, ST0 };
+	static const char *const names[2] = { "cpu-clock", "task-clock" };
+	struct order a = { 0 }, b = { 0 }, c = { 0 };
+	char path[64];
+	struct pdb pb;
+	uint64_t t = 1000;
+	int n = 0;
+
+	tmpname(path, sizeof(path));
+	pdb_init(&pb, 2, st, names);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 9000; i++, n++)
+			long_sample(&pb, i & 1, t++, 1 + n * 13 % 64);
+		pdb_round(&pb);
+	}
+	pdb_finish(&pb, path);
+	assert_true(pb.len > 40 << 20);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	read_order_mem(path, &c);
+	assert_int_equal(a.n, n);
+	assert_int_equal(b.n, a.n);
+	assert_int_equal(c.n, a.n);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	assert_memory_equal(a.v, c.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		assert_true(a.v[i - 1][1] < a.v[i][1]);
+	free(a.v);
+	free(b.v);
+	free(c.v);
+	free(pb.buf);
+	unlink(path);
+}
+
+/*
+ * A file without FINISHED_ROUND whose records run backwards in time: past
+ * the window (OFFCPU_READER_WINDOW, 2 MiB here) what is queued goes out
+ * sorted, with a warning, so that memory stays bounded; every record is
+ * delivered, each window in time order, in one thread as in two.
+ */
+static void test_window(void **state)
+{
+	static const uint64_t st[1] = { ST0 };
+	static const char *const names[1] = { "cpu-clock" };
+	struct order a = { 0 }, b = { 0 };
+	char path[64], err[256];
+	struct perf_reader *r;
+	struct pdb pb;
+	size_t breaks = 0;
+	const int n = 40000;
+
+	tmpname(path, sizeof(path));
+	pdb_init(&pb, 1, st, names);
+	for (int i = 0; i < n; i++)
+		long_sample(&pb, 0, 1000000 - i, 16);
+	pdb_finish(&pb, path);
+	assert_true(pb.len > 6 << 20);
+	setenv("OFFCPU_READER_WINDOW", "2097152", 1);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, record_order, &b), 0);
+	assert_non_null(perf_reader__warning(r, 0));
+	assert_non_null(strstr(perf_reader__warning(r, 0), "out of time order over more than 2 MiB"));
+	perf_reader__free(r);
+	unsetenv("OFFCPU_READER_WINDOW");
+	assert_int_equal(a.n, n);
+	assert_int_equal(b.n, 2 * n);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		breaks += a.v[i - 1][1] > a.v[i][1];
+	/* a few windows, each sorted: as many breaks of the order as windows less one */
+	assert_true(breaks >= 2 && breaks <= 8);
+	free(a.v);
+	free(b.v);
+	free(pb.buf);
+	unlink(path);
+}
+
 /*
  * A feature section past the end of the file (the data whole, what follows
  * cut): read, with a warning, every record; the features from there on are
@@ -393,6 +549,9 @@ int main(void)
 		cmocka_unit_test(test_threaded_same_order),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_chunks),
+		cmocka_unit_test(test_big_rounds),
+		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_features_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

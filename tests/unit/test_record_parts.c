@@ -3,15 +3,18 @@
  * Unit tests of record's pure parts: number lists, the time-ordered merge,
  * the off-CPU sample encoding, the cut of junk user frames, the
  * perf.data writer read back through our reader (header, attrs,
- * EVENT_DESC, features, a killed recording), and how the summary's lines
- * reach the sink.
+ * EVENT_DESC, features, a killed recording, another user's FILE.old), the
+ * recorder's signals given back, and how the summary's lines reach the
+ * sink.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +27,22 @@
 #include "perfdata/perf_reader.h"
 #include "perfdata/perf_writer.h"
 #include "record/record.h"
+#include "record/recorder_int.h"
 
 static char tmpdir[] = "/tmp/offcpu-unit.XXXXXX";
+
+/* Open file descriptors of this process. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
 
 /* A sink that keeps the last message and its kind. */
 struct kept_msg {
@@ -507,6 +524,90 @@ static void test_writer_old_and_abort(void **state)
 	assert_int_equal(perf_writer__new(path, &w), -ENOENT);
 }
 
+/* Write `text` to path, owned by uid. */
+static void put_file(const char *path, const char *text, uid_t uid)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchown(fd, uid, (gid_t)-1), 0);
+	close(fd);
+}
+
+static void assert_file(const char *path, const char *text)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_true(read(fd, buf, sizeof(buf) - 1) >= 0);
+	close(fd);
+	assert_string_equal(buf, text);
+}
+
+/*
+ * FILE.old never moves or replaces another user's file: one at FILE or at
+ * FILE.old owned by neither the owner asked for nor the caller is left
+ * alone (-EPERM); the owner's are moved as any. Needs root (chown).
+ */
+static void test_writer_foreign_old(void **state)
+{
+	char path[128], old[140];
+	struct perf_writer *w;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/f.data", tmpdir);
+	snprintf(old, sizeof(old), "%s.old", path);
+	/* FILE another user's */
+	put_file(path, "theirs", 65534);
+	assert_int_equal(perf_writer__new(path, &w), -EPERM);
+	assert_file(path, "theirs");
+	assert_int_equal(access(old, F_OK), -1);
+	/* ... but the owner's (SUDO_UID) */
+	assert_int_equal(perf_writer__new_for(path, 65534, &w), 0);
+	perf_writer__free(w);
+	assert_file(old, "theirs");
+	/* FILE.old another user's, FILE ours: neither is touched */
+	unlink(path);
+	put_file(path, "mine", 0);
+	assert_int_equal(perf_writer__new(path, &w), -EPERM);
+	assert_file(path, "mine");
+	assert_file(old, "theirs");
+	unlink(path);
+	unlink(old);
+}
+
+/*
+ * The recorder's signals: taken (one recorder at a time), then given back
+ * as they were, their self-pipe closed.
+ */
+static void test_signals_restored(void **state)
+{
+	struct sigaction before = { .sa_handler = SIG_IGN }, now;
+	int fds_before = count_fds();
+
+	sigemptyset(&before.sa_mask);
+	assert_int_equal(sigaction(SIGHUP, &before, NULL), 0);
+	assert_int_equal(recorder__setup_signals(), 0);
+	assert_int_equal(recorder__setup_signals(), -EBUSY);
+	assert_int_equal(sigaction(SIGINT, NULL, &now), 0);
+	assert_true(now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN);
+	assert_int_equal(count_fds(), fds_before + 2);
+	recorder__restore_signals();
+	assert_int_equal(sigaction(SIGINT, NULL, &now), 0);
+	assert_true(now.sa_handler == SIG_DFL);
+	assert_int_equal(sigaction(SIGHUP, NULL, &now), 0);
+	assert_true(now.sa_handler == SIG_IGN);
+	assert_int_equal(count_fds(), fds_before);
+	/* and again: a second recorder in the same process */
+	assert_int_equal(recorder__setup_signals(), 0);
+	recorder__restore_signals();
+	assert_int_equal(count_fds(), fds_before);
+	signal(SIGHUP, SIG_DFL);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -523,7 +624,8 @@ static void test_counter_names(void **state)
 		"drop.kstack_failed",	    "drop.stack_lost",		"drop.task_storage",
 		"drop.exits_full",	    "drop.unclosed",		"drop.waker_lost",
 		"drop.waker_ustack_failed", "drop.waker_kstack_failed", "drop.sched_delay_storage",
-		"drop.cpu_ringbuf_full",
+		"drop.child_untraced",	    "drop.cpu_ringbuf_full",	"drop.chain_ringbuf_full",
+		"drop.chain_storage",
 	};
 	static const char *const stats[] = {
 		"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
@@ -570,6 +672,8 @@ int main(void)
 		cmocka_unit_test(test_cut_user_record),
 		cmocka_unit_test(test_killed_recording_readable),
 		cmocka_unit_test(test_writer_old_and_abort),
+		cmocka_unit_test(test_writer_foreign_old),
+		cmocka_unit_test(test_signals_restored),
 		cmocka_unit_test(test_msg_lines),
 	};
 

@@ -18,12 +18,20 @@
  *   spawner exec CMD...       name itself ex-before, sleep 10 times 3 ms in
  *                             ex_before (short waits: summed in the
  *                             kernel), then exec CMD
+ *   spawner tree LIST         read a byte from stdin, then fork two
+ *                             children (no exec) that sleep 300 ms in
+ *                             wl_tree_child, the first of them forking a
+ *                             grandchild that sleeps 300 ms in
+ *                             wl_tree_grandchild; wait for them in wl_tree_parent;
+ *                             write "PID ROLE" per process to LIST
+ *                             (parent, child, grandchild)
  *
  * Every child waits in a function of its own binary, so that its off-CPU
  * sample has a user frame that must resolve to that binary. Built with
  * frame pointers; the waits go through a non-inlined frame of ours.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +84,78 @@ void __attribute__((noinline)) wl_reuse_b(void)
 		nap_ns(10000000);
 		spin_ns(2000000);
 	}
+}
+
+void __attribute__((noinline)) wl_tree_child(void)
+{
+	nap_ns(300000000);
+}
+
+void __attribute__((noinline)) wl_tree_grandchild(void)
+{
+	nap_ns(300000000);
+}
+
+/* Wait for every child; false when one failed. */
+static bool __attribute__((noinline)) wl_tree_parent(void)
+{
+	int status;
+	bool ok = true;
+
+	while (wait(&status) > 0)
+		ok &= WIFEXITED(status) && !WEXITSTATUS(status);
+	return ok;
+}
+
+/*
+ * The process tree of `spawner tree`: forked once the byte has come (the
+ * recording of the parent has started by then); the pids go through a
+ * pipe to the parent, which writes LIST.
+ */
+static int tree(const char *list)
+{
+	int fds[2];
+	pid_t pids[3];
+	char c;
+	FILE *f;
+
+	if (read(STDIN_FILENO, &c, 1) != 1 || pipe(fds))
+		return 1;
+	pids[0] = getpid();
+	for (int i = 0; i < 2; i++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return 1;
+		if (p == 0) {
+			close(fds[0]);
+			if (i == 0) {
+				pid_t g = fork();
+
+				if (g == 0) {
+					wl_tree_grandchild();
+					_exit(0);
+				}
+				if (g < 0 || write(fds[1], &g, sizeof(g)) != sizeof(g))
+					_exit(1);
+			}
+			wl_tree_child();
+			_exit(wl_tree_parent() ? 0 : 1);
+		}
+		pids[i + 1] = p;
+	}
+	close(fds[1]);
+	if (!wl_tree_parent())
+		return 1;
+	f = fopen(list, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%d parent\n%d child\n%d child\n", (int)pids[0], (int)pids[1], (int)pids[2]);
+	/* the grandchild's pid, from its parent */
+	for (pid_t g; read(fds[0], &g, sizeof(g)) == sizeof(g);)
+		fprintf(f, "%d grandchild\n", (int)g);
+	fclose(f);
+	return 0;
 }
 
 static int spawn(const char *self, int n, const char *list, int jobs)
@@ -163,6 +243,8 @@ int main(int argc, char **argv)
 		perror("spawner: exec");
 		return 127;
 	}
-	fprintf(stderr, "usage: spawner spawn N LIST [J] | child I | reuse a|b | exec CMD...\n");
+	if (argc == 3 && !strcmp(argv[1], "tree"))
+		return tree(argv[2]);
+	fprintf(stderr, "usage: spawner spawn N LIST [J] | child I | reuse a|b | exec CMD... | tree LIST\n");
 	return 2;
 }

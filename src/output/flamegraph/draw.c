@@ -21,6 +21,8 @@ static const char *default_title(const struct fg_draw *fd, const struct fg_profi
 
 	if (fd->wakeups)
 		return ice ? "Off-Wake Time Icicle Graph" : "Off-Wake Time Flame Graph";
+	if (fd->chains)
+		return ice ? "Wait Chains Icicle Graph" : "Wait Chains Flame Graph";
 	if (po->cpu_event >= 0 && po->off_event >= 0)
 		return ice ? "Icicle Graph: on-CPU and off-CPU time" : "Flame Graph: on-CPU and off-CPU time";
 	if (po->cpu_event >= 0 || fd->cpu_only)
@@ -74,6 +76,26 @@ static int offwake_tree(struct fg_tree *t, const struct fg_draw *fd, struct sess
 	return 0;
 }
 
+/*
+ * --chains: each analysed wait's paths through its wakers, under the
+ * sleeper's comm (or thread); the subtitle says how much was analysed.
+ */
+static int chains_tree(struct fg_tree *t, const struct fg_draw *fd, struct session *s,
+		       const struct profile *p, struct fg_drawn *out)
+{
+	int ev = session__event(s, OFFCPU_EVENT_NAME);
+	char all[32];
+	int err = fg__from_chains(t, s, p, ev >= 0 ? ev : 0, fd->per_thread);
+
+	if (err)
+		return err;
+	report__fmt_ns(all, sizeof(all), fg_tree__total(t, FG_OFF_CPU));
+	snprintf(out->what, sizeof(out->what), "waits of %s in all, followed through their wakers", all);
+	out->empty = !fg_tree__total(t, FG_OFF_CPU);
+	out->title = default_title(fd, NULL);
+	return 0;
+}
+
 /* On-CPU and off-CPU time; the subtitle says how much of each. */
 static int time_tree(struct fg_tree *t, const struct fg_draw *fd, const struct report_opts *o,
 		     const struct session *s, const struct profile *p, const struct msg_sink *ms,
@@ -121,7 +143,8 @@ int flamegraph__draw(const struct fg_draw *fd, const struct report_opts *o, stru
 
 	memset(out, 0, sizeof(*out));
 	if (t)
-		ret = fd->wakeups ? offwake_tree(t, fd, s, p, out) : time_tree(t, fd, o, s, p, ms, out);
+		ret = fd->wakeups ? offwake_tree(t, fd, s, p, out) :
+		      fd->chains ? chains_tree(t, fd, s, p, out) : time_tree(t, fd, o, s, p, ms, out);
 	if (ret) {
 		snprintf(err, errlen, "out of memory");
 		goto cleanup;

@@ -104,6 +104,17 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile *p, int ev,
 		     bool per_thread);
 
+/*
+ * Add the wait chains of event ev of p (chains__profile(), profile/chains.h):
+ * comm (or thread) frame, the sleeper's stack outermost first in off-CPU
+ * colours, then per hop its "[woken by X]" frame and X's stack: in waker
+ * colours where X waited itself, in on-CPU colours for X's on-CPU time
+ * (the path's last hop, with no end tag), the end's tag ([timer], [io]...)
+ * last. The value is the sleeper's off-CPU time (FG_OFF_CPU). 0 or -ENOMEM.
+ */
+int fg__from_chains(struct fg_tree *t, const struct session *s, const struct profile *p, int ev,
+		    bool per_thread);
+
 /* fg_tree__write_svg() into path ("-": stdout) whole or not at all (util/outfile.h). */
 int fg_tree__write_file(const struct fg_tree *t, const char *path, const struct fg_svg_opts *so,
 			size_t *drawn);
@@ -113,6 +124,7 @@ struct fg_draw {
 	const char *output;    /* the SVG, "-" for stdout */
 	bool cpu_only, off_only, per_thread;
 	bool wakeups;          /* the off-wake stacks (a profile read with o->wakeups) */
+	bool chains;           /* wait chains (a profile made by chains__profile) */
 	struct fg_svg_opts svg; /* title NULL: one after what is drawn */
 };
 

@@ -166,3 +166,63 @@ int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile 
 	path_scratch__free(&sc);
 	return err;
 }
+
+/* A label frame (an output's own: "[woken by X]", "[timer]"), not code. */
+static bool is_label(const struct frame *f)
+{
+	return f && f->dso && !strcmp(f->dso, "[label]");
+}
+
+int fg__from_chains(struct fg_tree *t, const struct session *s, const struct profile *p, int ev,
+		    bool per_thread)
+{
+	struct path_scratch sc = {};
+	int err = 0;
+
+	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		const struct frame *leaf = st->nr ? session__frame(s, fr[0]) : NULL;
+		bool tag = is_label(leaf) && strncmp(leaf->sym, "[woken by ", 10);
+		uint32_t last = st->nr, n = 0, hop = 0;
+		char group[64], ids[48];
+
+		if ((int)st->event != ev)
+			continue;
+		err = path_reserve(&sc, st->nr + 1);
+		if (err)
+			break;
+		/* the last hop starts after the innermost marker (frames are leaf first) */
+		for (uint32_t j = 0; j < st->nr && last == st->nr; j++) {
+			const struct frame *f = session__frame(s, fr[j]);
+
+			if (is_label(f) && !strncmp(f->sym, "[woken by ", 10))
+				last = j;
+		}
+		sc.path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
+		for (uint32_t j = st->nr; j-- > 0;) {
+			const struct frame *f = session__frame(s, fr[j]);
+			enum fg_color c;
+
+			if (is_label(f)) {
+				bool marker = !strncmp(f->sym, "[woken by ", 10);
+
+				hop += marker;
+				sc.path[n++] = (struct fg_frame){ f->sym, marker ? "woken by" : "end",
+							       marker ? FG_COLOR_SEPARATOR : FG_COLOR_META };
+				continue;
+			}
+			if (!hop)
+				c = f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF;
+			else if (j < last && !tag)
+				c = f->kernel ? FG_COLOR_CPU_KERNEL : FG_COLOR_CPU;
+			else
+				c = f->kernel ? FG_COLOR_WAKER_KERNEL : FG_COLOR_WAKER;
+			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
+			n++;
+		}
+		err = fg_tree__add(t, sc.path, n, FG_OFF_CPU, st->period);
+	}
+	path_scratch__free(&sc);
+	return err;
+}

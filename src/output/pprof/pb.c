@@ -7,6 +7,7 @@
 #include "output/pprof/pb.h"
 
 #define WT_VARINT 0
+#define WT_I64 1
 #define WT_LEN 2
 
 struct pb {
@@ -26,6 +27,12 @@ void pb__free(struct pb *b)
 		return;
 	free(b->buf);
 	free(b);
+}
+
+void pb__reset(struct pb *b)
+{
+	b->len = 0;
+	b->err = 0;
 }
 
 const uint8_t *pb__data(const struct pb *b)
@@ -105,6 +112,21 @@ void pb__uint(struct pb *b, uint32_t field, uint64_t v)
 		return;
 	tag(b, field, WT_VARINT);
 	pb__varint(b, v);
+}
+
+void pb__uint_present(struct pb *b, uint32_t field, uint64_t v)
+{
+	tag(b, field, WT_VARINT);
+	pb__varint(b, v);
+}
+
+void pb__fixed64(struct pb *b, uint32_t field, uint64_t v)
+{
+	tag(b, field, WT_I64);
+	if (reserve(b, 8))
+		return;
+	for (int i = 0; i < 8; i++)
+		b->buf[b->len++] = (uint8_t)(v >> (8 * i));
 }
 
 void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n)

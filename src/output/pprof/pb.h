@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A protobuf wire-format encoder, just what profile.proto needs: varint
- * fields (uint64, int64, bool), length-delimited fields (strings, bytes,
- * nested messages, packed repeated varints). No schema, no reflection: the
- * caller writes field numbers. Errors are sticky: after a failed allocation
+ * A protobuf wire-format encoder, just what profile.proto and Perfetto's
+ * trace need: varint fields (uint64, int64, bool, enums), fixed64 fields,
+ * length-delimited fields (strings, bytes, nested messages, packed
+ * repeated varints). No schema, no reflection: the caller writes field
+ * numbers. Errors are sticky: after a failed allocation
  * every call is a no-op and pb__error() says -ENOMEM, so a long encoding
  * checks once at the end.
  *
  * Why not protobuf-c: profile.proto is fixed and small, and encoding is all
  * pprof needs (no parsing); a generated encoder would add a build step, a
  * library and a copy of the schema for ~150 lines of straightforward code.
+ * Perfetto's schema is 680 KB, of which the timeline writes some forty
+ * fields: generating code from it would be larger still.
  */
 #ifndef OFFCPU_PPROF_PB_H
 #define OFFCPU_PPROF_PB_H
@@ -22,6 +25,8 @@ struct pb;
 struct pb *pb__new(void);
 void pb__free(struct pb *b);
 
+/* Empty the buffer for the next message, keeping its memory (and clearing an error). */
+void pb__reset(struct pb *b);
 const uint8_t *pb__data(const struct pb *b);
 size_t pb__len(const struct pb *b);
 int pb__error(const struct pb *b);
@@ -34,6 +39,10 @@ void pb__varint(struct pb *b, uint64_t v);
  * values take ten bytes, as the wire format says (cast to uint64_t).
  */
 void pb__uint(struct pb *b, uint32_t field, uint64_t v);
+/* The same written even when zero: a proto2 field whose presence says something (cpu 0). */
+void pb__uint_present(struct pb *b, uint32_t field, uint64_t v);
+/* Field as a fixed64 (wire type 1): eight bytes, little-endian. */
+void pb__fixed64(struct pb *b, uint32_t field, uint64_t v);
 /* Length-delimited field (wire type 2), written even when empty (repeated strings). */
 void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n);
 void pb__string(struct pb *b, uint32_t field, const char *s);
