@@ -153,8 +153,15 @@ def cmd_bound(offcpu, switches, json_path):
                 % (t["role"], tid, got / 1e6, asleep / 1e6, 100.0 * (got - asleep) / asleep, t["wall_ns"] / 1e6))
         check(got >= asleep * 0.99, "%s: derived %.3f ms below the thread's asleep %.3f ms"
               % (t["role"], got / 1e6, asleep / 1e6))
-        check(got <= t["wall_ns"] * 1.01, "%s: derived %.3f ms above the thread's wall %.3f ms"
-              % (t["role"], got / 1e6, t["wall_ns"] / 1e6))
+        # A wait whose switch-in was not recorded ends at the thread's next
+        # event, which for its last wait is its exit: after the span the
+        # thread timed itself (the sanitized pass once saw pipe-read's last
+        # wait end 4.3 ms past it, a thread woken and then kept off the CPU
+        # on its way out). The bound is that span, or the thread's life in
+        # the recording (--threads' wall) where that is longer.
+        life = max(t["wall_ns"] * 1.01, d["wall"] or 0)
+        check(got <= life, "%s: derived %.3f ms above the thread's wall %.3f ms (its life in the recording %.3f ms)"
+              % (t["role"], got / 1e6, t["wall_ns"] / 1e6, (d["wall"] or 0) / 1e6))
     check(ref_sum > 0 and abs(got_sum - ref_sum) <= TOL * ref_sum,
           "total derived %.3f ms, asleep + run-queue after wake-ups %.3f ms (beyond 5 %%)"
           % (got_sum / 1e6, ref_sum / 1e6))
