@@ -167,6 +167,8 @@ static int push_wait(struct chains *c, const struct chain_wait *w)
 	if (!n)
 		return -ENOMEM;
 	*n = *w;
+	/* a record's place in the file: a thread's switch records come in the order it switched */
+	n->order = c->switch_mode ? (uint32_t)(c->nwaits - 1) : 0;
 	return 0;
 }
 
@@ -437,12 +439,19 @@ int chains__add(struct chains *c, const struct rsample *rs)
 
 /* ---- putting in order ---------------------------------------------------- */
 
+/*
+ * A thread's waits in the order it had them: its switch records' (the
+ * file's), not their times, which can disagree (see waits_monotonic);
+ * --wakeups samples (order 0) by their times.
+ */
 static int cmp_wait(const void *a, const void *b)
 {
 	const struct chain_wait *x = a, *y = b;
 
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
 	if (x->out != y->out)
 		return x->out < y->out ? -1 : 1;
 	return x->in < y->in ? -1 : x->in > y->in;
@@ -455,6 +464,33 @@ static int cmp_sample(const void *a, const void *b)
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/*
+ * Each thread's waits (in order) made to follow one another in time: a
+ * wait that starts before the one before it has ended starts at its end.
+ * The recorder times switches by the run queue's clock made monotonic
+ * time per CPU, which can be off by what the run queue's clock lagged
+ * (the kernel skips its update at a switch right after a wakeup that
+ * preempts): two switches of a thread then disagree by that much. Such an
+ * overlap, tens of us, is one thread's time counted twice; left in, the
+ * walk (which finds a thread's wait by its start, wait_before) would
+ * step over the later wait whole and book it as time on the CPU.
+ */
+static void waits_monotonic(struct chains *c)
+{
+	for (size_t i = 1; i < c->nwaits; i++) {
+		const struct chain_wait *p = &c->waits[i - 1];
+		struct chain_wait *w = &c->waits[i];
+
+		if (w->thread != p->thread || w->out >= p->in)
+			continue;
+		w->out = p->in;
+		if (w->wake < w->out)
+			w->wake = w->out;
+		if (w->in < w->wake)
+			w->in = w->wake;
+	}
 }
 
 /* The pool's frames renamed, each stack's scheduler frames counted. */
@@ -566,6 +602,7 @@ int chains__finish(struct chains *c, const uint32_t *remap, uint32_t nremap)
 	waits_resolve(c);
 	if (c->nwaits) /* qsort takes no NULL array, even empty */
 		qsort(c->waits, c->nwaits, sizeof(*c->waits), cmp_wait);
+	waits_monotonic(c);
 	if (c->nsamples)
 		qsort(c->samples, c->nsamples, sizeof(*c->samples), cmp_sample);
 	threads_index(c);

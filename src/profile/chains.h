@@ -77,6 +77,7 @@ struct chain_wait {
 	char state;           /* 'S', 'D' (asleep), 'R' (preempted), 'N' (created: its first run) */
 	uint8_t kind;         /* enum chain_waker */
 	uint16_t flags;       /* CHAIN_WAIT_* */
+	uint32_t order;       /* its place among the recording's switch records (their order is its thread's) */
 };
 
 #define CHAIN_WAIT_TARGET 0x1     /* a thread the recording was of (its waits are analysed by default) */

@@ -14,6 +14,8 @@
  *   - a waker made during the wait: its maker's time before it existed;
  *   - a futex woken twice (same stack, 10 us on the CPU between): one wait;
  *   - an interrupt in D state: [io]; softirq work of loopback: the task's;
+ *   - a waker whose D wait's record says it began before its preemption
+ *     before it ended: the records' order rules, the disk's time is [io];
  *   - a `record --wakeups --off-cpu-thresh 0 --sched-delay` file: each
  *     interval's samples (sched-delay, offcpu-time, offcpu-wakeup at one
  *     time) gathered into its wait, walked to its waker's CPU samples.
@@ -49,11 +51,12 @@ static const char *const fns[] = {
 	"hrtimer_wakeup", "__sysvec_apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt",
 	"x_fn", "y_fn", "d_fn", "f_one", "f_two", "h_fn", "m_create", "l_fn", "p_lock",
 	"blk_complete", "io_wait", "process_backlog", "handle_softirqs", "tcp_send",
+	"w_spin", "w_send",
 };
 enum {
 	F_TEXT, F_A_WAIT, F_B_READ, F_B_SIGNAL, F_C_SPIN, F_C_NAP, F_C_WRITE, F_HRTIMER,
 	F_SYSVEC, F_ASM_SYSVEC, F_X, F_Y, F_D, F_F1, F_F2, F_H, F_M_CREATE, F_L, F_P_LOCK,
-	F_BLK, F_IO_WAIT, F_BACKLOG, F_SOFTIRQ, F_TCP_SEND,
+	F_BLK, F_IO_WAIT, F_BACKLOG, F_SOFTIRQ, F_TCP_SEND, F_W_SPIN, F_W_SEND,
 };
 
 static char path[64], ksyms[64];
@@ -140,7 +143,7 @@ static void cpu(struct perf_writer *w, uint32_t tid, uint64_t t, int fn)
 /* Stack ids: one per (thread, place). */
 enum {
 	K_A = 1, K_B_READ, K_B_SIGNAL, K_C_NAP, K_C_WRITE, K_TIMER, K_X, K_Y, K_D, K_H,
-	K_M_CREATE, K_P, K_IO, K_BLK, K_TCP,
+	K_M_CREATE, K_P, K_IO, K_BLK, K_TCP, K_W_SPIN, K_W_IO, K_W_BLK, K_W_SEND,
 };
 
 static void scenario_three(struct perf_writer *w)
@@ -231,6 +234,28 @@ static void scenario_new_merge_io(struct perf_writer *w)
 	wait_(w, 902, 'S', T0 + 1900 * MS, T0 + 1920 * MS, T0 + 1921 * MS, K_A, 903, K_TCP, 1);
 }
 
+/*
+ * A client's wait for a worker whose switch times disagree (the run
+ * queue's clock lagged at a preemption): preempted at 2040 ms, back at
+ * 2050 ms, and its next record, a D wait ended by the disk at 2095 ms,
+ * says it left at 2030 ms, before either. In record order the D wait
+ * follows the preemption; by their starts it would come first, and the
+ * walk would book the disk's 45 ms to the worker on a CPU.
+ */
+static void scenario_skewed(struct perf_writer *w)
+{
+	comm(w, 1001, "tclient");
+	comm(w, 1002, "tworker");
+	comm(w, 1003, "tother");
+	stack(w, K_W_SPIN, 1002, S(F_W_SPIN));
+	stack(w, K_W_IO, 1002, S(F_IO_WAIT));
+	stack(w, K_W_BLK, 1002, S(F_BLK, F_SYSVEC, F_ASM_SYSVEC));
+	stack(w, K_W_SEND, 1002, S(F_W_SEND));
+	wait_(w, 1002, 'R', T0 + 2040 * MS, T0 + 2040 * MS, T0 + 2050 * MS, K_W_SPIN, 1003, 0, 7);
+	wait_(w, 1002, 'D', T0 + 2030 * MS, T0 + 2095 * MS, T0 + 2096 * MS, K_W_IO, 0, K_W_BLK, 8);
+	wait_(w, 1001, 'S', T0 + 2000 * MS, T0 + 2100 * MS, T0 + 2101 * MS, K_A, 1002, K_W_SEND, 1);
+}
+
 static void build(void)
 {
 	struct perf_event_attr cpu_attr = { .size = sizeof(cpu_attr), .type = PERF_TYPE_SOFTWARE,
@@ -264,6 +289,7 @@ static void build(void)
 	scenario_truncated(w);
 	scenario_gap(w);
 	scenario_new_merge_io(w);
+	scenario_skewed(w);
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);
@@ -548,6 +574,29 @@ static void test_merged_and_ends(void **state)
 }
 
 /*
+ * The worker's records in their order, not by their times: its D wait
+ * starts when it was back from its preemption (2050 ms), and the disk's
+ * time ends [io].
+ */
+static void test_skewed_times(void **state)
+{
+	struct model m;
+	struct chain_walk w;
+	struct chain_sel sel;
+
+	(void)state;
+	load(&m);
+	walk_of(&m, 1001, MS, &w, &sel);
+	assert_int_equal(w.nsegs, 5);
+	expect_seg(&m, &w, 0, CHAIN_SEG_ON_CPU, 1002, T0 + 2096 * MS, T0 + 2100 * MS, "w_send", 1);
+	expect_seg(&m, &w, 1, CHAIN_SEG_RUNQ, 1002, T0 + 2095 * MS, T0 + 2096 * MS, "io_wait", 1);
+	expect_seg(&m, &w, 2, CHAIN_SEG_IO, 1002, T0 + 2050 * MS, T0 + 2095 * MS, "io_wait", 1);
+	expect_seg(&m, &w, 3, CHAIN_SEG_RUNQ, 1002, T0 + 2040 * MS, T0 + 2050 * MS, "w_spin", 1);
+	expect_seg(&m, &w, 4, CHAIN_SEG_ON_CPU, 1002, T0 + 2000 * MS, T0 + 2040 * MS, "w_spin", 1);
+	unload(&m);
+}
+
+/*
  * --wakeups: the sleeper is off CPU 300 ms to T0 + 400 ms, then 2 ms on a
  * run queue; its waker spins with a sample every ms in c_spin, and woke it
  * in b_signal. Samples as the recorder encodes them, the run-queue wait's
@@ -650,7 +699,7 @@ int main(void)
 		cmocka_unit_test(test_cycle),	      cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_gap),
 		cmocka_unit_test(test_new_thread),    cmocka_unit_test(test_merged_and_ends),
-		cmocka_unit_test(test_wakeups_recording),
+		cmocka_unit_test(test_skewed_times), cmocka_unit_test(test_wakeups_recording),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
