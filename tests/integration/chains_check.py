@@ -194,12 +194,25 @@ def check_unix(offcpu, data, mk):
     within("unix: the client's wait on CPU in cm-worker's (another process) cm_spin",
            on_cpu(paths, [worker], "cm_spin"), spin["cpu_ns"])
     io = asleep(paths, [worker], "cm_fsync", "[io]")
+    # [unknown] under the same hop: a wait whose waker the kernel hid (no
+    # sched_waking traced, e.g. while the VM agent's thread was current:
+    # the block kworker's D wait then has no waker and its switch-in as its
+    # wakeup) cannot be followed to the disk, and the walk says so. It
+    # happened in 2 of 10 runs (6.0 and 6.5 ms of the fsync [unknown]
+    # through the kworker, no drop). Such time still lies under the
+    # worker's cm_fsync hop; what must not happen is the fsync booked
+    # elsewhere (on a CPU, to a timer): so [io] must be there, and [io]
+    # with [unknown] must hold half of the fsync's sleep.
+    hidden = asleep(paths, [worker], "cm_fsync", "[unknown]")
     wall, cpu = fs["end_ns"] - fs["start_ns"], fs["cpu_ns"]
     whole = mk["unix.worker.fsync.all"][0]
-    measure("unix: asleep in cm-worker's cm_fsync, ended [io] (through any thread): %.2f ms; "
-            "its fsync %.2f ms (%.2f ms on CPU), write and fsync %.2f ms" %
-            (io / 1e6, wall / 1e6, cpu / 1e6, (whole["end_ns"] - whole["start_ns"]) / 1e6))
-    check(io >= 0.5 * (wall - cpu), "unix: less than half of cm-worker's fsync asleep ends [io]")
+    measure("unix: asleep in cm-worker's cm_fsync, ended [io] (through any thread): %.2f ms, "
+            "[unknown] (a waker not traced) %.2f ms; its fsync %.2f ms (%.2f ms on CPU), "
+            "write and fsync %.2f ms" % (io / 1e6, hidden / 1e6, wall / 1e6, cpu / 1e6,
+                                         (whole["end_ns"] - whole["start_ns"]) / 1e6))
+    check(io > 0, "unix: no part of cm-worker's fsync ends [io]")
+    check(io + hidden >= 0.5 * (wall - cpu),
+          "unix: less than half of cm-worker's fsync asleep ends [io] or [unknown] under its cm_fsync")
     check(io <= whole["end_ns"] - whole["start_ns"],
           "unix: more [io] in cm_fsync than cm-worker spent there")
 
