@@ -8,8 +8,6 @@
  *   wake-once   wl_wake_once    read() of FIFO, which it holds open for
  *                               writing too (no EOF): blocked until the test
  *                               writes a byte, then blocked again
- *   mutex-wait  wl_mutex_wait   pthread_mutex_lock() of a mutex the main
- *                               thread holds for ever (a futex wait)
  *
  *   stuck TIDFILE FIFO    writes "ROLE TID" lines to TIDFILE once every
  *                         thread is about to block, then waits until killed
@@ -17,11 +15,7 @@
  * Frame pointers: Debian's libc has none, and a frame-pointer walk from
  * inside it skips its immediate caller: each named function calls libc
  * through a one-line wl_call_* helper (the frame that is skipped), as in
- * waitmix. Built twice: stuck with frame pointers, stuck-nofp with -O2
- * -fomit-frame-pointer (the waits in progress unwound from .eh_frame);
- * the functions are WL_FRAME, so that each stays a frame of its own and
- * no call to one is a function's last instruction (a return address past
- * its caller's end would name the next function).
+ * waitmix.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,31 +26,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WL_FRAME __attribute__((noipa))
-#define NR_ROLES 4
-
 static int pipe_fds[2];
 static int fifo_fd;
 static pthread_barrier_t ready;
-static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
-static pid_t tids[NR_ROLES];
+static pid_t tids[3];
 
-static WL_FRAME ssize_t wl_call_read(int fd, void *buf, size_t n)
+static ssize_t __attribute__((noinline)) wl_call_read(int fd, void *buf, size_t n)
 {
 	return read(fd, buf, n);
 }
 
-static WL_FRAME int wl_call_nanosleep(const struct timespec *ts)
+static int __attribute__((noinline)) wl_call_nanosleep(const struct timespec *ts)
 {
 	return nanosleep(ts, NULL);
 }
 
-static WL_FRAME int wl_call_lock(pthread_mutex_t *m)
-{
-	return pthread_mutex_lock(m);
-}
-
-static WL_FRAME void wl_pipe_block(void)
+static void __attribute__((noinline)) wl_pipe_block(void)
 {
 	char c;
 
@@ -64,7 +49,7 @@ static WL_FRAME void wl_pipe_block(void)
 		wl_call_read(pipe_fds[0], &c, 1);
 }
 
-static WL_FRAME void wl_long_sleep(void)
+static void __attribute__((noinline)) wl_long_sleep(void)
 {
 	struct timespec ts = { .tv_sec = 30 };
 
@@ -72,7 +57,7 @@ static WL_FRAME void wl_long_sleep(void)
 		wl_call_nanosleep(&ts);
 }
 
-static WL_FRAME void wl_wake_once(void)
+static void __attribute__((noinline)) wl_wake_once(void)
 {
 	char c;
 
@@ -81,35 +66,27 @@ static WL_FRAME void wl_wake_once(void)
 			return;
 }
 
-static WL_FRAME void wl_mutex_wait(void)
-{
-	wl_call_lock(&held); /* held by the main thread until the end */
-	pthread_mutex_unlock(&held);
-}
-
-static const char *const roles[NR_ROLES] = { "pipe-block", "long-sleep", "wake-once", "mutex-wait" };
-
-static WL_FRAME void *thread_main(void *arg)
+static void *thread_main(void *arg)
 {
 	long i = (long)arg;
+	static const char *const names[] = { "pipe-block", "long-sleep", "wake-once" };
 
-	pthread_setname_np(pthread_self(), roles[i]);
+	pthread_setname_np(pthread_self(), names[i]);
 	tids[i] = gettid();
 	pthread_barrier_wait(&ready);
 	if (i == 0)
 		wl_pipe_block();
 	else if (i == 1)
 		wl_long_sleep();
-	else if (i == 2)
-		wl_wake_once();
 	else
-		wl_mutex_wait();
+		wl_wake_once();
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	pthread_t th[NR_ROLES];
+	static const char *const roles[] = { "pipe-block", "long-sleep", "wake-once" };
+	pthread_t th[3];
 	FILE *f;
 
 	if (argc != 3) {
@@ -125,9 +102,8 @@ int main(int argc, char **argv)
 		perror("stuck: FIFO");
 		return 1;
 	}
-	pthread_mutex_lock(&held);
-	pthread_barrier_init(&ready, NULL, NR_ROLES + 1);
-	for (long i = 0; i < NR_ROLES; i++)
+	pthread_barrier_init(&ready, NULL, 4);
+	for (long i = 0; i < 3; i++)
 		if (pthread_create(&th[i], NULL, thread_main, (void *)i)) {
 			fprintf(stderr, "stuck: cannot create a thread\n");
 			return 1;
@@ -138,7 +114,7 @@ int main(int argc, char **argv)
 		perror("stuck: TIDFILE");
 		return 1;
 	}
-	for (int i = 0; i < NR_ROLES; i++)
+	for (int i = 0; i < 3; i++)
 		fprintf(f, "%s %d\n", roles[i], (int)tids[i]);
 	fclose(f);
 	pause();
