@@ -173,6 +173,12 @@ static bool is_label(const struct frame *f)
 	return f && f->dso && !strcmp(f->dso, "[label]");
 }
 
+/* The marker frame that opens a hop of a chain: "[woken by COMM]". */
+static bool is_hop_marker(const struct frame *f)
+{
+	return is_label(f) && !strncmp(f->sym, "[woken by ", 10);
+}
+
 int fg__from_chains(struct fg_tree *t, const struct session *s, const struct profile *p, int ev,
 		    bool per_thread)
 {
@@ -183,7 +189,7 @@ int fg__from_chains(struct fg_tree *t, const struct session *s, const struct pro
 		const struct pstack *st = profile__stack(p, i);
 		const uint32_t *fr = profile__frames(p, st);
 		const struct frame *leaf = st->nr ? session__frame(s, fr[0]) : NULL;
-		bool tag = is_label(leaf) && strncmp(leaf->sym, "[woken by ", 10);
+		bool tag = is_label(leaf) && !is_hop_marker(leaf);
 		uint32_t last = st->nr, n = 0, hop = 0;
 		char group[64], ids[48];
 
@@ -196,7 +202,7 @@ int fg__from_chains(struct fg_tree *t, const struct session *s, const struct pro
 		for (uint32_t j = 0; j < st->nr && last == st->nr; j++) {
 			const struct frame *f = session__frame(s, fr[j]);
 
-			if (is_label(f) && !strncmp(f->sym, "[woken by ", 10))
+			if (is_hop_marker(f))
 				last = j;
 		}
 		sc.path[n++] = group_frame(s, st, per_thread, group, sizeof(group), ids, sizeof(ids));
@@ -205,7 +211,7 @@ int fg__from_chains(struct fg_tree *t, const struct session *s, const struct pro
 			enum fg_color c;
 
 			if (is_label(f)) {
-				bool marker = !strncmp(f->sym, "[woken by ", 10);
+				bool marker = is_hop_marker(f);
 
 				hop += marker;
 				sc.path[n++] = (struct fg_frame){ f->sym, marker ? "woken by" : "end",
