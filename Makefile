@@ -121,7 +121,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(BUILD)/liboffcpu.a
 	$(call msg,FUZZ,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/liboffcpu.a $(LDLIBS)
 
-$(BUILD)/workloads/%: tests/workloads/%.c
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h
 	$(Q)mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -o $@ $<
@@ -134,7 +134,7 @@ NOFP_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fomit-frame-pointer -pth
 NOFP_BINS := $(addprefix $(BUILD)/workloads/,waitmix-nofp schedmix-nofp chainmix-nofp tlorder-nofp unwindmix-nofp \
 		unwindmix-nocfi libunwlib.so)
 
-$(BUILD)/workloads/%-nofp: tests/workloads/%.c
+$(BUILD)/workloads/%-nofp: tests/workloads/%.c tests/workloads/wl.h
 	$(Q)mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -ldl

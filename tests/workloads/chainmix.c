@@ -66,6 +66,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl.h"
+
 #define MS 1000000LL
 #define MAX_MARKS 256
 
@@ -86,28 +88,6 @@ static struct {
 	const char *json, *dir;
 	int rounds;
 } opt = { .dir = ".", .rounds = 10 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "chainmix: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 /* A step's start: its clocks. */
 struct cm_step {

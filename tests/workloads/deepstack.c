@@ -28,18 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl.h"
+
 #define US 1000LL
 #define MS 1000000LL
 
 static volatile uint64_t sink; /* work after each call: no frame is a tail call */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int __attribute__((noinline)) wl_call_nanosleep(const struct timespec *ts)
 {
@@ -70,8 +64,8 @@ static int64_t __attribute__((noinline)) wl_deep(int depth, int64_t ns)
 		sink++;
 		return t;
 	}
-	t0 = now_ns();
-	while ((t = now_ns()) - t0 < ns)
+	t0 = mono_ns();
+	while ((t = mono_ns()) - t0 < ns)
 		sink++;
 	return t - t0;
 }
@@ -101,8 +95,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	end = now_ns() + (int64_t)(secs * 1e9);
-	while (now_ns() < end) {
+	end = mono_ns() + (int64_t)(secs * 1e9);
+	while (mono_ns() < end) {
 		wl_tower_1();
 		spun += wl_deep(depth, spin);
 		cycles++;

@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl.h"
+
 #define MS 1000000LL
 #define MAX_THREADS 4
 
@@ -81,28 +83,6 @@ static struct {
 
 static struct sm_thread th[MAX_THREADS];
 static int nth;
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "schedmix: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 /* ---- libc, one frame below the named functions -------------------------- */
 

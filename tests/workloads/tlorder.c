@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl.h"
+
 #define MS 1000000LL
 #define TL_FRAME __attribute__((noipa))
 
@@ -56,28 +58,6 @@ static struct {
 
 static int pipefd[2];
 static sem_t blocked, holding;
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "tlorder: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static inline void tl_done(void)
 {

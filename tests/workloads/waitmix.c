@@ -60,6 +60,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl.h"
+
 #define MS 1000000LL
 
 /* A function that stays a frame of its own, whatever the optimization. */
@@ -101,22 +103,6 @@ static int64_t scaled(int64_t ns)
 	return (int64_t)(ns * opt.scale);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Run-queue wait of the calling thread so far (schedstat field 2), ns. */
 static int64_t rq_ns(struct wl_thread *t)
 {
@@ -130,12 +116,6 @@ static int64_t rq_ns(struct wl_thread *t)
 	if (sscanf(buf, "%lld %lld", &oncpu, &rq) != 2)
 		return 0;
 	return rq;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "waitmix: %s: %s\n", what, strerror(errno));
-	exit(1);
 }
 
 /* Start of a thread's window: everything it does from here is measured. */
