@@ -28,6 +28,8 @@
 #define WAKER 102
 #define T0 1000000000ULL /* times are T0 + the numbers in the comments */
 
+#include "pw_records.h"
+
 static char path[64];
 
 /* What a file holds: each test builds its own from these. */
@@ -36,62 +38,6 @@ struct spec {
 	bool summed_off;    /* a summed off-CPU sample of the sleeper */
 	bool overlap;       /* an off-CPU sample inside the first one */
 };
-
-static void put(struct perf_writer *w, const void *rec)
-{
-	assert_int_equal(perf_writer__write(w, rec, ((const struct perf_event_header *)rec)->size), 0);
-}
-
-static void task_event(struct perf_writer *w, uint32_t type, uint32_t tid, uint64_t t)
-{
-	struct {
-		struct perf_event_header h;
-		uint32_t pid, ppid, tid, ptid;
-		uint64_t time;
-		struct sample_id sid;
-	} r = {
-		.h = { .type = type, .size = sizeof(r) },
-		.pid = PID, .ppid = PID, .tid = tid, .ptid = PID, .time = t,
-		.sid = { .pid = PID, .tid = tid, .time = t, .id = CPU_ID },
-	};
-
-	put(w, &r);
-}
-
-static void comm(struct perf_writer *w, uint32_t tid, const char *name, uint64_t t)
-{
-	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		char comm[16];
-		struct sample_id sid;
-	} r = {
-		.h = { .type = PERF_RECORD_COMM, .size = sizeof(r) },
-		.pid = PID, .tid = tid,
-		.sid = { .pid = PID, .tid = tid, .time = t, .id = CPU_ID },
-	};
-
-	snprintf(r.comm, sizeof(r.comm), "%s", name);
-	put(w, &r);
-}
-
-static void cpu_sample(struct perf_writer *w, uint32_t tid, uint64_t t, uint64_t period)
-{
-	struct {
-		struct perf_event_header h;
-		uint64_t id, ip;
-		uint32_t pid, tid;
-		uint64_t time;
-		uint32_t cpu, res;
-		uint64_t period, nr, chain[1];
-	} r = {
-		.h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = sizeof(r) },
-		.id = CPU_ID, .ip = 0x401000, .pid = PID, .tid = tid, .time = t, .cpu = 1,
-		.period = period, .nr = 1, .chain = { 0x401000 },
-	};
-
-	put(w, &r);
-}
 
 /* A waker: its identity and its one user frame. */
 struct tl_waker {
