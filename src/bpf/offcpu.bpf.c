@@ -120,7 +120,6 @@ __u32 kstack_skip[4];  /* per hook: frames of BPF and tracing glue above its ker
 __u32 calib_done[4];
 __u32 exec_tgid;       /* the command (record -- CMD): traced from its first exec on */
 __u32 targets_gen;     /* processes that left the targets (target_known) */
-__u32 switchins_missed; /* the kernel hid a switch-in from the program (preempted) */
 __u64 cgroup_id;       /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
@@ -245,10 +244,15 @@ struct {
 	.values = { &sum0, &sum1 },
 };
 
-/* Per CPU: how far the samples' clock is ahead of the run queues' (clock_fresh). */
+/*
+ * Per CPU: how far the samples' clock is ahead of the run queues'
+ * (clock_fresh), and the task the last switch seen here switched in
+ * (switch_unseen).
+ */
 struct offcpu_clock_ref {
 	__s64 off;  /* the least (mono - rq clock) seen, as of `mono` */
 	__u64 mono; /* when it was seen; 0: none yet */
+	__u64 next; /* its task_struct; 0: none, or its switch-in hidden (test_hide) */
 };
 
 struct {
@@ -409,6 +413,8 @@ struct offcpu_run {
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
 	bool direct;   /* the stop iterator: every wait a direct sample (wait_done) */
+	bool unseen;   /* the switch: prev's switch-in was not seen here (switch_unseen) */
+	bool hidden;   /* the switch: its switch-in is hidden, as if unseen (test_hide) */
 };
 
 /* a program run: the samples' clock it reads (run_begin) */
@@ -422,6 +428,8 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 static __always_inline __u64 clock_fresh(__u64 clk, __u64 now);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
+static __always_inline bool switch_unseen(struct task_struct *prev, struct task_struct *next,
+					  bool hide);
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state);
 static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next);
@@ -536,6 +544,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 
 	if (!run_begin(&r, prev, RUN_SWITCH))
 		return 0;
+	r.hidden = test_hide && bpf_get_prandom_u32() % test_hide == 0;
+	r.unseen = switch_unseen(prev, next, r.hidden);
 	if (stopping) {
 		stop_switch(&r, prev, next);
 	} else {
@@ -871,6 +881,8 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	}
 	r->cpu = bpf_get_smp_processor_id();
 	r->direct = false;
+	r->unseen = false;
+	r->hidden = false;
 	return true;
 }
 
@@ -907,6 +919,30 @@ static __always_inline __u64 clock_fresh(__u64 clk, __u64 now)
 	return clk;
 }
 
+/*
+ * Was the switch-in of prev (the task leaving this CPU) hidden from this
+ * program? The kernel skips a tracepoint's programs at times: while another
+ * program attaches to it, and on some hosts whenever a hidden agent's
+ * thread is current (PID 1's, in these VMs), which hides the switch-in of
+ * the task that follows it. A task runs where it was switched in: prev is
+ * the task the last switch seen on this CPU switched in, unless a switch
+ * came between unseen (or none was seen yet). Notes next for the next
+ * switch; a switch-in hidden for the tests (hide) is noted as not seen.
+ */
+static __always_inline bool switch_unseen(struct task_struct *prev, struct task_struct *next,
+					  bool hide)
+{
+	__u32 zero = 0;
+	struct offcpu_clock_ref *c = bpf_map_lookup_elem(&clock_ref, &zero);
+	bool unseen;
+
+	if (!c)
+		return true;
+	unseen = c->next != (__u64)prev;
+	c->next = hide ? 0 : (__u64)next;
+	return unseen;
+}
+
 /* Count this run out: what it wrote is written (an atomic add). */
 static __always_inline void run_end(struct offcpu_run *r)
 {
@@ -931,7 +967,7 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	__u64 arrival;
 
 	if (!measured && !want_sched_delay) {
-		if (!prev_state && (test_hide || switchins_missed))
+		if (!prev_state && r->unseen)
 			preempted(prev, r);
 		return;
 	}
@@ -984,7 +1020,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	struct offcpu_task *t;
 	__u64 end, delta;
 
-	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
+	if (r->hidden)
 		return;
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t)
@@ -1019,15 +1055,12 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 }
 
 /*
- * A task is preempted. If it still has an interval open, its switch-in
- * was missed: end that interval now, while sched_info can time it (a
- * second missed switch-in, after this preemption, would leave its end
- * unknown). Looked up only once the kernel has hidden a switch-in from
- * the program in this recording (switchins_missed; or OFFCPU_TEST_HIDE),
- * as it does on some hosts all the time, and on others never: there a
- * preemption costs nothing, and the one missed switch-in the kernel may
- * hide while a program attaches is repaired at the task's next switch-in
- * or switch-out.
+ * A task whose switch-in this program did not see (r->unseen) is
+ * preempted. If it still has an interval open, end that interval now,
+ * while sched_info can time it: a second switch-in, after this
+ * preemption, would leave its end unknown ("interval end not seen"). Only
+ * such a preemption looks the task up: elsewhere a preemption costs
+ * nothing.
  */
 static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r)
 {
@@ -1065,7 +1098,6 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		start_unclosed(t, p, r);
 	if (!t->ts_out)
 		return;
-	switchins_missed = 1;
 	if (bpf_core_field_exists(p->sched_info.last_arrival)) {
 		pcount = p->sched_info.pcount;
 		delay = p->sched_info.run_delay;
