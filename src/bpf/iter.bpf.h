@@ -117,7 +117,7 @@ static __always_inline void note_time(__u64 *clk, __u64 *mono)
 	if (*clk)
 		return;
 	*mono = bpf_ktime_get_ns();
-	*clk = clock_fresh(task_rq_clock(bpf_get_current_task_btf()), *mono);
+	*clk = clock_fresh(clock_ref_here(), task_rq_clock(bpf_get_current_task_btf()), *mono);
 }
 
 /*

@@ -410,6 +410,7 @@ struct offcpu_run {
 	__u64 now;     /* the samples' clock, as run_begin's `clock` says */
 	__u64 clk;     /* the intervals' clock: the run queue of the task of the event */
 	__u64 *active; /* this CPU's count of runs inside (the grace period) */
+	struct offcpu_clock_ref *ref; /* this CPU's (switch, exit, exec); NULL elsewhere */
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
 	bool direct;   /* the stop iterator: every wait a direct sample (wait_done) */
@@ -425,11 +426,12 @@ enum {
 };
 
 static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, __u32 clock);
-static __always_inline __u64 clock_fresh(__u64 clk, __u64 now);
+static __always_inline struct offcpu_clock_ref *clock_ref_here(void);
+static __always_inline __u64 clock_fresh(struct offcpu_clock_ref *c, __u64 clk, __u64 now);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
-static __always_inline bool switch_unseen(struct task_struct *prev, struct task_struct *next,
-					  bool hide);
+static __always_inline bool switch_unseen(struct offcpu_clock_ref *c, struct task_struct *prev,
+					  struct task_struct *next, bool hide);
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state);
 static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next);
@@ -545,7 +547,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	if (!run_begin(&r, prev, RUN_SWITCH))
 		return 0;
 	r.hidden = test_hide && bpf_get_prandom_u32() % test_hide == 0;
-	r.unseen = switch_unseen(prev, next, r.hidden);
+	r.unseen = switch_unseen(r.ref, prev, next, r.hidden);
 	if (stopping) {
 		stop_switch(&r, prev, next);
 	} else {
@@ -875,9 +877,11 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	r->half = sum_active & 1;
 	r->clk = task_rq_clock(p);
 	r->now = 0;
+	r->ref = NULL;
 	if (clock != RUN_ELSEWHERE) {
 		r->now = bpf_ktime_get_ns();
-		r->clk = clock_fresh(r->clk, r->now);
+		r->ref = clock_ref_here();
+		r->clk = clock_fresh(r->ref, r->clk, r->now);
 	}
 	r->cpu = bpf_get_smp_processor_id();
 	r->direct = false;
@@ -886,10 +890,18 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	return true;
 }
 
+/* This CPU's clock reference (and last switch-in seen: switch_unseen). */
+static __always_inline struct offcpu_clock_ref *clock_ref_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&clock_ref, &zero);
+}
+
 /*
- * The run queue's clock clk (of this CPU) as it would read now, the
- * samples' clock (CLOCK_MONOTONIC, bpf_ktime_get_ns) being `now`: the
- * intervals' times. Read as it is, it lags at times: __schedule skips its
+ * The run queue's clock clk (of this CPU, reference c) as it would read
+ * now, the samples' clock (CLOCK_MONOTONIC, bpf_ktime_get_ns) being
+ * `now`: the intervals' times. Read as it is, it lags at times: __schedule skips its
  * update right after a wakeup that preempts (rq_clock_skip_update), and
  * the switch then reads the time of that wakeup, tens of us or more
  * earlier (a thread's wait would start before the run before it ended).
@@ -901,10 +913,8 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
  * never goes back on a CPU (it advances by at least 1023/1024 of now),
  * and is never older than clk.
  */
-static __always_inline __u64 clock_fresh(__u64 clk, __u64 now)
+static __always_inline __u64 clock_fresh(struct offcpu_clock_ref *c, __u64 clk, __u64 now)
 {
-	__u32 zero = 0;
-	struct offcpu_clock_ref *c = bpf_map_lookup_elem(&clock_ref, &zero);
 	__s64 seen = (__s64)(now - clk), off;
 
 	if (!c)
@@ -929,11 +939,9 @@ static __always_inline __u64 clock_fresh(__u64 clk, __u64 now)
  * came between unseen (or none was seen yet). Notes next for the next
  * switch; a switch-in hidden for the tests (hide) is noted as not seen.
  */
-static __always_inline bool switch_unseen(struct task_struct *prev, struct task_struct *next,
-					  bool hide)
+static __always_inline bool switch_unseen(struct offcpu_clock_ref *c, struct task_struct *prev,
+					  struct task_struct *next, bool hide)
 {
-	__u32 zero = 0;
-	struct offcpu_clock_ref *c = bpf_map_lookup_elem(&clock_ref, &zero);
 	bool unseen;
 
 	if (!c)
