@@ -6,9 +6,11 @@
 # ratios, the figure hardly moves with the machine's other load.
 # Workloads (WORKLOAD):
 #   pipe    taskset -c 0 perf bench sched pipe -l LOOPS (default)
-#   python  Debian's python3 blocking in a loop: LOOPS sleeps of 0.1 ms
-#           from a function 20 Python calls deep (a python3 stack of 15-20
-#           C frames, built without frame pointers)
+#   python  Debian's python3 (/usr/bin/python3: `python3` on PATH may be
+#           another build) blocking in a loop: LOOPS sleeps of 0.1 ms from a
+#           function 20 Python calls deep (a python3 stack of 15-20 C
+#           frames, built without frame pointers; 23 Python frames, with
+#           them: compare "" and "--python=no")
 #
 #   bench/bpf-cost.sh [OPTS...]   each OPTS one quoted option set;
 #                                 default: "" "--stacks user" "--stacks kernel"
@@ -28,7 +30,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 
 case ${WORKLOAD:-pipe} in
 pipe) CMD=(taskset -c 0 perf bench sched pipe -l "$LOOPS") ;;
-python) CMD=(python3 -c "import time
+python) CMD=(/usr/bin/python3 -c "import time
 def deep(n):
     if n:
         return deep(n - 1)

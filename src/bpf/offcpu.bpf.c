@@ -513,6 +513,7 @@ struct offcpu_uframe {
 };
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 /* record --chains: every wait of every thread (the switch, waking and fork sides). */
 #include "chains.bpf.h"
 
@@ -819,6 +820,8 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 		if (!unwind_dwarf ||
 		    !unwind_user(ip, sp, bp, OFFCPU_HOOK_CPU, &sid, s->stack, &s->ulen))
 			s->ulen = ustack_fp(ip, bp, s->stack);
+		else if (want_python && py_maybe(id >> 32))
+			s->ulen = py_frames((struct py_ustack *)s->stack, s->ulen, OFFCPU_HOOK_CPU);
 	}
 out:
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&cpu_samples, BPF_RB_AVAIL_DATA) > (4 << 20) / 4
@@ -1331,7 +1334,9 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u3
 /*
  * current's user stack, from its user registers at kernel entry: from the
  * DWARF tables with --call-graph dwarf when its process has them (cached
- * by blocking point: unwind.bpf.h), else by frame pointers. 32-bit tasks
+ * by blocking point: unwind.bpf.h), then its Python frames (python.bpf.h;
+ * not cached: a stack with them has an id of its own), else by frame
+ * pointers. 32-bit tasks
  * are left to the kernel's walk. A global function: verified once, not at
  * every call.
  */
@@ -1354,8 +1359,19 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook)
 		st->nr = n / 8;
 		return stack_announce(st);
 	}
+	if (unwind_dwarf && want_python && py_maybe(bpf_get_current_pid_tgid() >> 32)) {
+		/* the native frames, then the thread's Python frames: a stack of its own */
+		if (!unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, st->frames, &st->nr))
+			goto fp;
+		n = py_frames((struct py_ustack *)st->frames, st->nr, slot);
+		if (n == st->nr)
+			return id;
+		st->nr = n;
+		return stack_announce(st);
+	}
 	if (unwind_dwarf && unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, NULL, NULL))
 		return id;
+fp:
 	st->nr = ustack_fp(regs->ip, regs->bp, st->frames);
 	return stack_announce(st);
 }

@@ -369,6 +369,110 @@ static __always_inline void unw_early_table(struct offcpu_unw_proc *p)
 
 /* Why a walk ended, besides its natural end. */
 #define UNW_STOP_NONE 0xffffffffu
+#define UNW_STOP_MISS 0xfffffffeu /* a frame without a table: the stack is deferred */
+
+/* ---- deferred stacks (struct offcpu_unw_deferred in unwind.h) ---- */
+
+/* Ids of deferred stacks (user space finds them by it in the samples). */
+__u64 unw_defer_seq;
+
+struct unw_defer_buf {
+	__u64 hdr; /* room for the start iterator's record header (struct offcpu_iter_hdr) */
+	struct offcpu_unw_deferred d;
+	__u8 slack[8192]; /* a page read at the end may pass OFFCPU_UNW_DEFER_STACK */
+};
+
+/* Per CPU and program (UNW_SCRATCH_*; the start iterator's after them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_SCRATCH__NR + 1);
+	__type(key, __u32);
+	__type(value, struct unw_defer_buf);
+} unw_defer_bufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} unw_deferred SEC(".maps");
+
+/* The top of a stack, copied page by page from its start: the bytes kept. */
+#define UNW_DEFER_PAGES (OFFCPU_UNW_DEFER_STACK / 4096 + 1)
+
+/*
+ * The registers of a stack to be unwound in user space into d, with its
+ * id: all of them from regs when they are the stack's own (a stack taken
+ * at kernel entry), else ip, sp and bp (a CPU sample in user mode).
+ */
+static __always_inline void unw_defer_regs(struct offcpu_unw_deferred *d, struct pt_regs *regs,
+					   __u64 ip, __u64 sp, __u64 bp)
+{
+	__builtin_memset(d->regs, 0, sizeof(d->regs));
+	d->flags = 0;
+	if (regs && BPF_CORE_READ(regs, ip) == ip && BPF_CORE_READ(regs, sp) == sp) {
+		d->regs[0] = BPF_CORE_READ(regs, ax);
+		d->regs[1] = BPF_CORE_READ(regs, dx);
+		d->regs[2] = BPF_CORE_READ(regs, cx);
+		d->regs[3] = BPF_CORE_READ(regs, bx);
+		d->regs[4] = BPF_CORE_READ(regs, si);
+		d->regs[5] = BPF_CORE_READ(regs, di);
+		d->regs[8] = BPF_CORE_READ(regs, r8);
+		d->regs[9] = BPF_CORE_READ(regs, r9);
+		d->regs[10] = BPF_CORE_READ(regs, r10);
+		d->regs[11] = BPF_CORE_READ(regs, r11);
+		d->regs[12] = BPF_CORE_READ(regs, r12);
+		d->regs[13] = BPF_CORE_READ(regs, r13);
+		d->regs[14] = BPF_CORE_READ(regs, r14);
+		d->regs[15] = BPF_CORE_READ(regs, r15);
+		d->flags = OFFCPU_UNW_DEFER_ALL_REGS;
+	}
+	d->regs[OFFCPU_UNW_REG_BP] = bp;
+	d->regs[OFFCPU_UNW_REG_SP] = sp;
+	d->regs[OFFCPU_UNW_REG_IP] = ip;
+	d->id = __sync_fetch_and_add(&unw_defer_seq, 1) + 1;
+}
+
+/*
+ * current's stack from its registers ip, sp, bp, kept raw for user space
+ * (the unw_deferred ring): its id; UNW_DEFER_UNREADABLE when not a byte
+ * of it could be read, UNW_DEFER_LOST when the ring was full. A function
+ * of its own: verified once, not at every unwind_user call site. Pages
+ * not resident end the copy (bpf_probe_read_user cannot fault them in);
+ * the stack's own top ends it too.
+ */
+#define UNW_DEFER_UNREADABLE 0
+#define UNW_DEFER_LOST (~0ULL)
+__noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
+{
+	struct unw_defer_buf *b = bpf_map_lookup_elem(&unw_defer_bufs, &scratch);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), addr = sp;
+	struct offcpu_unw_deferred *d;
+	__u32 len = 0, n;
+
+	if (!b)
+		return UNW_DEFER_LOST;
+	d = &b->d;
+	d->pid = id >> 32;
+	d->tid = (__u32)id;
+	unw_defer_regs(d, (struct pt_regs *)bpf_task_pt_regs(task), ip, sp, bp);
+	for (int i = 0; i < UNW_DEFER_PAGES; i++) {
+		n = 4096 - (addr & 4095);
+		if (len >= OFFCPU_UNW_DEFER_STACK || n > 4096 ||
+		    bpf_probe_read_user(&d->stack[len & (OFFCPU_UNW_DEFER_STACK - 1)], n,
+					(const void *)addr))
+			break;
+		len += n;
+		addr += n;
+	}
+	if (len > OFFCPU_UNW_DEFER_STACK)
+		len = OFFCPU_UNW_DEFER_STACK;
+	d->len = len;
+	if (!len)
+		return UNW_DEFER_UNREADABLE;
+	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
+		return UNW_DEFER_LOST;
+	return d->id;
+}
 
 /*
  * The walk's state. It lives in a per-CPU map value, not on the BPF stack:
@@ -752,7 +856,8 @@ static long unw_step(__u32 i, void *vctx)
 		if (!st->no_mapping)
 			st->missing_pc = lookup;
 		st->no_mapping = 1;
-		return unw_fp_step(c);
+		st->stop = UNW_STOP_MISS; /* unwound in user space (unw_defer) */
+		return 1;
 	}
 	if (m->row_count)
 		r = unw_find_rule(c, m, lookup - m->bias);
@@ -1041,6 +1146,19 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	nf = st->n;
 	if (nf > OFFCPU_MAX_STACK)
 		nf = OFFCPU_MAX_STACK;
+	if (st->stop == UNW_STOP_MISS) {
+		/* the frames so far, then the deferred stack's mark; never cached */
+		__u64 did = unw_defer(ip, sp, bp, scratch);
+
+		st->stop = did == UNW_DEFER_UNREADABLE ? OFFCPU_UNW_READ_FAILED
+			   : did == UNW_DEFER_LOST     ? OFFCPU_UNW_DEFER_LOST
+						       : OFFCPU_UNW_DEFERRED;
+		st->cacheable = 0;
+		if (st->stop == OFFCPU_UNW_DEFERRED && nf < OFFCPU_MAX_STACK) {
+			rec->st.frames[nf & 127] = OFFCPU_USTACK_DEFERRED | (did & 0xffffffffffffULL);
+			nf++;
+		}
+	}
 	rec->st.nr = nf;
 	*id = stack_announce(&rec->st);
 	if (out) {
