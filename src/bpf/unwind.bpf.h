@@ -395,6 +395,32 @@ struct {
 	__uint(max_entries, 4 << 20);
 } unw_deferred SEC(".maps");
 
+/*
+ * Deferred stacks already copied, by what makes them the same: a process
+ * whose table is late blocks where it blocked before, and each of its
+ * stacks would be copied again (16 KiB a switch, which fills the ring
+ * before the recorder has unwound the first). The frames so far follow
+ * from the registers, the table (its generation) and the stack below the
+ * frame that had none; the callers above it, which user space unwinds,
+ * from the 512 bytes above that frame (its return address, unless its
+ * frame is larger).
+ */
+struct unw_defer_key {
+	__u32 tgid, gen_nf; /* the table's generation, the frames so far */
+	__u64 ip, sp, bp;
+	__u64 miss_sp; /* the stack pointer of the frame without a table */
+	__u64 above;   /* hash of the 512 bytes from there */
+};
+
+#define UNW_DEFER_ABOVE 512
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct unw_defer_key);
+	__type(value, __u64);
+} unw_defer_memo SEC(".maps");
+
 /* The top of a stack, copied page by page from its start: the bytes kept. */
 #define UNW_DEFER_PAGES (OFFCPU_UNW_DEFER_STACK / 4096 + 1)
 
@@ -434,24 +460,50 @@ static __always_inline void unw_defer_regs(struct offcpu_unw_deferred *d, struct
 /*
  * current's stack from its registers ip, sp, bp, kept raw for user space
  * (the unw_deferred ring): its id; UNW_DEFER_UNREADABLE when not a byte
- * of it could be read, UNW_DEFER_LOST when the ring was full. A function
- * of its own: verified once, not at every unwind_user call site. Pages
- * not resident end the copy (bpf_probe_read_user cannot fault them in);
- * the stack's own top ends it too.
+ * of it could be read, UNW_DEFER_LOST when the ring was full. The walk
+ * stopped at the frame whose stack pointer is miss_sp; gen_nf_scratch:
+ * the table's generation << 16 | the frames so far << 8 | the calling
+ * program's slot. The same stack as one kept before takes that one's id
+ * (unw_defer_memo). A function of its own: verified once, not at every
+ * unwind_user call site. Pages not resident end the copy
+ * (bpf_probe_read_user cannot fault them in); the stack's own top ends it
+ * too.
  */
 #define UNW_DEFER_UNREADABLE 0
 #define UNW_DEFER_LOST (~0ULL)
-__noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
+__noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u64 miss_sp, __u64 gen_nf_scratch)
 {
+	__u32 scratch = gen_nf_scratch & 0xff;
 	struct unw_defer_buf *b = bpf_map_lookup_elem(&unw_defer_bufs, &scratch);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid(), addr = sp;
+	__u64 id = bpf_get_current_pid_tgid(), addr = sp, *w, h = 0xcbf29ce484222325ULL, *memo;
+	struct unw_defer_key k = {};
 	struct offcpu_unw_deferred *d;
 	__u32 len = 0, n;
 
 	if (!b)
 		return UNW_DEFER_LOST;
 	d = &b->d;
+	/* the same stack as one copied before: its id (the ring holds that copy, or had it) */
+	k.tgid = id >> 32;
+	k.gen_nf = gen_nf_scratch >> 8;
+	k.ip = ip;
+	k.sp = sp;
+	k.bp = bp;
+	k.miss_sp = miss_sp;
+	if (!bpf_probe_read_user(d->stack, UNW_DEFER_ABOVE, (const void *)miss_sp)) {
+		w = (__u64 *)d->stack;
+		for (int i = 0; i < UNW_DEFER_ABOVE / 8; i++)
+			h = (h ^ w[i]) * 0x100000001b3ULL;
+		k.above = h;
+		memo = bpf_map_lookup_elem(&unw_defer_memo, &k);
+		if (memo) {
+			unw_stat_add(OFFCPU_UNW_DEFER_REUSED, 1);
+			return *memo;
+		}
+	} else {
+		k.tgid = 0; /* not kept */
+	}
 	d->pid = id >> 32;
 	d->tid = (__u32)id;
 	unw_defer_regs(d, (struct pt_regs *)bpf_task_pt_regs(task), ip, sp, bp);
@@ -471,6 +523,8 @@ __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u32 scratch)
 		return UNW_DEFER_UNREADABLE;
 	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
 		return UNW_DEFER_LOST;
+	if (k.tgid)
+		bpf_map_update_elem(&unw_defer_memo, &k, &d->id, BPF_ANY);
 	return d->id;
 }
 
@@ -1148,7 +1202,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 		nf = OFFCPU_MAX_STACK;
 	if (st->stop == UNW_STOP_MISS) {
 		/* the frames so far, then the deferred stack's mark; never cached */
-		__u64 did = unw_defer(ip, sp, bp, scratch);
+		__u64 did = unw_defer(ip, sp, bp, st->sp,
+				      (((__u64)k.gen << 8 | (nf & 0xff)) << 8) | (scratch & 0xff));
 
 		st->stop = did == UNW_DEFER_UNREADABLE ? OFFCPU_UNW_READ_FAILED
 			   : did == UNW_DEFER_LOST     ? OFFCPU_UNW_DEFER_LOST

@@ -211,7 +211,10 @@ struct offcpu_unw_cached {
 	   space when the sample is written (struct offcpu_unw_deferred) */                       \
 	X(DEFERRED, "unwind.deferred", "unwound in user space (a table was missing)")             \
 	/* ... and its copy could not be kept (ring buffer full): the frames found so far */      \
-	X(DEFER_LOST, "unwind.deferred_lost", "a table missing, the stack's copy lost")
+	X(DEFER_LOST, "unwind.deferred_lost", "a table missing, the stack's copy lost")           \
+	/* deferred stacks that were one deferred before (the same registers, frames so far and  \
+	   512 bytes above them, the same table): its copy's id again, no copy */                 \
+	X(DEFER_REUSED, "unwind.deferred_reused", "a table missing, the same stack as before")
 
 /*
  * A stack the BPF unwinder cannot finish for want of a table (unw_step

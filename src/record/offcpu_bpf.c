@@ -601,6 +601,7 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.unw_pgen, 1);
 		bpf_map__set_max_entries(sk->maps.unw_defer_bufs, 1);
 		bpf_map__set_max_entries(sk->maps.unw_deferred, 4096);
+		bpf_map__set_max_entries(sk->maps.unw_defer_memo, 1);
 	}
 	if (!o->dwarf || !o->python) {
 		bpf_map__set_max_entries(sk->maps.py_hint, 1);
