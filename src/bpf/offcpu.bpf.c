@@ -691,8 +691,10 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 		if (!bpf_map_delete_elem(&tgids, &tgid))
 			__sync_fetch_and_add(&targets_gen, 1);
 	}
-	if (unwind_dwarf && last)
+	if (unwind_dwarf && last) {
 		unwind_exit(p->tgid);
+		py_forget(p->tgid);
+	}
 	return 0;
 }
 
@@ -744,8 +746,10 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 
 		bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
 	}
-	if (unwind_dwarf)
+	if (unwind_dwarf) {
 		unwind_exec(p, (kernel_threads || !(p->flags & PF_KTHREAD)) && wanted(p->tgid, p->pid));
+		py_forget(p->tgid);
+	}
 	if (!t || !run_begin(&r, p, RUN_CURRENT))
 		return 0;
 	acc_flush(t, &r);

@@ -11,7 +11,10 @@
  * Per stack: the thread's PyThreadState (remembered in task storage,
  * checked by its native thread id at each use; found by walking the
  * interpreter's threads otherwise), its current frame, then one read a
- * frame. Names are not read here: a stack not seen before in its process
+ * frame. What costs nothing to know is remembered: a process that maps a
+ * Python but runs none (py_idle) and a thread without a thread state (a
+ * C thread) read nothing, but for a look a millisecond. Names are not
+ * read here: a stack not seen before in its process
  * (by the hash of its frames) is sent to user space, which reads the
  * names of its code objects while the process lives.
  */
@@ -47,10 +50,13 @@ struct {
  * (a C thread of a Python process never has one, and is not searched at
  * every switch).
  */
+#define PY_SEARCHES 16
+
 struct py_task {
 	__u64 tstate;
 	__u64 head;   /* threads.head when none was found (with looked) */
 	__u64 looked; /* searches that found none under that head (see py_frames) */
+	__u64 until;  /* after PY_SEARCHES of them: bpf_ktime_get_ns() of the next */
 };
 
 struct {
@@ -98,13 +104,68 @@ static __always_inline void py_stat(__u32 what, __u64 n)
 		*v += n;
 }
 
-/* Is tgid perhaps a Python process? An array load, for every stack of every process. */
+/*
+ * Per tgid % PY_HINTS: a Python process found not running Python (its
+ * interpreter not initialised, or finalised: Debian's perf links
+ * libpython3.11 and never starts it). Its stacks skip the Python frames
+ * until PY_RECHECK_NS have passed, then one looks again: an interpreter
+ * started late is seen within a millisecond, and a process without one
+ * pays a clock read a stack and a look a millisecond. Cleared at its exec
+ * and exit, and by a look that finds it running. (Not a count of stacks:
+ * a process that blocks a few times a second would skip seconds.)
+ */
+#define PY_RECHECK_NS 1000000
+
+struct py_idle {
+	__u32 tgid;
+	__u32 pad;
+	__u64 until; /* bpf_ktime_get_ns() of the next look */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PY_HINTS);
+	__type(key, __u32);
+	__type(value, struct py_idle);
+} py_idle SEC(".maps");
+
+/*
+ * Is tgid perhaps a Python process running Python? An array load for
+ * every stack of every process, a second for those of a Python one.
+ */
 static __always_inline bool py_maybe(__u32 tgid)
 {
 	__u32 i = tgid % PY_HINTS;
 	__u32 *h = bpf_map_lookup_elem(&py_hint, &i);
+	struct py_idle *q;
 
-	return h && *h;
+	if (!h || !*h)
+		return false;
+	q = bpf_map_lookup_elem(&py_idle, &i);
+	return !q || q->tgid != tgid || bpf_ktime_get_ns() >= q->until;
+}
+
+/* tgid is running Python (idle false) or not: py_maybe's memo. */
+static __always_inline void py_idle_set(__u32 tgid, bool idle)
+{
+	__u32 i = tgid % PY_HINTS;
+	struct py_idle *q = bpf_map_lookup_elem(&py_idle, &i);
+
+	if (!q)
+		return;
+	if (idle) {
+		q->until = bpf_ktime_get_ns() + PY_RECHECK_NS;
+		q->tgid = tgid;
+	} else if (q->tgid == tgid) {
+		q->tgid = 0;
+	}
+}
+
+/* tgid execs or ends: a new image (or none) is looked at from its first stack. */
+static __always_inline void py_forget(__u32 tgid)
+{
+	if (want_python)
+		py_idle_set(tgid, false);
 }
 
 /*
@@ -244,20 +305,36 @@ static __always_inline void py_send(struct py_ctx *c, __u32 tgid, __u32 first)
 __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid(), frame, interp = 0, head;
+	__u64 id = bpf_get_current_pid_tgid(), frame, interp = 0, head, now;
 	__u32 tgid = id >> 32, n, nf;
 	__u64 sep = ulen; /* 64-bit: one zero extension, checked and used alike */
 	struct offcpu_py_proc *p;
 	struct py_walk *wk;
 	struct py_task *t;
 	struct py_ctx c;
+	bool recheck;
 
 	if (!out || ulen >= OFFCPU_MAX_STACK - 1)
 		return ulen;
+	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return ulen;
+	/*
+	 * A thread without a thread state after PY_SEARCHES searches (a C
+	 * thread: BLAS workers switch often) reads nothing until
+	 * PY_RECHECK_NS have passed, then searches again.
+	 */
+	if (!t->tstate && t->looked > PY_SEARCHES) {
+		now = bpf_ktime_get_ns();
+		if (now < t->until) {
+			py_stat(OFFCPU_PY_NO_THREAD, 1);
+			return ulen;
+		}
+		t->until = now + PY_RECHECK_NS;
+	}
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	wk = bpf_map_lookup_elem(&py_walks, &scratch);
-	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!p || !wk || !t)
+	if (!p || !wk)
 		return ulen;
 	c.p = p;
 	c.wk = wk;
@@ -277,17 +354,29 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 		 * runtime's list (the main one, but for subinterpreters), once
 		 * its list has changed since the last search that found none.
 		 */
-		if (bpf_probe_read_user(&interp, 8, (const void *)p->interp_head) || !interp ||
-		    bpf_probe_read_user(&head, 8, (const void *)(interp + p->interp_threads))) {
+		if (bpf_probe_read_user(&interp, 8, (const void *)p->interp_head)) {
+			py_stat(OFFCPU_PY_READ_FAILED, 1);
+			return ulen;
+		}
+		if (!interp) {
+			/* no interpreter (not yet, or no more): the process's stacks skip this */
+			py_idle_set(tgid, true);
+			py_stat(OFFCPU_PY_IDLE, 1);
+			return ulen;
+		}
+		if (bpf_probe_read_user(&head, 8, (const void *)(interp + p->interp_threads))) {
 			py_stat(OFFCPU_PY_READ_FAILED, 1);
 			return ulen;
 		}
 		/*
 		 * 3.11 sets a new thread's native id in the thread itself,
-		 * after its thread state went in at the head: the first 16
-		 * searches under the same head are made, then one in 64.
+		 * after its thread state went in at the head: a search when
+		 * the head has changed, else the first PY_SEARCHES; then one
+		 * a PY_RECHECK_NS (above), whatever the head.
 		 */
-		if (t->looked && head == t->head && ++t->looked > 16 && (t->looked & 63)) {
+		recheck = t->looked > PY_SEARCHES;
+		if (!recheck && t->looked && head == t->head && ++t->looked > PY_SEARCHES) {
+			t->until = bpf_ktime_get_ns() + PY_RECHECK_NS;
 			py_stat(OFFCPU_PY_NO_THREAD, 1);
 			return ulen;
 		}
@@ -296,9 +385,10 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 		t->tstate = wk->found;
 		if (wk->found)
 			t->looked = 0;
-		else if (!t->looked || head != t->head)
+		else if (!recheck && (!t->looked || head != t->head))
 			t->looked = 1;
 		t->head = head;
+		py_idle_set(tgid, false); /* an interpreter runs */
 		if (!wk->found) {
 			py_stat(wk->failed ? OFFCPU_PY_READ_FAILED : OFFCPU_PY_NO_THREAD, 1);
 			return ulen;

@@ -92,6 +92,9 @@ struct offcpu_py_seen {
 	/* a thread of a Python process without a thread state (a C thread, or one starting \
 	   or ending): its native stack only */                                              \
 	X(NO_THREAD, "python.no_thread_state", "threads without a Python thread state")     \
+	/* a process without an interpreter (never initialised, as perf's libpython3.11, or  \
+	   finalised): its stacks skip the Python frames, a look again a millisecond */           \
+	X(IDLE, "python.idle", "looks at a process without an interpreter")                  \
 	/* a frame, a thread state or the interpreter unreadable (not resident, or being     \
 	   changed): the frames found so far */                                              \
 	X(READ_FAILED, "python.read_failed", "ended at an unreadable frame")                 \

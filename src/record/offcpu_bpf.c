@@ -605,6 +605,7 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 	}
 	if (!o->dwarf || !o->python) {
 		bpf_map__set_max_entries(sk->maps.py_hint, 1);
+		bpf_map__set_max_entries(sk->maps.py_idle, 1);
 		bpf_map__set_max_entries(sk->maps.py_procs, 1);
 		bpf_map__set_max_entries(sk->maps.py_seen, 1);
 		bpf_map__set_max_entries(sk->maps.py_stacks, 4096);
