@@ -51,8 +51,12 @@ echo "| options | program | runs | ns per run |"
 echo "|---|---|---|---|"
 for set in "${sets[@]}"; do
 	maxid=$(bpftool prog show --json | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
+	# The workload, then half a second of sleep: the figures are read
+	# every 0.2 s while the programs are loaded, and the last read must
+	# come after the workload's end (without it, under load the last one
+	# came mid-run, with the startup's uncached stacks weighing double).
 	# shellcheck disable=SC2086
-	"$OFFCPU" record -q -o "$OUT/x" $set -- "${CMD[@]}" >/dev/null 2>"$OUT/err" &
+	"$OFFCPU" record -q -o "$OUT/x" $set -- sh -c '"$@"; s=$?; sleep 0.5; exit $s' sh "${CMD[@]}" >/dev/null 2>"$OUT/err" &
 	rp=$!
 	while kill -0 "$rp" 2>/dev/null; do
 		bpftool prog show --json >"$OUT/p.tmp" 2>/dev/null && grep -q offcpu_switch "$OUT/p.tmp" &&
