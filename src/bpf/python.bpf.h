@@ -55,6 +55,7 @@ struct {
 struct py_task {
 	__u64 tstate;
 	__u64 head;   /* threads.head when none was found (with looked) */
+	__u64 lo;     /* the lowest frame of the data stack the last walk saw (PY_SPAN) */
 	__u64 looked; /* searches that found none under that head (see py_frames) */
 	__u64 until;  /* after PY_SEARCHES of them: bpf_ktime_get_ns() of the next */
 };
@@ -169,6 +170,17 @@ static __always_inline void py_forget(__u32 tgid)
 }
 
 /*
+ * A thread's frames of Python-to-Python calls lie one after the other in
+ * its data stack (the innermost highest): the span from the lowest one
+ * the last walk saw (py_task.lo) to the innermost is read at once, up to
+ * PY_SPAN bytes, and its frames are taken from that copy, one read where
+ * a frame cost one each. Frames elsewhere (a generator's, 3.12's entry
+ * shims on the C stack, an older chunk) are read one by one.
+ */
+#define PY_SPAN 8192
+#define PY_SPAN_BUF 16384 /* PY_SPAN and a frame's read, a power of 2 */
+
+/*
  * Per CPU and program (UNW_SCRATCH_*, as the unwinder's: programs that can
  * interrupt each other use their own): the walk's state, what it reads and
  * what it sends. In a map value, not on the BPF stack, as the unwinder's
@@ -184,8 +196,12 @@ struct py_walk {
 	__u32 n;      /* words in the stack */
 	__u32 nf;     /* frames of them */
 	__u32 failed; /* a read failed */
+	__u64 top;    /* the innermost frame */
+	__u64 lo;     /* the lowest frame within PY_SPAN below it */
+	__u64 span_lo, span_len; /* span[] holds span_len bytes from span_lo */
 	__u8 buf[OFFCPU_PY_READ];
 	struct offcpu_py_seen seen;
+	__u8 span[PY_SPAN_BUF];
 };
 
 struct {
@@ -234,7 +250,7 @@ static long py_frame_step(__u32 i, void *vctx)
 	struct py_ctx *c = vctx;
 	const struct offcpu_py_proc *p = c->p;
 	struct py_walk *wk = c->wk;
-	__u64 code, instr, units, w;
+	__u64 code, instr, units, w, a, off;
 	__u32 n = wk->n;
 	__u8 owner;
 
@@ -244,14 +260,27 @@ static long py_frame_step(__u32 i, void *vctx)
 		py_stat(OFFCPU_PY_TRUNCATED, 1);
 		return 1;
 	}
-	if (bpf_probe_read_user(wk->buf, p->f_read & (OFFCPU_PY_READ - 1), (const void *)wk->addr)) {
-		wk->failed = 1;
-		return 1;
+	a = wk->addr;
+	if (a <= wk->top && wk->top - a < PY_SPAN && a < wk->lo)
+		wk->lo = a;
+	if (a >= wk->span_lo && a - wk->span_lo < PY_SPAN + 8 &&
+	    a - wk->span_lo + p->f_read <= wk->span_len) {
+		/* in the span read at once */
+		off = a - wk->span_lo;
+		code = *(__u64 *)&wk->span[(off + p->f_code) & (PY_SPAN_BUF - 8)];
+		instr = *(__u64 *)&wk->span[(off + p->f_instr) & (PY_SPAN_BUF - 8)];
+		owner = wk->span[(off + p->f_owner) & (PY_SPAN_BUF - 1)];
+		wk->addr = *(__u64 *)&wk->span[(off + p->f_previous) & (PY_SPAN_BUF - 8)];
+	} else {
+		if (bpf_probe_read_user(wk->buf, p->f_read & (OFFCPU_PY_READ - 1), (const void *)a)) {
+			wk->failed = 1;
+			return 1;
+		}
+		code = py_u64(wk, p->f_code);
+		instr = py_u64(wk, p->f_instr);
+		owner = wk->buf[p->f_owner & (OFFCPU_PY_READ - 1)];
+		wk->addr = py_u64(wk, p->f_previous);
 	}
-	code = py_u64(wk, p->f_code);
-	instr = py_u64(wk, p->f_instr);
-	owner = wk->buf[p->f_owner & (OFFCPU_PY_READ - 1)];
-	wk->addr = py_u64(wk, p->f_previous);
 	if (p->entry == OFFCPU_PY_ENTRY_SHIM && owner == OFFCPU_PY_OWNED_BY_CSTACK) {
 		if (n && n <= OFFCPU_MAX_STACK && OFFCPU_PY_IS_FRAME(c->out->w[n - 1]))
 			c->out->w[n - 1] |= OFFCPU_PY_LAST;
@@ -406,7 +435,22 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 	wk->addr = frame;
 	wk->failed = 0;
 	wk->hash = 0xcbf29ce484222325ULL;
+	/* the frames below the innermost the last walk saw, at once (PY_SPAN) */
+	wk->top = frame;
+	wk->lo = frame;
+	wk->span_lo = 0;
+	wk->span_len = 0;
+	if (frame && t->lo && t->lo <= frame && frame - t->lo < PY_SPAN) {
+		__u64 len = frame - t->lo + p->f_read;
+
+		if (len <= PY_SPAN + OFFCPU_PY_READ &&
+		    !bpf_probe_read_user(wk->span, len & (PY_SPAN_BUF - 1), (const void *)t->lo)) {
+			wk->span_lo = t->lo;
+			wk->span_len = len;
+		}
+	}
 	bpf_loop(OFFCPU_MAX_STACK, py_frame_step, &c, 0);
+	t->lo = wk->lo;
 	if (wk->failed)
 		py_stat(OFFCPU_PY_READ_FAILED, 1);
 	n = wk->n;
