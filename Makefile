@@ -131,7 +131,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h
 # dlopens, and a copy of unwindmix (built with frame pointers) stripped of
 # its .eh_frame, which the unwinder must step by its frame pointers.
 NOFP_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fomit-frame-pointer -pthread
-NOFP_BINS := $(addprefix $(BUILD)/workloads/,waitmix-nofp schedmix-nofp chainmix-nofp tlorder-nofp unwindmix-nofp \
+NOFP_BINS := $(addprefix $(BUILD)/workloads/,waitmix-nofp schedmix-nofp chainmix-nofp tlorder-nofp unwindmix-nofp stuck-nofp \
 		unwindmix-nocfi libunwlib.so)
 
 $(BUILD)/workloads/%-nofp: tests/workloads/%.c tests/workloads/wl.h

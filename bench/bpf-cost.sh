@@ -6,9 +6,11 @@
 # ratios, the figure hardly moves with the machine's other load.
 # Workloads (WORKLOAD):
 #   pipe    taskset -c 0 perf bench sched pipe -l LOOPS (default)
-#   python  Debian's python3 blocking in a loop: LOOPS sleeps of 0.1 ms
-#           from a function 20 Python calls deep (a python3 stack of 15-20
-#           C frames, built without frame pointers)
+#   python  Debian's python3 (/usr/bin/python3: `python3` on PATH may be
+#           another build) blocking in a loop: LOOPS sleeps of 0.1 ms from a
+#           function 20 Python calls deep (a python3 stack of 15-20 C
+#           frames, built without frame pointers; 23 Python frames, with
+#           them: compare "" and "--python=no")
 #
 #   bench/bpf-cost.sh [OPTS...]   each OPTS one quoted option set;
 #                                 default: "" "--stacks user" "--stacks kernel"
@@ -28,7 +30,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 
 case ${WORKLOAD:-pipe} in
 pipe) CMD=(taskset -c 0 perf bench sched pipe -l "$LOOPS") ;;
-python) CMD=(python3 -c "import time
+python) CMD=(/usr/bin/python3 -c "import time
 def deep(n):
     if n:
         return deep(n - 1)
@@ -49,8 +51,12 @@ echo "| options | program | runs | ns per run |"
 echo "|---|---|---|---|"
 for set in "${sets[@]}"; do
 	maxid=$(bpftool prog show --json | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
+	# The workload, then half a second of sleep: the figures are read
+	# every 0.2 s while the programs are loaded, and the last read must
+	# come after the workload's end (without it, under load the last one
+	# came mid-run, with the startup's uncached stacks weighing double).
 	# shellcheck disable=SC2086
-	"$OFFCPU" record -q -o "$OUT/x" $set -- "${CMD[@]}" >/dev/null 2>"$OUT/err" &
+	"$OFFCPU" record -q -o "$OUT/x" $set -- sh -c '"$@"; s=$?; sleep 0.5; exit $s' sh "${CMD[@]}" >/dev/null 2>"$OUT/err" &
 	rp=$!
 	while kill -0 "$rp" 2>/dev/null; do
 		bpftool prog show --json >"$OUT/p.tmp" 2>/dev/null && grep -q offcpu_switch "$OUT/p.tmp" &&

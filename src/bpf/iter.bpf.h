@@ -76,8 +76,13 @@ static __always_inline __u32 ustack_walk_task(struct task_struct *p, __u64 *stac
 	return i;
 }
 
-/* take_stacks for a task p that is not current (its stacks sent, as ids). */
-static __always_inline void take_task_stacks(struct task_struct *p, struct offcpu_who *who)
+/*
+ * take_stacks for a task p that is not current (its stacks sent, as ids).
+ * defer > 0: its user stack was kept raw (iter_defer), for user space to
+ * unwind: its ip and the copy's mark stand for it.
+ */
+static __always_inline void take_task_stacks(struct task_struct *p, struct offcpu_who *who,
+					     __s64 defer)
 {
 	__u32 slot = OFFCPU_HOOK_ITER;
 	struct offcpu_stack *st = bpf_map_lookup_elem(&stack_scratch, &slot);
@@ -88,7 +93,12 @@ static __always_inline void take_task_stacks(struct task_struct *p, struct offcp
 	who->kstack = 0;
 	if (!st)
 		return;
-	if (want_ustack && p->mm) {
+	if (defer > 0) {
+		st->frames[0] = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(p), ip);
+		st->frames[1] = OFFCPU_USTACK_DEFERRED | (defer & 0xffffffffffffULL);
+		st->nr = 2;
+		who->ustack = stack_announce(st);
+	} else if (want_ustack && p->mm) {
 		st->nr = ustack_walk_task(p, st->frames);
 		who->ustack = stack_announce(st);
 	}
@@ -101,6 +111,55 @@ static __always_inline void take_task_stacks(struct task_struct *p, struct offcp
 			drop(OFFCPU_DROP_KSTACK);
 		}
 	}
+}
+
+/*
+ * --call-graph dwarf: the user stack of p, a task waiting at the start,
+ * kept raw for user space (OFFCPU_ITER_STACK: its registers and the top
+ * of its stack, read through its own mm, faulted in if need be), as the
+ * switch program keeps a stack it cannot finish (unw_defer): the id of
+ * the copy, 0 when p has no user registers to start from, -1 when the
+ * record did not fit in the iterator's buffer (the task is then shown
+ * again, with an empty buffer: nothing else may have been done for it).
+ */
+static __always_inline __s64 iter_defer(struct seq_file *seq, struct task_struct *p)
+{
+	__u32 slot = UNW_SCRATCH__NR, len = 0, n;
+	struct unw_defer_buf *b = bpf_map_lookup_elem(&unw_defer_bufs, &slot);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	struct offcpu_unw_deferred *d;
+	struct offcpu_iter_hdr *h;
+	__u64 addr;
+
+	if (!b || !regs || BPF_CORE_READ(regs, cs) != OFFCPU_USER_CS)
+		return 0;
+	d = &b->d;
+	d->pid = p->tgid;
+	d->tid = p->pid;
+	addr = BPF_CORE_READ(regs, sp);
+	unw_defer_regs(d, regs, BPF_CORE_READ(regs, ip), addr, BPF_CORE_READ(regs, bp));
+	d->flags |= OFFCPU_UNW_DEFER_START;
+	for (int i = 0; i < UNW_DEFER_PAGES; i++) {
+		n = 4096 - (addr & 4095);
+		if (len >= OFFCPU_UNW_DEFER_STACK || n > 4096 ||
+		    bpf_copy_from_user_task(&d->stack[len & (OFFCPU_UNW_DEFER_STACK - 1)], n,
+					    (const void *)addr, p, 0))
+			break;
+		len += n;
+		addr += n;
+	}
+	if (len > OFFCPU_UNW_DEFER_STACK)
+		len = OFFCPU_UNW_DEFER_STACK;
+	if (!len)
+		return 0;
+	d->len = len;
+	/* the record's header in the word before d, kept for it */
+	h = (struct offcpu_iter_hdr *)&b->hdr;
+	h->kind = OFFCPU_ITER_STACK;
+	h->size = sizeof(*h) + OFFCPU_UNW_DEFERRED_HDR + len;
+	if (bpf_seq_write(seq, h, sizeof(*h) + OFFCPU_UNW_DEFERRED_HDR + len))
+		return -1;
+	return d->id;
 }
 
 /*
@@ -135,26 +194,34 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	struct offcpu_seen_task seen;
 	struct offcpu_start *st;
 	struct offcpu_task *t;
-	__u32 state, kind = 0;
-	__u64 pcount;
+	__u32 state = 0, kind = 0;
+	__u64 pcount = 0;
+	__s64 defer = 0;
 
 	note_time(&rec_start, &rec_start_mono);
 	if (!p || !wanted_task(p))
 		return 0;
+	/* what it is, first: nothing is changed before its records are written */
+	if (!p->on_cpu && !bpf_task_storage_get(&tasks, p, 0, 0)) {
+		pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
+		state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
+		if (state & state_mask)
+			kind = OFFCPU_START_SLEEP; /* the state decides, as at switch-out */
+		else if (want_sched_delay)
+			kind = p->__state || (p->on_rq && p->se.sched_delayed) ? OFFCPU_START_OTHER
+									       : p->on_rq ? OFFCPU_START_QUEUED : 0;
+	}
+	if (kind && want_ustack && unwind_dwarf && p->mm) {
+		defer = iter_defer(ctx->meta->seq, p);
+		if (defer < 0)
+			return 0; /* shown again with room: see iter_defer */
+	}
+	seen.h.kind = OFFCPU_ITER_SEEN;
+	seen.h.size = sizeof(seen);
 	seen.pid = p->tgid;
 	seen.tid = p->pid;
 	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
-	bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen));
-	if (p->on_cpu || bpf_task_storage_get(&tasks, p, 0, 0))
-		return 0;
-	pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
-	state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
-	if (state & state_mask)
-		kind = OFFCPU_START_SLEEP; /* the state decides, as at switch-out */
-	else if (want_sched_delay)
-		kind = p->__state || (p->on_rq && p->se.sched_delayed) ? OFFCPU_START_OTHER
-								       : p->on_rq ? OFFCPU_START_QUEUED : 0;
-	if (!kind)
+	if (bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen)) || !kind)
 		return 0;
 	st = bpf_task_storage_get(&starts, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -168,7 +235,7 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	st->state = state ? state : OFFCPU_STATE_OTHER;
 	if (kind == OFFCPU_START_QUEUED)
 		st->state = 0;
-	take_task_stacks(p, &st->who);
+	take_task_stacks(p, &st->who, defer);
 	t = task_of(p, true);
 	if (!t) {
 		drop(OFFCPU_DROP_TASK_STORAGE);

@@ -524,6 +524,7 @@ struct offcpu_uframe {
 };
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 /* record --chains: every wait of every thread (the switch, waking and fork sides). */
 #include "chains.bpf.h"
 
@@ -703,8 +704,10 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
 		if (!bpf_map_delete_elem(&tgids, &tgid))
 			__sync_fetch_and_add(&targets_gen, 1);
 	}
-	if (unwind_dwarf && last)
+	if (unwind_dwarf && last) {
 		unwind_exit(p->tgid);
+		py_forget(p->tgid);
+	}
 	return 0;
 }
 
@@ -756,8 +759,10 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 
 		bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
 	}
-	if (unwind_dwarf)
+	if (unwind_dwarf) {
 		unwind_exec(p, (kernel_threads || !(p->flags & PF_KTHREAD)) && wanted(p->tgid, p->pid));
+		py_forget(p->tgid);
+	}
 	if (!t || !run_begin(&r, p, RUN_CURRENT))
 		return 0;
 	acc_flush(t, &r);
@@ -832,6 +837,8 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 		if (!unwind_dwarf ||
 		    !unwind_user(ip, sp, bp, OFFCPU_HOOK_CPU, &sid, s->stack, &s->ulen))
 			s->ulen = ustack_fp(ip, bp, s->stack);
+		else if (want_python && py_maybe(id >> 32))
+			s->ulen = py_frames((struct py_ustack *)s->stack, s->ulen, OFFCPU_HOOK_CPU);
 	}
 out:
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&cpu_samples, BPF_RB_AVAIL_DATA) > (4 << 20) / 4
@@ -1395,7 +1402,9 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u3
 /*
  * current's user stack, from its user registers at kernel entry: from the
  * DWARF tables with --call-graph dwarf when its process has them (cached
- * by blocking point: unwind.bpf.h), else by frame pointers. 32-bit tasks
+ * by blocking point: unwind.bpf.h), then its Python frames (python.bpf.h;
+ * not cached: a stack with them has an id of its own), else by frame
+ * pointers. 32-bit tasks
  * are left to the kernel's walk. A global function: verified once, not at
  * every call.
  */
@@ -1418,8 +1427,19 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook)
 		st->nr = n / 8;
 		return stack_announce(st);
 	}
+	if (unwind_dwarf && want_python && py_maybe(bpf_get_current_pid_tgid() >> 32)) {
+		/* the native frames, then the thread's Python frames: a stack of its own */
+		if (!unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, st->frames, &st->nr))
+			goto fp;
+		n = py_frames((struct py_ustack *)st->frames, st->nr, slot);
+		if (n == st->nr)
+			return id;
+		st->nr = n;
+		return stack_announce(st);
+	}
 	if (unwind_dwarf && unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, NULL, NULL))
 		return id;
+fp:
 	st->nr = ustack_fp(regs->ip, regs->bp, st->frames);
 	return stack_announce(st);
 }

@@ -281,12 +281,25 @@ struct offcpu_cpu_sample {
 };
 
 /*
- * A target the start iterator saw (written for every one, waiting or not):
- * its name, for a thread that exits before /proc is read, whose FORK and
- * COMM came before the recording and whose samples would otherwise show
- * as ':PID'.
+ * What the start iterator writes: records of `size` bytes (this header
+ * included), of a kind:
+ *   OFFCPU_ITER_SEEN   a target it saw (one for every one, waiting or not):
+ *                      its name, for a thread that exits before /proc is
+ *                      read, whose FORK and COMM came before the recording
+ *                      and whose samples would otherwise show as ':PID'
+ *   OFFCPU_ITER_STACK  --call-graph dwarf: the user stack of a target
+ *                      waiting at the start, kept raw (struct
+ *                      offcpu_unw_deferred, bpf/unwind.h), before its SEEN
  */
+enum { OFFCPU_ITER_SEEN = 1, OFFCPU_ITER_STACK };
+
+struct offcpu_iter_hdr {
+	__u32 kind;
+	__u32 size;
+};
+
 struct offcpu_seen_task {
+	struct offcpu_iter_hdr h;
 	__u32 pid;
 	__u32 tid;
 	char comm[16];

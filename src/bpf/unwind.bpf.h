@@ -369,6 +369,164 @@ static __always_inline void unw_early_table(struct offcpu_unw_proc *p)
 
 /* Why a walk ended, besides its natural end. */
 #define UNW_STOP_NONE 0xffffffffu
+#define UNW_STOP_MISS 0xfffffffeu /* a frame without a table: the stack is deferred */
+
+/* ---- deferred stacks (struct offcpu_unw_deferred in unwind.h) ---- */
+
+/* Ids of deferred stacks (user space finds them by it in the samples). */
+__u64 unw_defer_seq;
+
+struct unw_defer_buf {
+	__u64 hdr; /* room for the start iterator's record header (struct offcpu_iter_hdr) */
+	struct offcpu_unw_deferred d;
+	__u8 slack[8192]; /* a page read at the end may pass OFFCPU_UNW_DEFER_STACK */
+};
+
+/* Per CPU and program (UNW_SCRATCH_*; the start iterator's after them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_SCRATCH__NR + 1);
+	__type(key, __u32);
+	__type(value, struct unw_defer_buf);
+} unw_defer_bufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} unw_deferred SEC(".maps");
+
+/*
+ * Deferred stacks already copied, by what makes them the same: a process
+ * whose table is late blocks where it blocked before, and each of its
+ * stacks would be copied again (16 KiB a switch, which fills the ring
+ * before the recorder has unwound the first). The frames so far follow
+ * from the registers, the table (its generation) and the stack below the
+ * frame that had none; the callers above it, which user space unwinds,
+ * from the 512 bytes above that frame (its return address, unless its
+ * frame is larger).
+ */
+struct unw_defer_key {
+	__u32 tgid, gen_nf; /* the table's generation, the frames so far */
+	__u64 ip, sp, bp;
+	__u64 miss_sp; /* the stack pointer of the frame without a table */
+	__u64 above;   /* hash of the 512 bytes from there */
+};
+
+#define UNW_DEFER_ABOVE 512
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct unw_defer_key);
+	__type(value, __u64);
+} unw_defer_memo SEC(".maps");
+
+/* The top of a stack, copied page by page from its start: the bytes kept. */
+#define UNW_DEFER_PAGES (OFFCPU_UNW_DEFER_STACK / 4096 + 1)
+
+/*
+ * The registers of a stack to be unwound in user space into d, with its
+ * id: all of them from regs when they are the stack's own (a stack taken
+ * at kernel entry), else ip, sp and bp (a CPU sample in user mode).
+ */
+static __always_inline void unw_defer_regs(struct offcpu_unw_deferred *d, struct pt_regs *regs,
+					   __u64 ip, __u64 sp, __u64 bp)
+{
+	__builtin_memset(d->regs, 0, sizeof(d->regs));
+	d->flags = 0;
+	if (regs && BPF_CORE_READ(regs, ip) == ip && BPF_CORE_READ(regs, sp) == sp) {
+		d->regs[0] = BPF_CORE_READ(regs, ax);
+		d->regs[1] = BPF_CORE_READ(regs, dx);
+		d->regs[2] = BPF_CORE_READ(regs, cx);
+		d->regs[3] = BPF_CORE_READ(regs, bx);
+		d->regs[4] = BPF_CORE_READ(regs, si);
+		d->regs[5] = BPF_CORE_READ(regs, di);
+		d->regs[8] = BPF_CORE_READ(regs, r8);
+		d->regs[9] = BPF_CORE_READ(regs, r9);
+		d->regs[10] = BPF_CORE_READ(regs, r10);
+		d->regs[11] = BPF_CORE_READ(regs, r11);
+		d->regs[12] = BPF_CORE_READ(regs, r12);
+		d->regs[13] = BPF_CORE_READ(regs, r13);
+		d->regs[14] = BPF_CORE_READ(regs, r14);
+		d->regs[15] = BPF_CORE_READ(regs, r15);
+		d->flags = OFFCPU_UNW_DEFER_ALL_REGS;
+	}
+	d->regs[OFFCPU_UNW_REG_BP] = bp;
+	d->regs[OFFCPU_UNW_REG_SP] = sp;
+	d->regs[OFFCPU_UNW_REG_IP] = ip;
+	d->id = __sync_fetch_and_add(&unw_defer_seq, 1) + 1;
+}
+
+/*
+ * current's stack from its registers ip, sp, bp, kept raw for user space
+ * (the unw_deferred ring): its id; UNW_DEFER_UNREADABLE when not a byte
+ * of it could be read, UNW_DEFER_LOST when the ring was full. The walk
+ * stopped at the frame whose stack pointer is miss_sp; gen_nf_scratch:
+ * the table's generation << 16 | the frames so far << 8 | the calling
+ * program's slot. The same stack as one kept before takes that one's id
+ * (unw_defer_memo). A function of its own: verified once, not at every
+ * unwind_user call site. Pages not resident end the copy
+ * (bpf_probe_read_user cannot fault them in); the stack's own top ends it
+ * too.
+ */
+#define UNW_DEFER_UNREADABLE 0
+#define UNW_DEFER_LOST (~0ULL)
+__noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u64 miss_sp, __u64 gen_nf_scratch)
+{
+	__u32 scratch = gen_nf_scratch & 0xff;
+	struct unw_defer_buf *b = bpf_map_lookup_elem(&unw_defer_bufs, &scratch);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), addr = sp, *w, h = 0xcbf29ce484222325ULL, *memo;
+	struct unw_defer_key k = {};
+	struct offcpu_unw_deferred *d;
+	__u32 len = 0, n;
+
+	if (!b)
+		return UNW_DEFER_LOST;
+	d = &b->d;
+	/* the same stack as one copied before: its id (the ring holds that copy, or had it) */
+	k.tgid = id >> 32;
+	k.gen_nf = gen_nf_scratch >> 8;
+	k.ip = ip;
+	k.sp = sp;
+	k.bp = bp;
+	k.miss_sp = miss_sp;
+	if (!bpf_probe_read_user(d->stack, UNW_DEFER_ABOVE, (const void *)miss_sp)) {
+		w = (__u64 *)d->stack;
+		for (int i = 0; i < UNW_DEFER_ABOVE / 8; i++)
+			h = (h ^ w[i]) * 0x100000001b3ULL;
+		k.above = h;
+		memo = bpf_map_lookup_elem(&unw_defer_memo, &k);
+		if (memo) {
+			unw_stat_add(OFFCPU_UNW_DEFER_REUSED, 1);
+			return *memo;
+		}
+	} else {
+		k.tgid = 0; /* not kept */
+	}
+	d->pid = id >> 32;
+	d->tid = (__u32)id;
+	unw_defer_regs(d, (struct pt_regs *)bpf_task_pt_regs(task), ip, sp, bp);
+	for (int i = 0; i < UNW_DEFER_PAGES; i++) {
+		n = 4096 - (addr & 4095);
+		if (len >= OFFCPU_UNW_DEFER_STACK || n > 4096 ||
+		    bpf_probe_read_user(&d->stack[len & (OFFCPU_UNW_DEFER_STACK - 1)], n,
+					(const void *)addr))
+			break;
+		len += n;
+		addr += n;
+	}
+	if (len > OFFCPU_UNW_DEFER_STACK)
+		len = OFFCPU_UNW_DEFER_STACK;
+	d->len = len;
+	if (!len)
+		return UNW_DEFER_UNREADABLE;
+	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
+		return UNW_DEFER_LOST;
+	if (k.tgid)
+		bpf_map_update_elem(&unw_defer_memo, &k, &d->id, BPF_ANY);
+	return d->id;
+}
 
 /*
  * The walk's state. It lives in a per-CPU map value, not on the BPF stack:
@@ -752,7 +910,8 @@ static long unw_step(__u32 i, void *vctx)
 		if (!st->no_mapping)
 			st->missing_pc = lookup;
 		st->no_mapping = 1;
-		return unw_fp_step(c);
+		st->stop = UNW_STOP_MISS; /* unwound in user space (unw_defer) */
+		return 1;
 	}
 	if (m->row_count)
 		r = unw_find_rule(c, m, lookup - m->bias);
@@ -1041,6 +1200,20 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	nf = st->n;
 	if (nf > OFFCPU_MAX_STACK)
 		nf = OFFCPU_MAX_STACK;
+	if (st->stop == UNW_STOP_MISS) {
+		/* the frames so far, then the deferred stack's mark; never cached */
+		__u64 did = unw_defer(ip, sp, bp, st->sp,
+				      (((__u64)k.gen << 8 | (nf & 0xff)) << 8) | (scratch & 0xff));
+
+		st->stop = did == UNW_DEFER_UNREADABLE ? OFFCPU_UNW_READ_FAILED
+			   : did == UNW_DEFER_LOST     ? OFFCPU_UNW_DEFER_LOST
+						       : OFFCPU_UNW_DEFERRED;
+		st->cacheable = 0;
+		if (st->stop == OFFCPU_UNW_DEFERRED && nf < OFFCPU_MAX_STACK) {
+			rec->st.frames[nf & 127] = OFFCPU_USTACK_DEFERRED | (did & 0xffffffffffffULL);
+			nf++;
+		}
+	}
 	rec->st.nr = nf;
 	*id = stack_announce(&rec->st);
 	if (out) {

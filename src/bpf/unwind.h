@@ -205,7 +205,57 @@ struct offcpu_unw_cached {
 	/* ended at a frame whose CFA is not above it */                                          \
 	X(BAD_FRAME, "unwind.bad_frame", "ended at a frame not above the last")                   \
 	/* ended at the frame limit */                                                            \
-	X(TRUNCATED, "unwind.truncated", "ended at the frame limit")
+	X(TRUNCATED, "unwind.truncated", "ended at the frame limit")                              \
+	/* a frame in a mapping without a table (a library dlopened a moment ago, a process       \
+	   that has just exec'd): the registers and the top of the stack kept, unwound in user    \
+	   space when the sample is written (struct offcpu_unw_deferred) */                       \
+	X(DEFERRED, "unwind.deferred", "unwound in user space (a table was missing)")             \
+	/* ... and its copy could not be kept (ring buffer full): the frames found so far */      \
+	X(DEFER_LOST, "unwind.deferred_lost", "a table missing, the stack's copy lost")           \
+	/* deferred stacks that were one deferred before (the same registers, frames so far and  \
+	   512 bytes above them, the same table): its copy's id again, no copy */                 \
+	X(DEFER_REUSED, "unwind.deferred_reused", "a table missing, the same stack as before")
+
+/*
+ * A stack the BPF unwinder cannot finish for want of a table (unw_step
+ * meets a frame in a mapping whose table is not built: a library dlopened
+ * a moment ago, a process that has just exec'd) is kept raw, as perf's
+ * --call-graph dwarf keeps every stack: the user registers and the top
+ * OFFCPU_UNW_DEFER_STACK bytes of the stack from rsp, written to user
+ * space (the unw_deferred ring, or the start iterator's output for the
+ * waits in progress at the start), which unwinds it with libdw when the
+ * sample is written, by which time the file is mapped and readable. The
+ * sample's user stack then ends in OFFCPU_USTACK_DEFERRED | id after the
+ * frames found so far (kept if user space cannot do better). Twice perf's
+ * default of 8 KiB: a python3 stack reaches _start within 6-12 KiB.
+ */
+#define OFFCPU_UNW_DEFER_STACK 16384
+#define OFFCPU_UNW_NREGS 17 /* DWARF x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+#define OFFCPU_UNW_REG_BP 6
+#define OFFCPU_UNW_REG_SP 7
+#define OFFCPU_UNW_REG_IP 16
+/* flags of a deferred stack */
+#define OFFCPU_UNW_DEFER_ALL_REGS 1 /* every register known (kernel entry), else ip, sp, bp */
+#define OFFCPU_UNW_DEFER_START 2    /* a wait in progress at the start: Python frames from user space */
+
+struct offcpu_unw_deferred {
+	__u32 pid, tid;
+	__u64 id;
+	__u64 regs[OFFCPU_UNW_NREGS];
+	__u32 flags;
+	__u32 len; /* bytes of stack[] kept, from regs[OFFCPU_UNW_REG_SP] up */
+	__u8 stack[OFFCPU_UNW_DEFER_STACK];
+};
+
+#define OFFCPU_UNW_DEFERRED_HDR ((unsigned long)&((struct offcpu_unw_deferred *)0)->stack)
+
+/*
+ * Tagged words in a sample's user stack, never a user address (those have
+ * their top byte 0): user space replaces them before the sample is
+ * written (src/record/ustack_fix.c). The tag is the top 4 bits.
+ */
+#define OFFCPU_USTACK_TAG(w) ((__u64)(w) >> 60)
+#define OFFCPU_USTACK_DEFERRED 0xd000000000000000ULL /* | id: a deferred stack */
 
 #define OFFCPU_UNW_STAT_ENUM(id, key, what) OFFCPU_UNW_##id,
 enum offcpu_unw_stat {

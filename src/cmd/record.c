@@ -56,6 +56,10 @@ static const char usage_text[] =
 	"                             follows frame pointers only (cheaper, loses callers\n"
 	"                             in code built without them); perf's dwarf,SIZE is\n"
 	"                             taken as dwarf (no stack is copied: SIZE is unused)\n"
+	"      --python yes|no        Python functions in the stacks of CPython 3.11-3.13\n"
+	"                             threads, as \"function (file.py:line)\" in place of the\n"
+	"                             interpreter's frames (default yes; with --call-graph\n"
+	"                             dwarf only); their names go to FILE.python\n"
 	"  -U, --user-stacks-only     the same as --stacks user\n"
 	"  -K, --kernel-stacks-only   the same as --stacks kernel\n"
 	"  -g, --off-cpu              call graphs, off-CPU time: always on (accepted as in\n"
@@ -101,6 +105,7 @@ enum {
 	OPT_USER,
 	OPT_CALL_GRAPH,
 	OPT_NO_KCACHE,
+	OPT_PYTHON,
 	OPT_OFF_CPU,
 	OPT_SWITCH_OUTPUT,
 	OPT_NICE,
@@ -132,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-kstack-cache", no_argument, NULL, OPT_NO_KCACHE },
+	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "nice", required_argument, NULL, OPT_NICE },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
@@ -353,6 +359,14 @@ static int event_option(struct record_opts *o, int c, const char *arg, char **ar
 	case OPT_CHAINS:
 		o->chains = true;
 		o->wakeups = true; /* the targets' offcpu-wakeup samples too: report --wakeups */
+		return 0;
+	case OPT_PYTHON:
+		if (!strcmp(arg, "yes"))
+			o->python = true;
+		else if (!strcmp(arg, "no"))
+			o->python = false;
+		else
+			return bad("--python", arg, "expected yes or no");
 		return 0;
 	case OPT_CALL_GRAPH:
 		return call_graph(o, arg);
@@ -676,6 +690,7 @@ int cmd_record(int argc, char **argv)
 		.ustack = true,
 		.kstack = true,
 		.dwarf = true,
+		.python = true,
 		.kstack_cache = true,
 		.user_threads = true,
 		.max_ns = UINT64_MAX,

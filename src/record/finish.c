@@ -80,6 +80,15 @@ static void put_counts(struct recorder *r, struct counter_buf *c)
 	put(c, "unwind.dwarf", o->dwarf);
 	if (!c->err && r->unwind)
 		c->err = unwind_loader__counters(r->unwind, r->bpf, put_cb, c);
+	if (r->fix) {
+		put(c, "unwind.deferred_unwound", ustack_fix__stat(r->fix, USTACK_FIX_UNWOUND));
+		put(c, "unwind.deferred_failed", ustack_fix__stat(r->fix, USTACK_FIX_FAILED));
+		put(c, "unwind.deferred_dropped", ustack_fix__stat(r->fix, USTACK_FIX_DROPPED));
+		put(c, "unwind.deferred_unknown", ustack_fix__stat(r->fix, USTACK_FIX_UNKNOWN));
+	}
+	put(c, "python.enabled", r->py != NULL);
+	if (!c->err && r->py)
+		c->err = pyframes__counters(r->py, put_cb, c);
 	if (o->wakeups)
 		put(c, "samples.offcpu_wakeup", offcpu_bpf__wakeup_samples(r->bpf));
 	if (o->sched_delay)
@@ -187,6 +196,13 @@ static int write_end(struct recorder *r)
 		recorder__clear_status(r);
 		msg__say(r->ms, MSG_WARNING, "cannot read the drop counters: %s; what was lost is "
 			 "unknown (the file says so)", strerror(-r->drops_err));
+	}
+	/* before the build ids: the Python symbol file is one of the files samples hit */
+	err = r->py ? pyframes__finish(r->py) : 0;
+	if (err) {
+		recorder__clear_status(r);
+		msg__say(r->ms, MSG_WARNING, "cannot write %s: %s; the recording's Python frames stay "
+			 "unnamed", pyframes__path(r->py), strerror(-err));
 	}
 	err = write_lost(r);
 	if (!err)

@@ -157,6 +157,8 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final)
 	 */
 	if (!err)
 		err = merge__flush(r->m, final ? UINT64_MAX : r->prev_round, r->w, on_record, r);
+	if (!err && r->py && !final)
+		pyframes__flush(r->py); /* best effort: the end writes it for good */
 	r->prev_round = t;
 	return err;
 }

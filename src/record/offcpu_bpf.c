@@ -91,6 +91,7 @@ struct offcpu_bpf {
 	int err;
 	bool filter_perf;
 	bool dwarf;        /* --call-graph dwarf */
+	bool python;       /* --python, with dwarf */
 	bool cpu_sampling; /* CPU samples come through the cpu_samples ring */
 	uint32_t stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop iterator runs this late */
 	bool chains;       /* --chains: the chain ring */
@@ -116,8 +117,42 @@ struct offcpu_bpf {
 	uint64_t audits[2];      /* kernel and DWARF cache audits so far (checked) ... */
 	uint64_t stale[2];       /* ... and those that differed */
 	int ncpus;
+	struct ustack_fix *fix;  /* user stacks finished in user space (dwarf), or NULL */
+	struct pyframes *py;     /* Python frames (--python), or NULL */
+	struct ring_buffer *drb; /* the deferred stacks (dwarf) */
+	struct ring_buffer *prb; /* the new Python stacks (--python; also read through rb) */
+	struct offcpu_stack fst; /* a stack ... */
+	struct offcpu_cpu_sample fc; /* ... a CPU sample with its user stack finished */
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE]; /* an encoded record */
 };
+
+/*
+ * A user stack with tagged words (bpf/unwind.h) finished by ustack_fix
+ * (pid 0: the one its words carry). A deferred stack's copy comes on its
+ * own ring, before the stack that names it, but may be read after it: the
+ * ring is read again before it is given up for.
+ */
+static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen)
+{
+	int err;
+
+	/*
+	 * The Python stacks sent before it first: their code objects' names
+	 * are read (again, when an address has a new object) before its
+	 * frames are named. Both rings are read in this one thread, which
+	 * the shared consumer position keeps apart.
+	 */
+	if (b->prb)
+		ring_buffer__consume(b->prb);
+	err = ustack_fix__apply(b->fix, pid, stack, ulen, false);
+
+	if (err == -ENOENT) {
+		ring_buffer__consume(b->drb);
+		err = ustack_fix__apply(b->fix, pid, stack, ulen, true);
+	}
+	if (err && !b->err)
+		b->err = err;
+}
 
 static bool stack_eq(const void *entry, const void *key)
 {
@@ -134,6 +169,17 @@ static int stack_add(struct offcpu_bpf *b, const struct offcpu_stack *st, size_t
 	if (len < OFFCPU_STACK_HDR_SIZE || !n || n > OFFCPU_MAX_STACK ||
 	    len < OFFCPU_STACK_HDR_SIZE + n * sizeof(uint64_t))
 		return 0; /* not one the BPF side sends */
+	if (b->fix && ustack_fix__wanted(st->frames, n)) {
+		/* a user stack to finish: its frames as they will be written */
+		memcpy(&b->fst, st, OFFCPU_STACK_HDR_SIZE + n * sizeof(uint64_t));
+		fix_ustack(b, 0, b->fst.frames, &b->fst.nr);
+		if (b->err)
+			return b->err;
+		st = &b->fst;
+		n = st->nr;
+		if (!n)
+			return 0; /* nothing left: samples naming it have no user stack */
+	}
 	e = htab__get(&b->stacks, hash__mix(st->id), stack_eq, &st->id, &added);
 	if (!e)
 		return -ENOMEM;
@@ -228,6 +274,28 @@ static int on_event(void *ctx, void *data, size_t len)
 	return err;
 }
 
+/* A deferred stack (dwarf): unwound now, while its process lives. */
+static int on_deferred(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	int err = b->fix ? ustack_fix__deferred(b->fix, data, len) : 0;
+
+	if (err)
+		b->err = err;
+	return err;
+}
+
+/* A Python stack the BPF side saw for the first time: its names read now. */
+static int on_py_seen(void *ctx, void *data, size_t len)
+{
+	struct offcpu_bpf *b = ctx;
+	const struct offcpu_py_seen *s = data;
+
+	if (b->py && len >= 8 && s->n <= OFFCPU_MAX_STACK && len >= 8 + s->n * 8ULL)
+		pyframes__seen(b->py, s->pid, (const uint64_t *)s->w, s->n);
+	return 0;
+}
+
 /* --call-graph dwarf: a CPU sample unwound by the BPF program on the perf event. */
 static int on_cpu_sample(void *ctx, void *data, size_t len)
 {
@@ -239,6 +307,13 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*s))
 		return 0;
+	if (b->fix && ustack_fix__wanted(s->stack, s->ulen)) {
+		memcpy(&b->fc, s, sizeof(*s));
+		fix_ustack(b, s->pid, b->fc.stack, &b->fc.ulen);
+		if (b->err)
+			return b->err;
+		s = &b->fc;
+	}
 	id = s->user & OFFCPU_CPU_SAMPLE_OTHER ? OFFCPU_ID_CHAIN_CPU :
 	     s->cpu < (uint32_t)b->nr_cpu_ids ? b->cpu_ids[s->cpu] : 0;
 	n = cpu_sample__encode(s, id, b->rec);
@@ -504,6 +579,7 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->test_stall_ns = o->test_stall_ms * 1000000ULL;
 	sk->rodata->wakeup_times_intervals = o->test_wakeup_prog || !kernel_has_sched_info();
 	sk->rodata->unwind_dwarf = o->dwarf;
+	sk->rodata->want_python = o->dwarf && o->python;
 	sk->bss->kcache_audit_mask = AUDIT_MASK_FIRST;
 	sk->bss->unw_audit_mask = AUDIT_MASK_FIRST;
 }
@@ -523,6 +599,16 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.unw_rules, 1);
 		bpf_map__set_max_entries(sk->maps.unw_vprocs, 1);
 		bpf_map__set_max_entries(sk->maps.unw_pgen, 1);
+		bpf_map__set_max_entries(sk->maps.unw_defer_bufs, 1);
+		bpf_map__set_max_entries(sk->maps.unw_deferred, 4096);
+		bpf_map__set_max_entries(sk->maps.unw_defer_memo, 1);
+	}
+	if (!o->dwarf || !o->python) {
+		bpf_map__set_max_entries(sk->maps.py_hint, 1);
+		bpf_map__set_max_entries(sk->maps.py_idle, 1);
+		bpf_map__set_max_entries(sk->maps.py_procs, 1);
+		bpf_map__set_max_entries(sk->maps.py_seen, 1);
+		bpf_map__set_max_entries(sk->maps.py_stacks, 4096);
 	}
 	if (!b->cpu_sampling)
 		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
@@ -544,7 +630,14 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 static int open_rings(struct offcpu_bpf *b)
 {
 	struct offcpu_skel *sk = b->skel;
+	int err = 0;
 
+	if (b->dwarf) {
+		/* read first, before the stacks that need them, and again when one is missing */
+		b->drb = ring_buffer__new(bpf_map__fd(sk->maps.unw_deferred), on_deferred, b, NULL);
+		if (!b->drb)
+			return -errno;
+	}
 	/* a poll consumes the rings in this order: the chain ring's records before their stacks */
 	if (b->chains) {
 		b->rb = ring_buffer__new(bpf_map__fd(sk->maps.chain_events), on_chain, b, NULL);
@@ -555,9 +648,15 @@ static int open_rings(struct offcpu_bpf *b)
 		if (!b->rb)
 			return -errno;
 	}
-	if (b->cpu_sampling && ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b))
-		return -errno;
-	return 0;
+	if (b->python) { /* woken at once: a process's names are read while it lives */
+		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.py_stacks), on_py_seen, b);
+		b->prb = ring_buffer__new(bpf_map__fd(sk->maps.py_stacks), on_py_seen, b, NULL);
+		if (!err && !b->prb)
+			err = -errno;
+	}
+	if (!err && b->cpu_sampling)
+		err = ring_buffer__add(b->rb, bpf_map__fd(sk->maps.cpu_samples), on_cpu_sample, b);
+	return err;
 }
 
 int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
@@ -571,6 +670,7 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 		return -ENOMEM;
 	b->chains = o->chains;
 	b->dwarf = o->dwarf;
+	b->python = o->dwarf && o->python;
 	b->stop_delay_ms = o->test_stop_delay_ms;
 	b->cpu_sampling = record_opts__bpf_cpu_samples(o);
 	b->filter_perf = o->pids.n || o->tids.n || o->argv || o->cgroup || o->thread_kind_cpu;
@@ -586,11 +686,16 @@ int offcpu_bpf__new(const struct record_opts *o, const struct kernel_facts *kf,
 	set_knobs(b->skel, o, kf);
 	set_maps_and_progs(b, o);
 	if (getenv("OFFCPU_DEBUG")) {
-		/* the verifier's statistics of each program (how near its limit) in libbpf's log */
+		/*
+		 * the verifier's statistics of each program (how near its
+		 * limit) in libbpf's log; OFFCPU_DEBUG=2: its whole log too
+		 * (libbpf shows the end of a failed program's)
+		 */
 		struct bpf_program *p;
+		int level = !strcmp(getenv("OFFCPU_DEBUG"), "2") ? 1 | 4 : 4;
 
 		bpf_object__for_each_program(p, b->skel->obj)
-			bpf_program__set_log_level(p, 4);
+			bpf_program__set_log_level(p, level);
 	}
 	err = offcpu_skel__load(b->skel);
 	if (!err)
@@ -611,6 +716,8 @@ void offcpu_bpf__free(struct offcpu_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
+	ring_buffer__free(b->drb);
+	ring_buffer__free(b->prb);
 	offcpu_skel__destroy(b->skel);
 	free(b->exits);
 	free(b->keys);
@@ -680,15 +787,18 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 
 /*
  * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
- * each record of `size` bytes it writes goes to on_record. The first task
+ * each record it writes goes to on_record: records of `size` bytes, or
+ * with size 0 of the size their struct offcpu_iter_hdr says (a raw stack
+ * is about 16 KiB: the buffer holds a few). The first task
  * it visits notes the time on the run-queue clock of the CPU it runs on:
  * bring that clock up to date first (reading this thread's CPU time does,
  * under the run queue's lock).
  */
 static int run_iter(struct bpf_program *prog, size_t size,
-		    int (*on_record)(void *ctx, const void *rec), void *ctx)
+		    int (*on_record)(void *ctx, const void *rec, size_t len), void *ctx)
 {
-	const size_t bufsize = 64 * sizeof(struct offcpu_sample);
+	const size_t bufsize = 64 * sizeof(struct offcpu_sample) +
+			       4 * (sizeof(struct offcpu_iter_hdr) + sizeof(struct offcpu_unw_deferred));
 	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
 	uint8_t *buf = malloc(bufsize);
 	size_t have = 0;
@@ -718,9 +828,21 @@ static int run_iter(struct bpf_program *prog, size_t size,
 		if (n == 0)
 			break;
 		have += n;
-		for (; i + size <= have; i += size)
-			if (!err)
-				err = on_record(ctx, buf + i);
+		for (size_t len = size; !err && have - i >= sizeof(struct offcpu_iter_hdr); i += len) {
+			if (!size) {
+				uint32_t l32;
+
+				memcpy(&l32, buf + i + offsetof(struct offcpu_iter_hdr, size), 4);
+				len = l32;
+				if (len < sizeof(struct offcpu_iter_hdr) || len > bufsize) {
+					err = -EBADMSG;
+					break;
+				}
+			}
+			if (have - i < len)
+				break;
+			err = on_record(ctx, buf + i, len);
+		}
 		memmove(buf, buf + i, have - i);
 		have -= i;
 		if (err)
@@ -736,13 +858,20 @@ cleanup:
 struct seen_ctx {
 	int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm);
 	void *ctx;
+	struct offcpu_bpf *b;
 };
 
-static int on_seen_task(void *ctx, const void *rec)
+static int on_seen_task(void *ctx, const void *rec, size_t len)
 {
 	const struct seen_ctx *c = ctx;
 	const struct offcpu_seen_task *t = rec;
 	char comm[sizeof(t->comm) + 1];
+
+	if (t->h.kind == OFFCPU_ITER_STACK)
+		return c->b->fix ? ustack_fix__deferred(c->b->fix, (const uint8_t *)rec + sizeof(t->h),
+							len - sizeof(t->h)) : 0;
+	if (t->h.kind != OFFCPU_ITER_SEEN || len < sizeof(*t))
+		return 0;
 
 	memcpy(comm, t->comm, sizeof(t->comm));
 	comm[sizeof(t->comm)] = 0;
@@ -753,17 +882,17 @@ int offcpu_bpf__start(struct offcpu_bpf *b,
 		     int (*on_task)(void *ctx, uint32_t pid, uint32_t tid, const char *comm),
 		     void *ctx)
 {
-	struct seen_ctx c = { on_task, ctx };
+	struct seen_ctx c = { on_task, ctx, b };
 
-	return run_iter(b->skel->progs.offcpu_start, sizeof(struct offcpu_seen_task),
-			on_seen_task, &c);
+	return run_iter(b->skel->progs.offcpu_start, 0, on_seen_task, &c);
 }
 
-static int on_stop_sample(void *ctx, const void *rec)
+static int on_stop_sample(void *ctx, const void *rec, size_t len)
 {
 	struct offcpu_bpf *b = ctx;
 	const struct offcpu_sample *s = rec;
 
+	(void)len; /* of the size run_iter was told */
 	return queue_sample(b, b->m, s, s->v.time);
 }
 
@@ -900,6 +1029,8 @@ int offcpu_bpf__poll(struct offcpu_bpf *b, struct merge *m)
 	int n;
 
 	b->m = m;
+	if (b->drb)
+		ring_buffer__consume(b->drb);
 	n = ring_buffer__consume(b->rb);
 	if (!b->err && b->nr_pending)
 		b->err = chain_flush(b, false);
@@ -1015,10 +1146,11 @@ static int drain_map(struct offcpu_bpf *b, struct merge *m, int fd, uint64_t now
 	return 0;
 }
 
-static int no_record(void *ctx, const void *rec)
+static int no_record(void *ctx, const void *rec, size_t len)
 {
 	(void)ctx;
 	(void)rec;
+	(void)len;
 	return -EINVAL; /* offcpu_flush writes none */
 }
 
@@ -1168,3 +1300,22 @@ uint64_t offcpu_bpf__delay_samples(const struct offcpu_bpf *b)
 	return b->delay_samples;
 }
 
+int offcpu_bpf__python_maps(const struct offcpu_bpf *b, int *procs_fd, int *hint_fd)
+{
+	if (!b->python)
+		return -ENOENT;
+	*procs_fd = bpf_map__fd(b->skel->maps.py_procs);
+	*hint_fd = bpf_map__fd(b->skel->maps.py_hint);
+	return 0;
+}
+
+int offcpu_bpf__python_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_PY_STAT__NR])
+{
+	return sum_percpu(b, bpf_map__fd(b->skel->maps.py_stats), stats, OFFCPU_PY_STAT__NR);
+}
+
+void offcpu_bpf__set_ustack_fix(struct offcpu_bpf *b, struct ustack_fix *f, struct pyframes *py)
+{
+	b->fix = f;
+	b->py = py;
+}

@@ -13,6 +13,10 @@
  *   unwind_loader.c  --call-graph dwarf: the unwind tables of the recorded
  *                 processes, kept up to date from their side-band
  *   cpu_samples.c --call-graph dwarf: CPU samples unwound in BPF, encoded
+ *   ustack_fix.c  --call-graph dwarf: user stacks finished before they are
+ *                 written (deferred stacks unwound with libdw, Python frames)
+ *   pyframes.c    Python frames: the processes, their code objects' names,
+ *                 the recording's Python symbol file
  *   recorder.c, loop.c, finish.c, summary.c  the recorder that ties them
  *                 together, in steps (recorder_int.h: its parts)
  */
@@ -26,6 +30,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/offcpu.h"
+#include "bpf/python.h"
 #include "bpf/chains.h"
 #include "bpf/unwind.h"
 #include "perfdata/perf_format.h"
@@ -66,6 +71,7 @@ struct record_opts {
 	bool sched_delay;     /* --sched-delay: sched-delay samples */
 	bool chains;          /* --chains: offcpu-switch/offcpu-stack records of every thread */
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
+	bool python;          /* --python (default with dwarf): Python frames in the stacks */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
 	uint32_t test_stall_ms; /* OFFCPU_TEST_STALL: 1 in 8 waits counted stall their CPU this long */
 	uint32_t test_stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop's iterator runs this late */
@@ -251,6 +257,8 @@ int synth__features(struct perf_writer *w, const struct record_opts *o);
 
 /* ---- offcpu_bpf.c ---- */
 struct offcpu_bpf;
+struct ustack_fix;
+struct pyframes;
 /*
  * kf: where kernel stacks start (__schedule), to strip tracing frames; ms:
  * where a filter that cannot be set is said (the caller says the rest).
@@ -312,6 +320,11 @@ struct offcpu_unwind_maps {
 };
 int offcpu_bpf__unwind_maps(const struct offcpu_bpf *b, struct offcpu_unwind_maps *m);
 int offcpu_bpf__unwind_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_UNW_STAT__NR]);
+/* --python: the maps of the Python processes (bpf/python.h) and the BPF side's counters. */
+int offcpu_bpf__python_maps(const struct offcpu_bpf *b, int *procs_fd, int *hint_fd);
+int offcpu_bpf__python_stats(const struct offcpu_bpf *b, uint64_t stats[OFFCPU_PY_STAT__NR]);
+/* The user stacks finished in user space before they are encoded (deferred, Python). */
+void offcpu_bpf__set_ustack_fix(struct offcpu_bpf *b, struct ustack_fix *f, struct pyframes *py);
 /* CPU samples come from BPF (dwarf): each CPU's sample id of the cpu-clock event. */
 int offcpu_bpf__set_cpu_ids(struct offcpu_bpf *b, const int *cpus, const uint64_t *ids, size_t n);
 uint64_t offcpu_bpf__cpu_samples(const struct offcpu_bpf *b);
@@ -375,6 +388,8 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
  * thread keeps them up to date. Call after the BPF programs are attached.
  */
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
+/* The Python processes follow the same side-band (--python): before __start. */
+void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py);
 /*
  * The thread's failure (a negative errno), 0 while it keeps the tables:
  * once it failed it has stopped, and stacks taken since may miss frames.
@@ -394,6 +409,100 @@ int unwind_loader__counters(const struct unwind_loader *l, const struct offcpu_b
  */
 void unwind_loader__summary(const struct unwind_loader *l, const struct offcpu_bpf *b,
 			    bool verbose, const struct msg_sink *ms);
+
+/* ---- pyframes.c: Python frames (bpf/python.h) ---- */
+struct pyframes;
+struct unw_mapping;
+/*
+ * The Python frames of a recording to output (its Python symbol file:
+ * pyframes__path()). bpf: where the Python processes go (their
+ * offcpu_py_proc and hint maps).
+ */
+int pyframes__new(const struct record_opts *o, struct offcpu_bpf *bpf, struct pyframes **out);
+void pyframes__free(struct pyframes *p);
+/* The symbol file's path (OUTPUT.python). */
+const char *pyframes__path(const struct pyframes *p);
+/*
+ * The processes: an executable mapping of pid (from the unwinder's
+ * side-band thread, or /proc at the start), an exec, an exit, a fork.
+ * Thread-safe.
+ */
+void pyframes__mmap(struct pyframes *p, uint32_t pid, const struct unw_mapping *m);
+void pyframes__scan(struct pyframes *p, uint32_t pid);
+void pyframes__exec(struct pyframes *p, uint32_t pid);
+void pyframes__exit(struct pyframes *p, uint32_t pid);
+void pyframes__fork(struct pyframes *p, uint32_t ppid, uint32_t pid);
+/*
+ * Thread tid's Python frames (a thread blocked at the start), read from
+ * user space as the BPF side writes them (words of bpf/python.h, without
+ * the separator): their number, 0 when it has none, or a negative errno.
+ */
+int pyframes__walk(struct pyframes *p, uint32_t pid, uint32_t tid, uint64_t *w, uint32_t max);
+/* A stack the BPF side saw for the first time: its code objects' names read now. */
+void pyframes__seen(struct pyframes *p, uint32_t pid, const uint64_t *w, uint32_t n);
+/*
+ * native frames (innermost first) and pid's Python frames py as one stack
+ * into out (at most max): each group of Python frames in place of its
+ * interpreter frame, as frames of the symbol file. Its length, or -ENOMEM.
+ */
+int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *native, uint32_t nn,
+			 const uint64_t *py, uint32_t npy, uint64_t *out, uint32_t max);
+/*
+ * A record on its way to the file: with the executable mapping of a
+ * Python interpreter (MMAP2), the mapping of the symbol file for the same
+ * process, into rec2 (PYFRAMES_REC_MAX bytes; *len2: its length, 0: none).
+ */
+#define PYFRAMES_REC_MAX 8192
+void pyframes__after(struct pyframes *p, const void *rec, size_t len, void *rec2, size_t *len2);
+/* Write the symbol file now and then while recording (readable if the recorder dies). */
+int pyframes__flush(struct pyframes *p);
+/* Write the symbol file (when a process had Python frames). */
+int pyframes__finish(struct pyframes *p);
+/* The summary's lines: the figures with -v, unknown Pythons always. */
+void pyframes__summary(const struct pyframes *p, bool verbose, const struct msg_sink *ms);
+/* Counters, by name (python.*, user space's and the BPF side's). */
+int pyframes__counters(const struct pyframes *p, int (*fn)(void *ctx, const char *name, uint64_t v),
+		       void *ctx);
+
+/* ---- symfile.c: an ELF file of made-up functions (Python frames) ---- */
+#define SYMFILE_TEXT 0x1000   /* the first function's address in the file */
+#define SYMFILE_SYM 16        /* bytes a function */
+#define SYMFILE_BUILD_ID 20
+/* The build id of a file of these names. */
+void symfile__build_id(const char *const *names, size_t n, uint8_t id[SYMFILE_BUILD_ID]);
+/*
+ * Write path (whole or not at all): function i named names[i] at
+ * SYMFILE_TEXT + i * SYMFILE_SYM; its build id into id. Given to uid, gid
+ * unless uid is -1. 0 or a negative errno.
+ */
+int symfile__write(const char *path, const char *const *names, size_t n, uid_t uid, gid_t gid,
+		   uint8_t id[SYMFILE_BUILD_ID]);
+
+/* ---- ustack_fix.c: user stacks finished in user space ---- */
+struct ustack_fix;
+enum {
+	USTACK_FIX_UNWOUND, /* deferred stacks unwound in user space */
+	USTACK_FIX_FAILED,  /* ... that could not be (the process gone): the BPF side's frames */
+	USTACK_FIX_DROPPED, /* ... not kept (too many) */
+	USTACK_FIX_UNKNOWN, /* samples with a deferred stack that never came */
+	USTACK_FIX__NR,
+};
+/* py: the Python frames, NULL without them. */
+int ustack_fix__new(struct pyframes *py, struct ustack_fix **out);
+void ustack_fix__free(struct ustack_fix *f);
+/* A deferred stack (struct offcpu_unw_deferred of len bytes): unwound now, kept by id. */
+int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len);
+/* Does a user stack hold tagged words (bpf/unwind.h) to replace? */
+bool ustack_fix__wanted(const __u64 *stack, uint32_t n);
+/*
+ * Replace them in pid's user stack[] (*n frames, at most
+ * OFFCPU_MAX_STACK). -ENOENT: its deferred stack has not come (yet);
+ * with must, it is left out instead (counted).
+ */
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must);
+/* The process has exited or exec'd. */
+void ustack_fix__forget(struct ustack_fix *f, uint32_t pid);
+uint64_t ustack_fix__stat(const struct ustack_fix *f, int which);
 
 /* ---- cpu_events.c ---- */
 struct cpu_events;

@@ -107,6 +107,8 @@ void recorder__free(struct recorder *r)
 	}
 	cpu_events__free(r->cpu);
 	unwind_loader__free(r->unwind);
+	ustack_fix__free(r->fix);
+	pyframes__free(r->py);
 	offcpu_bpf__free(r->bpf);
 	merge__free(r->m);
 	perf_writer__free(r->w); /* before the DSO hits: it taps into them */
@@ -216,8 +218,19 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ar
 static void on_written(void *ctx, const void *rec, size_t len)
 {
 	struct recorder *r = ctx;
+	_Alignas(8) uint8_t rec2[PYFRAMES_REC_MAX];
+	size_t len2 = 0;
 
 	(void)dso_hits__record(r->hits, rec, len, cpu_sample_type());
+	/*
+	 * A Python interpreter's mapping brings the Python symbol file's
+	 * (pyframes.c) into the same process, written just before it, at the
+	 * same time: this tap runs before each record is written.
+	 */
+	if (r->py)
+		pyframes__after(r->py, rec, len, rec2, &len2);
+	if (len2)
+		perf_writer__write(r->w, rec2, len2);
 }
 
 /*
@@ -375,11 +388,17 @@ static int open_events(struct recorder *r)
 		offcpu_bpf__trace_from_exec(r->bpf, r->wl.pid);
 	if (o->dwarf) {
 		err = unwind_loader__new(o, r->bpf, r->ms, &r->unwind);
+		if (!err && o->python)
+			err = pyframes__new(o, r->bpf, &r->py);
+		if (!err)
+			err = ustack_fix__new(r->py, &r->fix);
 		if (err) {
 			msg__say(r->ms, MSG_ERROR, "cannot set up the DWARF unwinder: %s",
 				 strerror(-err));
 			return err;
 		}
+		offcpu_bpf__set_ustack_fix(r->bpf, r->fix, r->py);
+		unwind_loader__set_python(r->unwind, r->py);
 	}
 	err = cpu_events__new(o, r->ms, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
 	if (!err && record_opts__bpf_cpu_samples(o)) {

@@ -45,6 +45,8 @@ struct recorder {
 	struct perf_writer *w;
 	struct offcpu_bpf *bpf;
 	struct unwind_loader *unwind; /* --call-graph dwarf */
+	struct ustack_fix *fix;       /* --call-graph dwarf: stacks finished in user space */
+	struct pyframes *py;          /* --python */
 	struct cpu_events *cpu;
 	struct merge *m;
 	struct dso_hits *hits;

@@ -133,6 +133,8 @@ void recorder__print_summary(struct recorder *r)
 		print_verbose(r, ks);
 	if (r->unwind)
 		unwind_loader__summary(r->unwind, r->bpf, r->o->verbose, r->ms);
+	if (r->py)
+		pyframes__summary(r->py, r->o->verbose, r->ms);
 	if (r->o->verbose && (ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] || ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]))
 		msg__say(r->ms, MSG_SUMMARY, "%llu intervals ended at their wakeup, their switch-in "
 			 "unseen (the kernel skipped offcpu's tracepoint); %llu of them timed by "

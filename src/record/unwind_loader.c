@@ -80,6 +80,7 @@ struct sb_rec {
 
 struct unwind_loader {
 	struct unw_tables *t;
+	struct pyframes *py; /* --python: the Python processes follow the same side-band */
 	struct offcpu_unwind_maps maps;
 	void *rows_map;
 	size_t rows_len;
@@ -383,12 +384,16 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 		m.end = addr + mlen;
 		m.path = path;
 		unw_tables__mmap(l->t, pid, &m);
+		if (l->py && unw_tables__follows(l->t, pid))
+			pyframes__mmap(l->py, pid, &m);
 		break;
 	}
 	case PERF_RECORD_COMM:
 		if (body >= 8 && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 			memcpy(&pid, b, 4);
 			unw_tables__exec(l->t, pid);
+			if (l->py)
+				pyframes__exec(l->py, pid);
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -397,6 +402,8 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 			memcpy(&ppid, b + 4, 4);
 			if (pid != ppid)
 				unw_tables__fork(l->t, ppid, pid);
+			if (pid != ppid && l->py)
+				pyframes__fork(l->py, ppid, pid);
 		}
 		break;
 	case PERF_RECORD_EXIT:
@@ -404,8 +411,11 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 			memcpy(&pid, b, 4);
 			memcpy(&tid, b + 8, 4);
 			(void)tid;
-			if (unw_tables__follows(l->t, pid) && process_gone(pid))
+			if (unw_tables__follows(l->t, pid) && process_gone(pid)) {
 				unw_tables__exit(l->t, pid);
+				if (l->py)
+					pyframes__exit(l->py, pid);
+			}
 		}
 		break;
 	case PERF_RECORD_LOST:
@@ -603,6 +613,19 @@ cleanup:
 	return err;
 }
 
+void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py)
+{
+	l->py = py;
+}
+
+/* A process there before the recording: its tables, and whether it is a Python. */
+static void add_process(struct unwind_loader *l, uint32_t pid)
+{
+	unw_tables__add_process(l->t, pid);
+	if (l->py)
+		pyframes__scan(l->py, pid);
+}
+
 /* The files offcpu itself maps executable: libc, ld.so... most processes share them. */
 static void preload_own(struct unwind_loader *l)
 {
@@ -640,16 +663,16 @@ int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, i
 	if (child > 0)
 		unw_tables__add_process(l->t, child);
 	for (size_t i = 0; i < o->pids.n; i++)
-		unw_tables__add_process(l->t, o->pids.v[i]);
+		add_process(l, o->pids.v[i]);
 	for (size_t i = 0; i < o->tids.n; i++)
-		unw_tables__add_process(l->t, tgid_of(o->tids.v[i]));
+		add_process(l, tgid_of(o->tids.v[i]));
 	if (o->all_cpus) {
 		DIR *d = opendir("/proc");
 		struct dirent *e;
 
 		while (d && (e = readdir(d)))
 			if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-				unw_tables__add_process(l->t, atoi(e->d_name));
+				add_process(l, atoi(e->d_name));
 		if (d)
 			closedir(d);
 	}

@@ -4,11 +4,12 @@
 
     inprogress_check.py OFFCPU FILE TIDFILE SECS ROLE[,ROLE...]
 
-For each ROLE (pipe-block, long-sleep, wake-once; their tids in TIDFILE,
+For each ROLE (pipe-block, long-sleep, wake-once, mutex-wait; their tids in TIDFILE,
 "ROLE TID" lines), in Debian's `perf script` (the flags read from the raw
 payload) and in `offcpu report --threads`:
   - the thread's offcpu-time totals SECS +- 5 %, all of it in its own
-    function (wl_pipe_block, wl_long_sleep, wl_wake_once) and on its tid;
+    function (wl_pipe_block, wl_long_sleep, wl_wake_once, wl_mutex_wait)
+    and on its tid;
     no sample of that function on another tid;
   - pipe-block and long-sleep: one sample, in progress at the start and at
     the stop; wake-once (woken once in the middle): one sample in progress
@@ -32,7 +33,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perfcheck import check, failures, fname, measure, offcpu_raw, script_samples, threads_rows  # noqa: E402
 
-FUNCS = {"pipe-block": "wl_pipe_block", "long-sleep": "wl_long_sleep", "wake-once": "wl_wake_once"}
+FUNCS = {"pipe-block": "wl_pipe_block", "long-sleep": "wl_long_sleep", "wake-once": "wl_wake_once",
+         "mutex-wait": "wl_mutex_wait"}
 START, STOP = 0x8, 0x10  # OFFCPU_RAW_IN_PROGRESS_START / _STOP
 
 

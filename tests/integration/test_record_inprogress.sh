@@ -22,8 +22,8 @@ mkfifo fifo || fail "mkfifo"
 "$WORKLOADS/stuck" tids fifo &
 wl=$!
 trap 'kill $wl 2>/dev/null; [ -n "${KEEP_TESTDIR:-}" ] || rm -rf "$TESTDIR"' EXIT
-for _ in $(seq 100); do [ "$(wc -l <tids 2>/dev/null)" = 3 ] && break; sleep 0.05; done
-[ "$(wc -l <tids 2>/dev/null)" = 3 ] || fail "stuck did not write its thread ids"
+for _ in $(seq 100); do [ "$(wc -l <tids 2>/dev/null)" = 4 ] && break; sleep 0.05; done
+[ "$(wc -l <tids 2>/dev/null)" = 4 ] || fail "stuck did not write its thread ids"
 sleep 0.3 # every thread blocked well before the recording starts
 exec 3>fifo # the workload holds it open for reading: no wait here
 

@@ -9,7 +9,8 @@
 # at 75 % with --wakeups --sched-delay, where a harmless-looking
 # refactoring pushed it past the limit and no --sched-delay recording
 # could load; the steps that take stacks are global functions now,
-# verified once each.)
+# verified once each.) Python frames (--python, on by default with
+# DWARF stacks) are in every set but the last.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -21,7 +22,7 @@ rc=0
 for opts in "" "--wakeups --sched-delay" "--call-graph fp --wakeups --sched-delay" \
 	"--no-kstack-cache --wakeups --sched-delay" "--stacks user --wakeups" "--stacks kernel --sched-delay" \
 	"-a -k --wakeups --sched-delay" "-m 1 -M 1000 --wakeups --sched-delay" "--no-cpu --wakeups" \
-	"--chains --sched-delay"; do
+	"--python no --wakeups --sched-delay" "--chains --sched-delay" "--chains --python no"; do
 	log=$TESTDIR/load.log
 	# a whole-machine recording (-a) takes no command: a tenth of a second
 	target="-- true"

@@ -8,6 +8,10 @@ read back with Debian's `perf script` and with `offcpu report`:
     unwindcheck.py dlopen OFFCPU FILE.data TID N MS
     unwindcheck.py signal OFFCPU FILE.data TID MS
     unwindcheck.py nocfi  OFFCPU FILE.data TID N MS
+    unwindcheck.py attach OFFCPU FILE.data TIDFILE SECS
+    unwindcheck.py deferred OFFCPU FILE.data TID MS
+    unwindcheck.py pywait OFFCPU FILE.data PYWAIT.json FLAMEGRAPH.svg
+    unwindcheck.py node   OFFCPU FILE.data PID MS
 
 Each figure is printed as a '# ' line; a failed check prints 'FAIL: ' and
 the exit status is 1.
@@ -262,9 +266,168 @@ def cmd_nocfi(offcpu, path, tid, n, ms):
     finish()
 
 
+# ---------------------------------------------------------------- issue 22
+
+def perf_total(samples, tid, event, want):
+    """perf script: the period of tid's samples of event whose frames have want in order."""
+    return sum(s.period for s in samples if s.tid == tid and s.event == event
+               and in_order(user_frames(s), want))
+
+
+def folded_total(offcpu, path, tid, event, want):
+    """offcpu report --folded: the same."""
+    return sum(v for f, v in folded(offcpu, path, event, tid) if in_order(f, want))
+
+
+def cmd_attach(offcpu, path, tidfile, secs):
+    """stuck-nofp, attached to while its threads wait (pipe read, nanosleep,
+    FIFO read, mutex): each thread's function with its callers up to
+    start_thread, its whole off-CPU time of the window (secs +- 5 %; the
+    woken thread's two parts together), in perf script and offcpu report;
+    the stacks were unwound in user space (unwind.deferred_unwound)."""
+    want_ns = float(secs) * 1e9
+    funcs = {"pipe-block": "wl_pipe_block", "long-sleep": "wl_long_sleep",
+             "wake-once": "wl_wake_once", "mutex-wait": "wl_mutex_wait"}
+    tids = dict((r, int(t)) for r, t in (line.split() for line in open(tidfile)))
+    samples, _ = script_samples(path)
+    c = counters(offcpu, path)
+    measure("unwind.deferred_unwound %d, unwind.deferred_failed %d"
+            % (c.get("unwind.deferred_unwound", -1), c.get("unwind.deferred_failed", -1)))
+    check(c.get("unwind.deferred_unwound", 0) >= len(funcs), "fewer stacks unwound in user space than threads")
+    for role, func in funcs.items():
+        want = [func, "thread_main", "start_thread"]
+        for reader, got in (("perf script", perf_total(samples, tids[role], "offcpu-time", want)),
+                            ("offcpu report", folded_total(offcpu, path, tids[role], "offcpu-time", want))):
+            measure("%-10s %-13s %-13s %.3f s in %s (%+.2f %% of %s s)" % (role, func, reader, got / 1e9,
+                    " <- ".join(want), pct(got, want_ns), secs))
+            check(abs(got - want_ns) <= BAND * want_ns, "%s: %s: %.3f s in %s, not %s s +- 5 %%"
+                  % (reader, role, got / 1e9, " <- ".join(want), secs))
+    finish()
+
+
+def cmd_deferred(offcpu, path, tid, ms):
+    """A library dlopened and entered at once, its table not built yet (the
+    unwinder's thread held back): the one wait of ms ms has the library's
+    frames and its caller's in the main binary, its whole time, in perf
+    script and offcpu report; the stack was deferred and unwound in user
+    space (unwind.deferred, unwind.deferred_unwound)."""
+    tid, want_ns = int(tid), int(ms) * 1e6
+    want = ["ul_block_inner", "ul_block_outer", "um_call_lib", "main"]
+    samples, _ = script_samples(path)
+    c = counters(offcpu, path)
+    measure("unwind.deferred %d, unwind.deferred_unwound %d, unwind.no_mapping %d"
+            % (c.get("unwind.deferred", -1), c.get("unwind.deferred_unwound", -1), c.get("unwind.no_mapping", -1)))
+    check(c.get("unwind.deferred", 0) >= 1 and c.get("unwind.deferred_unwound", 0) >= 1,
+          "no stack deferred and unwound in user space")
+    for s in waits(samples, tid, int(ms)):
+        measure("perf script: %.1f ms: %s" % (s.period / 1e6, " <- ".join(user_frames(s))))
+    for reader, got in (("perf script", perf_total(samples, tid, "offcpu-time", want)),
+                        ("offcpu report", folded_total(offcpu, path, tid, "offcpu-time", want))):
+        measure("%-13s %.1f ms in %s (%+.2f %% of %s ms)" % (reader, got / 1e6, " <- ".join(want),
+                                                             pct(got, want_ns), ms))
+        check(abs(got - want_ns) <= BAND * want_ns, "%s: %.1f ms in %s, not %s ms +- 5 %%"
+              % (reader, got / 1e6, " <- ".join(want), ms))
+    finish()
+
+
+def is_py(frame, name):
+    """Is frame the Python function name ("name (file.py:line)")?"""
+    return frame.startswith(name + " (")
+
+
+def in_order_py(frames, want):
+    """in_order, a Python function matching its "name (file:line)" frames."""
+    it = iter(frames)
+    return all(any(f == w or is_py(f, w) for f in it) for w in want)
+
+
+def cmd_pywait(offcpu, path, json_path, svg_path):
+    """tests/workloads/pywait.py run by a CPython: each waiting function's
+    off-CPU time (its "name (pywait.py:line)" frame) within 5 % of what the
+    script measured around its own calls, py_spin's CPU time within 15 %,
+    in perf script and offcpu report; the Python frames in call order among
+    the native ones (the syscall's wrapper innermost, start_thread
+    outermost); the waker of the lock, the queue and the socket in
+    py_release (report --wakeups); sched-delay samples with the Python
+    frames; every function in the flame graph."""
+    wl = json.load(open(json_path))
+    samples, _ = script_samples(path)
+    svg = open(svg_path).read()
+    for name, f in sorted(wl["funcs"].items()):
+        tid, ref = f["tid"], f["ns"]
+        ev, band = ("cpu-clock", SPIN) if name == "py_spin" else ("offcpu-time", BAND)
+        mine = [s for s in samples if s.tid == tid and s.event == ev]
+        got_perf = sum(s.period for s in mine if any(is_py(x, name) for x in user_frames(s)))
+        got_own = sum(v for fr, v in folded(offcpu, path, ev, tid) if any(is_py(x, name) for x in fr))
+        for reader, got in (("perf script", got_perf), ("offcpu report", got_own)):
+            measure("%-13s tid %-7d %-13s %s %8.1f ms; measured by the script %8.1f ms (%+.2f %%)"
+                    % (name, tid, reader, "CPU" if ev == "cpu-clock" else "off-CPU", got / 1e6, ref / 1e6,
+                       pct(got, ref)))
+            check(abs(got - ref) <= band * ref, "%s: %s: %s %d ns, not %d ns +- %d %%"
+                  % (reader, name, ev, got, ref, band * 100))
+        # the frames in call order: Python ones among the native ones
+        outer = ["worker", "Thread.run", "Thread._bootstrap", "start_thread"]
+        whole = [s for s in mine if any(is_py(x, name) for x in user_frames(s))]
+        bad = [s for s in whole if not in_order_py(user_frames(s), [name] + outer)]
+        check(whole and not bad, "%s: %d of %d samples without %s in this order: %s"
+              % (name, len(bad), len(whole), " <- ".join([name] + outer),
+                 " <- ".join(user_frames(bad[0])) if bad else "-"))
+        if whole:
+            measure("%s: %s" % (name, " <- ".join(user_frames(max(whole, key=lambda s: s.period)))))
+        check(("%s (pywait.py:" % name) in svg, "flamegraph: no %s frame" % name)
+    # wakers: the main thread's py_release wakes the lock, the queue and the socket
+    wakes = run([offcpu, "report", "-i", path, "--wakeups", "--folded"]).splitlines()
+    for name in ("py_lock_wait", "py_queue_get", "py_recv"):
+        hits = [ln for ln in wakes if (";%s (" % name) in ln.split(";--;")[0] and len(ln.split(";--;")) == 2
+                and (";py_release (" in ln.split(";--;")[1])]
+        measure("report --wakeups: %s woken in py_release: %d stacks" % (name, len(hits)))
+        check(hits, "report --wakeups: %s is never woken by py_release" % name)
+    # run-queue delay after the waits: the same stacks
+    delays = [s for s in samples if s.event == "sched-delay" and any(is_py(x, "worker") for x in user_frames(s))]
+    named = {n for n in wl["funcs"] for s in delays if any(is_py(x, n) for x in user_frames(s))}
+    measure("sched-delay: %d samples with Python frames, of the functions %s" % (len(delays), sorted(named)))
+    check(len(named) >= 3, "sched-delay: Python frames of %d functions only" % len(named))
+    c = counters(offcpu, path)
+    measure("python.stacks %d, python.frames %d, python.no_thread_state %d, python.read_failed %d, "
+            "python.functions %d, python.unresolved_frames %d"
+            % tuple(c.get(k, -1) for k in ("python.stacks", "python.frames", "python.no_thread_state",
+                                           "python.read_failed", "python.functions", "python.unresolved_frames")))
+    # a code object freed before its name is read (a module's or a class body's, run once
+    # during an import) leaves a frame unnamed: a few, never one the checks above need
+    check(c.get("python.unresolved_frames", 0) <= max(2, c.get("python.functions", 0) // 20),
+          "%d Python frames without a name" % c.get("python.unresolved_frames", 0))
+    finish()
+
+
+def cmd_node(offcpu, path, pid, ms):
+    """node --perf-basic-prof waiting in jsTimerWait and jsChildWait (ms ms
+    each): the off-CPU stacks of the main thread have each function's name
+    from perf-PID.map (V8 names them "JS:~name file:line:col", "~" while
+    interpreted), with at least 90 % of ms, in perf script and in offcpu
+    report."""
+    pid, want_ns = int(pid), int(ms) * 1e6
+    samples, _ = script_samples(path)
+
+    def has(frames, name):
+        return any(re.match(r"^(JS|LazyCompile|Function|InterpretedFunction):[~*^]?%s\b" % name, f)
+                   for f in frames)
+    for name in ("jsTimerWait", "jsChildWait"):
+        mine = [s for s in samples if s.tid == pid and s.event == "offcpu-time" and has(user_frames(s), name)]
+        got = sum(s.period for s in mine)
+        own = sum(v for f, v in folded(offcpu, path, "offcpu-time", pid) if has(f, name))
+        if mine:
+            measure("%s: %s" % (name, " <- ".join(user_frames(max(mine, key=lambda s: s.period))[:12])))
+        for reader, v in (("perf script", got), ("offcpu report", own)):
+            measure("%-11s %-13s %.1f ms off-CPU (%s ms asked)" % (name, reader, v / 1e6, ms))
+            check(0.9 * want_ns <= v <= 1.5 * want_ns, "%s: %s: %.1f ms off-CPU under its name, not ~%s ms"
+                  % (reader, name, v / 1e6, ms))
+    finish()
+
+
 if __name__ == "__main__":
     cmds = {"nofp": cmd_nofp, "python": cmd_python, "dlopen": cmd_dlopen, "signal": cmd_signal,
-            "nocfi": cmd_nocfi}
+            "nocfi": cmd_nocfi, "attach": cmd_attach, "deferred": cmd_deferred, "pywait": cmd_pywait,
+            "node": cmd_node}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit("usage: unwindcheck.py {%s} ARGS" % "|".join(cmds))
     cmds[sys.argv[1]](*sys.argv[2:])

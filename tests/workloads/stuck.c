@@ -8,6 +8,8 @@
  *   wake-once   wl_wake_once    read() of FIFO, which it holds open for
  *                               writing too (no EOF): blocked until the test
  *                               writes a byte, then blocked again
+ *   mutex-wait  wl_mutex_wait   pthread_mutex_lock() of a mutex the main
+ *                               thread holds for ever (a futex wait)
  *
  *   stuck TIDFILE FIFO    writes "ROLE TID" lines to TIDFILE once every
  *                         thread is about to block, then waits until killed
@@ -15,7 +17,11 @@
  * Frame pointers: Debian's libc has none, and a frame-pointer walk from
  * inside it skips its immediate caller: each named function calls libc
  * through a one-line wl_call_* helper (the frame that is skipped), as in
- * waitmix.
+ * waitmix. Built twice: stuck with frame pointers, stuck-nofp with -O2
+ * -fomit-frame-pointer (the waits in progress unwound from .eh_frame);
+ * the functions are WL_FRAME, so that each stays a frame of its own and
+ * no call to one is a function's last instruction (a return address past
+ * its caller's end would name the next function).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,22 +32,31 @@
 #include <time.h>
 #include <unistd.h>
 
+#define WL_FRAME __attribute__((noipa))
+#define NR_ROLES 4
+
 static int pipe_fds[2];
 static int fifo_fd;
 static pthread_barrier_t ready;
-static pid_t tids[3];
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static pid_t tids[NR_ROLES];
 
-static ssize_t __attribute__((noinline)) wl_call_read(int fd, void *buf, size_t n)
+static WL_FRAME ssize_t wl_call_read(int fd, void *buf, size_t n)
 {
 	return read(fd, buf, n);
 }
 
-static int __attribute__((noinline)) wl_call_nanosleep(const struct timespec *ts)
+static WL_FRAME int wl_call_nanosleep(const struct timespec *ts)
 {
 	return nanosleep(ts, NULL);
 }
 
-static void __attribute__((noinline)) wl_pipe_block(void)
+static WL_FRAME int wl_call_lock(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
+
+static WL_FRAME void wl_pipe_block(void)
 {
 	char c;
 
@@ -49,7 +64,7 @@ static void __attribute__((noinline)) wl_pipe_block(void)
 		wl_call_read(pipe_fds[0], &c, 1);
 }
 
-static void __attribute__((noinline)) wl_long_sleep(void)
+static WL_FRAME void wl_long_sleep(void)
 {
 	struct timespec ts = { .tv_sec = 30 };
 
@@ -57,7 +72,7 @@ static void __attribute__((noinline)) wl_long_sleep(void)
 		wl_call_nanosleep(&ts);
 }
 
-static void __attribute__((noinline)) wl_wake_once(void)
+static WL_FRAME void wl_wake_once(void)
 {
 	char c;
 
@@ -66,27 +81,35 @@ static void __attribute__((noinline)) wl_wake_once(void)
 			return;
 }
 
-static void *thread_main(void *arg)
+static WL_FRAME void wl_mutex_wait(void)
+{
+	wl_call_lock(&held); /* held by the main thread until the end */
+	pthread_mutex_unlock(&held);
+}
+
+static const char *const roles[NR_ROLES] = { "pipe-block", "long-sleep", "wake-once", "mutex-wait" };
+
+static WL_FRAME void *thread_main(void *arg)
 {
 	long i = (long)arg;
-	static const char *const names[] = { "pipe-block", "long-sleep", "wake-once" };
 
-	pthread_setname_np(pthread_self(), names[i]);
+	pthread_setname_np(pthread_self(), roles[i]);
 	tids[i] = gettid();
 	pthread_barrier_wait(&ready);
 	if (i == 0)
 		wl_pipe_block();
 	else if (i == 1)
 		wl_long_sleep();
-	else
+	else if (i == 2)
 		wl_wake_once();
+	else
+		wl_mutex_wait();
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const roles[] = { "pipe-block", "long-sleep", "wake-once" };
-	pthread_t th[3];
+	pthread_t th[NR_ROLES];
 	FILE *f;
 
 	if (argc != 3) {
@@ -102,8 +125,9 @@ int main(int argc, char **argv)
 		perror("stuck: FIFO");
 		return 1;
 	}
-	pthread_barrier_init(&ready, NULL, 4);
-	for (long i = 0; i < 3; i++)
+	pthread_mutex_lock(&held);
+	pthread_barrier_init(&ready, NULL, NR_ROLES + 1);
+	for (long i = 0; i < NR_ROLES; i++)
 		if (pthread_create(&th[i], NULL, thread_main, (void *)i)) {
 			fprintf(stderr, "stuck: cannot create a thread\n");
 			return 1;
@@ -114,7 +138,7 @@ int main(int argc, char **argv)
 		perror("stuck: TIDFILE");
 		return 1;
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NR_ROLES; i++)
 		fprintf(f, "%s %d\n", roles[i], (int)tids[i]);
 	fclose(f);
 	pause();

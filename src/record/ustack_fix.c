@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * User stacks finished in user space before their samples are written.
+ * The BPF side leaves tagged words in a user stack (src/bpf/unwind.h,
+ * src/bpf/python.h), never a user address:
+ *
+ *   OFFCPU_USTACK_DEFERRED | id   after the frames the BPF unwinder found:
+ *                                 the stack kept raw (a table was missing,
+ *                                 or a wait in progress at the start), which
+ *                                 came here first and was unwound with
+ *                                 libdw (unwind/dwfl_stack.h); its frames
+ *                                 replace the stack's native part
+ *   OFFCPU_PY_SEP, then Python    the Python frames of the thread, innermost
+ *   frames                        first (record/pyframes.c turns them into
+ *                                 frames of the recording's Python symbol
+ *                                 file, interleaved with the native ones)
+ *
+ * A deferred stack is unwound when it arrives, milliseconds after it was
+ * taken, while its process lives; the frames are kept by id for the
+ * samples that carry it (an off-CPU sample, and its sched-delay sample),
+ * which may come seconds later. At most UF_MAX_DEFERRED are kept: the
+ * BPF side defers only stacks whose table is missing, which it is for
+ * milliseconds after a library is mapped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/record.h"
+#include "unwind/dwfl_stack.h"
+#include "util/hash.h"
+#include "util/htab.h"
+#include "util/vec.h"
+
+#define UF_MAX_DEFERRED 65536
+
+struct deferred {
+	uint64_t id;
+	uint32_t pid, tid;
+	uint32_t n;   /* native frames unwound (0: none, the BPF side's stay) */
+	uint32_t npy; /* Python words read from user space (a wait in progress at the start) */
+	size_t off;   /* of its frames in uf->pool: n native, then npy Python words */
+};
+
+struct ustack_fix {
+	struct dwfl_stack *dwfl;
+	struct pyframes *py;    /* NULL: --python=no */
+	struct htab deferred;   /* struct deferred, by id */
+	uint64_t *pool;
+	size_t npool, cappool;
+	uint64_t stats[USTACK_FIX__NR];
+};
+
+int ustack_fix__new(struct pyframes *py, struct ustack_fix **out)
+{
+	struct ustack_fix *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->dwfl = dwfl_stack__new();
+	if (!f->dwfl) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->py = py;
+	htab__init(&f->deferred, sizeof(struct deferred));
+	*out = f;
+	return 0;
+}
+
+void ustack_fix__free(struct ustack_fix *f)
+{
+	if (!f)
+		return;
+	dwfl_stack__free(f->dwfl);
+	htab__free(&f->deferred);
+	free(f->pool);
+	free(f);
+}
+
+static bool deferred_eq(const void *entry, const void *key)
+{
+	return ((const struct deferred *)entry)->id == *(const uint64_t *)key;
+}
+
+static struct deferred *deferred_find(struct ustack_fix *f, uint64_t id)
+{
+	return htab__find(&f->deferred, hash__mix(id), deferred_eq, &id);
+}
+
+int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
+{
+	const struct offcpu_unw_deferred *d = rec;
+	uint64_t frames[OFFCPU_MAX_STACK], py[OFFCPU_MAX_STACK];
+	uint64_t id = d->id & 0xffffffffffffULL;
+	int n = 0, npy = 0;
+	struct deferred *e;
+	bool added;
+
+	if (len < OFFCPU_UNW_DEFERRED_HDR || d->len > len - OFFCPU_UNW_DEFERRED_HDR)
+		return 0; /* not one of ours: nothing to keep */
+	if (htab__n(&f->deferred) >= UF_MAX_DEFERRED) {
+		f->stats[USTACK_FIX_DROPPED]++;
+		return 0;
+	}
+	n = dwfl_stack__unwind(f->dwfl, d->pid, d->tid, d->regs, d->stack, d->len, frames,
+			       OFFCPU_MAX_STACK);
+	if (n < 0) {
+		f->stats[USTACK_FIX_FAILED]++;
+		n = 0;
+	} else {
+		f->stats[USTACK_FIX_UNWOUND]++;
+	}
+	if ((d->flags & OFFCPU_UNW_DEFER_START) && f->py)
+		npy = pyframes__walk(f->py, d->pid, d->tid, py, OFFCPU_MAX_STACK);
+	if (npy < 0)
+		npy = 0;
+	if (vec__reserve((void **)&f->pool, &f->cappool, f->npool + n + npy, sizeof(*f->pool), 4096))
+		return -ENOMEM;
+	e = htab__get(&f->deferred, hash__mix(id), deferred_eq, &id, &added);
+	if (!e)
+		return -ENOMEM;
+	e->id = id;
+	e->pid = d->pid;
+	e->tid = d->tid;
+	e->n = n;
+	e->npy = npy;
+	e->off = f->npool;
+	memcpy(f->pool + f->npool, frames, n * sizeof(*frames));
+	memcpy(f->pool + f->npool + n, py, npy * sizeof(*py));
+	f->npool += n + npy;
+	return 0;
+}
+
+bool ustack_fix__wanted(const __u64 *stack, uint32_t n)
+{
+	/* 0xa-0xd: the tags; a kernel stack's addresses have 0xf (stacks travel by id, untold) */
+	for (uint32_t i = 0; i < n && i < OFFCPU_MAX_STACK; i++)
+		if (OFFCPU_USTACK_TAG(stack[i]) >= 0xa && OFFCPU_USTACK_TAG(stack[i]) <= 0xd)
+			return true;
+	return false;
+}
+
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must)
+{
+	uint64_t out[OFFCPU_MAX_STACK], pyw[OFFCPU_MAX_STACK];
+	uint32_t len = *n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : *n;
+	uint32_t native = len, nout = 0, npy = 0, mark = len;
+	const uint64_t *nat = (const uint64_t *)stack; /* same width */
+	struct deferred *e = NULL;
+
+	/* the native part ends at the deferred mark or at the Python frames */
+	for (uint32_t i = 0; i < len; i++) {
+		unsigned int tag = OFFCPU_USTACK_TAG(stack[i]);
+
+		if (tag == OFFCPU_USTACK_DEFERRED >> 60 && mark == len) {
+			mark = i;
+			native = i;
+		} else if (tag == OFFCPU_PY_SEP >> 60) {
+			native = native < i ? native : i;
+			if (!pid)
+				pid = OFFCPU_PY_SEP_PID(stack[i]);
+			for (uint32_t j = i + 1; j < len && npy < OFFCPU_MAX_STACK; j++)
+				if (OFFCPU_PY_IS_FRAME(stack[j]))
+					pyw[npy++] = stack[j];
+			break;
+		}
+	}
+	if (mark < len) {
+		e = deferred_find(f, stack[mark] & 0xffffffffffffULL);
+		if (!e && !must)
+			return -ENOENT;
+		if (!e)
+			f->stats[USTACK_FIX_UNKNOWN]++;
+		else if (e->n) {
+			nat = f->pool + e->off;
+			native = e->n;
+		}
+		if (e && !pid)
+			pid = e->pid;
+		if (e && !npy && e->npy) {
+			memcpy(pyw, f->pool + e->off + e->n, e->npy * sizeof(*pyw));
+			npy = e->npy;
+		}
+	}
+	if (npy && f->py) {
+		int r = pyframes__interleave(f->py, pid, nat, native, pyw, npy, out, OFFCPU_MAX_STACK);
+
+		if (r < 0)
+			return r;
+		nout = r;
+	} else {
+		for (uint32_t i = 0; i < native && nout < OFFCPU_MAX_STACK; i++)
+			if (OFFCPU_USTACK_TAG(nat[i]) < 0xa)
+				out[nout++] = nat[i];
+	}
+	memcpy(stack, out, nout * sizeof(*out));
+	*n = nout;
+	return 0;
+}
+
+void ustack_fix__forget(struct ustack_fix *f, uint32_t pid)
+{
+	dwfl_stack__forget(f->dwfl, pid);
+}
+
+uint64_t ustack_fix__stat(const struct ustack_fix *f, int which)
+{
+	return which >= 0 && which < USTACK_FIX__NR ? f->stats[which] : 0;
+}
