@@ -131,9 +131,7 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 	if (a->sw && (ret = switches__set_attr(a->sw, a->p)))
 		return ret;
 	remap = session__remap(s, &nremap);
-	ret = profile__remap(a->p, remap, nremap);
-	if (!ret)
-		ret = profile__trim(a->p, s, a->o);
+	ret = profile__trim(a->p, s, a->o, remap, nremap); /* the frames named, then trimmed */
 	if (ret)
 		return ret;
 	if (a->ow && offwake__unjoined(a->ow))
