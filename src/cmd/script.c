@@ -95,7 +95,7 @@ int cmd_script(int argc, char **argv)
 		report_opts__free(&o);
 		return ret;
 	}
-	s = report__open(&o, false, &ms, err, sizeof(err));
+	s = report__open_stream(&o, &ms, err, sizeof(err));
 	if (!s) {
 		read_opts__fail("script", -EINVAL, err);
 		report_opts__free(&o);

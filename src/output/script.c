@@ -12,9 +12,13 @@
  * read it as they read perf's.
  *
  * A recording's text is several times its size, most of it stack lines:
- * each location's line is made once (the first time a sample has it) and
- * copied after that, and the text goes out through a buffer of its own in
- * large writes. Numbers are formatted here, as printf would format them.
+ * each named location's line is made once (the first time a sample has
+ * it) and copied after that, and the text goes out through a buffer of its
+ * own in large writes. A location without a symbol is made each time, not
+ * kept: a system-wide recording has hundreds of thousands of them (stacks
+ * walked by frame pointers through code built without them), and a hex
+ * number is as cheap to format as to copy. Numbers are formatted here, as
+ * printf would format them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -124,6 +128,33 @@ static size_t fmt_str(char *dst, const char *s, size_t len, int width)
 		dst[at] = ' ';
 	memcpy(dst + at, s, len);
 	return at + len;
+}
+
+/* "\t%16lx [unknown] (dso)\n": the line of a location without a symbol, into the buffer. */
+static int unnamed_line(struct script_ctx *c, const struct frame *fr, uint32_t loc)
+{
+	size_t dso = strlen(fr->dso);
+	uint64_t addr, off;
+	char *p;
+	int err;
+
+	if (dso + 64 > OUT_SIZE)
+		return -E2BIG;
+	err = out_room(c, dso + 64);
+	if (err)
+		return err;
+	session__loc(c->s, loc, &addr, &off);
+	p = c->out + c->n;
+	*p++ = '\t';
+	p += fmt_u64(p, addr, 16, 16, ' ');
+	memcpy(p, " [unknown] (", 12);
+	p += 12;
+	memcpy(p, fr->dso, dso);
+	p += dso;
+	*p++ = ')';
+	*p++ = '\n';
+	c->n = p - c->out;
+	return 0;
 }
 
 /* The text of a location's stack line, made the first time: NULL on ENOMEM. */
@@ -306,8 +337,16 @@ static int script_sample(void *ctx, const struct rsample *rs)
 		nr = c->o->max_stack;
 	c->out[c->n++] = '\n';
 	for (int i = 0; i < nr; i++) {
-		const struct line *l = loc_line(c, rs->locs[i], rs->frames[i]);
+		const struct frame *fr = session__frame(c->s, rs->frames[i]);
+		const struct line *l;
 
+		if (!fr->sym) {
+			err = unnamed_line(c, fr, rs->locs[i]);
+			if (err)
+				return err;
+			continue;
+		}
+		l = loc_line(c, rs->locs[i], rs->frames[i]);
 		if (!l)
 			return -ENOMEM;
 		err = out_put(c, c->pool + l->off, l->len);

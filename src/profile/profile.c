@@ -344,6 +344,12 @@ int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx)
 	return rehash(p, fn, ctx, NULL, 0);
 }
 
+int profile__remap_rewrite(struct profile *p, const uint32_t *map, uint32_t n, profile_rewrite_fn fn,
+			   void *ctx)
+{
+	return map || fn ? rehash(p, fn, ctx, map, n) : 0;
+}
+
 size_t profile__nr_stacks(const struct profile *p)
 {
 	pending_flush(p);

@@ -64,6 +64,14 @@ int profile__remap(struct profile *p, const uint32_t *map, uint32_t n);
  */
 typedef void (*profile_rewrite_fn)(void *ctx, struct pstack *st, uint32_t *frames);
 int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx);
+/*
+ * profile__remap() then profile__rewrite() in one pass over the stacks
+ * (fn sees the frames mapped): the same profile, the same order of stacks
+ * (each pass keeps the first of the stacks it merges, and fn depends on a
+ * stack alone), one rebuild of the table instead of two.
+ */
+int profile__remap_rewrite(struct profile *p, const uint32_t *map, uint32_t n, profile_rewrite_fn fn,
+			   void *ctx);
 
 size_t profile__nr_stacks(const struct profile *p);
 const struct pstack *profile__stack(const struct profile *p, size_t i);

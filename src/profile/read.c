@@ -13,13 +13,17 @@
 
 enum kernel_names { KERNEL_NOW, KERNEL_DEFERRED, KERNEL_NONE };
 
-/* The session of o->input: kernel addresses named at the end, at once, or never (kernel). */
+/*
+ * The session of o->input: kernel addresses named at the end, at once, or
+ * never (kernel); samples' stacks interned unless no_stacks.
+ */
 static struct session *open_session(const struct report_opts *o, enum kernel_names kernel,
-				    const struct msg_sink *ms, char *err, size_t errlen)
+				    bool no_stacks, const struct msg_sink *ms, char *err, size_t errlen)
 {
 	struct session_opts so = { .srcline = o->srcline, .inlines = o->inlines,
 				   .no_symbols = o->no_symbols, .no_demangle = o->no_demangle,
-				   .defer_kernel = kernel == KERNEL_DEFERRED, .no_kernel_names = kernel == KERNEL_NONE };
+				   .defer_kernel = kernel == KERNEL_DEFERRED, .no_kernel_names = kernel == KERNEL_NONE,
+				   .no_stacks = no_stacks };
 
 	if (ms)
 		so.msg = *ms;
@@ -29,7 +33,13 @@ static struct session *open_session(const struct report_opts *o, enum kernel_nam
 struct session *report__open(const struct report_opts *o, bool defer_kernel,
 			     const struct msg_sink *ms, char *err, size_t errlen)
 {
-	return open_session(o, defer_kernel ? KERNEL_DEFERRED : KERNEL_NOW, ms, err, errlen);
+	return open_session(o, defer_kernel ? KERNEL_DEFERRED : KERNEL_NOW, false, ms, err, errlen);
+}
+
+struct session *report__open_stream(const struct report_opts *o, const struct msg_sink *ms,
+				    char *err, size_t errlen)
+{
+	return open_session(o, KERNEL_NOW, true, ms, err, errlen);
 }
 
 /* The run's error: the session's reason, named after the file. */
@@ -121,9 +131,7 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 	if (a->sw && (ret = switches__set_attr(a->sw, a->p)))
 		return ret;
 	remap = session__remap(s, &nremap);
-	ret = profile__remap(a->p, remap, nremap);
-	if (!ret)
-		ret = profile__trim(a->p, s, a->o);
+	ret = profile__trim(a->p, s, a->o, remap, nremap); /* the frames named, then trimmed */
 	if (ret)
 		return ret;
 	if (a->ow && offwake__unjoined(a->ow))
@@ -177,7 +185,7 @@ int threads__read(const struct report_opts *o, const struct msg_sink *ms, struct
 	int ret;
 
 	err[0] = 0;
-	s = open_session(o, KERNEL_NONE, ms, err, errlen); /* no frame is used */
+	s = open_session(o, KERNEL_NONE, true, ms, err, errlen); /* no frame or stack is used */
 	if (!s)
 		return -EINVAL;
 	a.s = s;

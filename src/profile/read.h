@@ -23,6 +23,13 @@
  */
 struct session *report__open(const struct report_opts *o, bool defer_kernel,
 			     const struct msg_sink *ms, char *err, size_t errlen);
+/*
+ * The same for a caller that prints each sample as it comes (script):
+ * kernel addresses named at once, samples' stacks not interned
+ * (session_opts.no_stacks: rsample.stack is 0).
+ */
+struct session *report__open_stream(const struct report_opts *o, const struct msg_sink *ms,
+				    char *err, size_t errlen);
 
 /*
  * Open o->input and fold every sample that passes the filters into a new

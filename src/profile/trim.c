@@ -121,13 +121,14 @@ static void trim_stack(void *ctx, struct pstack *st, uint32_t *fr)
 	st->nr = cap(t, st->nr - skip);
 }
 
-int profile__trim(struct profile *p, struct session *s, const struct report_opts *o)
+int profile__trim(struct profile *p, struct session *s, const struct report_opts *o,
+		  const uint32_t *map, uint32_t nmap)
 {
 	struct trim t = { .s = s, .o = o, .p = p };
 	int err;
 
 	if (o->keep_sched_frames && o->max_stack <= 0)
-		return 0;
+		return profile__remap(p, map, nmap);
 	if (o->wakeups && offwake__separator(s, &t.sep))
 		return -ENOMEM;
 	t.nr_known = session__nr_frames(s);
@@ -135,7 +136,7 @@ int profile__trim(struct profile *p, struct session *s, const struct report_opts
 	if (!t.is_sched)
 		return -ENOMEM;
 	memset(t.is_sched, -1, t.nr_known);
-	err = profile__rewrite(p, trim_stack, &t);
+	err = profile__remap_rewrite(p, map, nmap, trim_stack, &t);
 	free(t.is_sched);
 	return err;
 }

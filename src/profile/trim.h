@@ -21,12 +21,15 @@
 bool sched_frame__is(const char *sym);
 
 /*
- * After profile__remap() (the frames named): unless o->keep_sched_frames,
+ * Each frame id f (< nmap) of every stack replaced by map[f] (the frames
+ * named: session__remap(); map may be NULL), as profile__remap() does, and
+ * in the same pass over the stacks: unless o->keep_sched_frames,
  * the scheduler's innermost frames out of the stacks of offcpu-time and
  * sched-delay (of the sleeper's side of off-wake stacks with o->wakeups,
  * never a stack's outermost frame); then each stack (each side of an
  * off-wake stack) cut to its o->max_stack innermost frames. 0 or -ENOMEM.
  */
-int profile__trim(struct profile *p, struct session *s, const struct report_opts *o);
+int profile__trim(struct profile *p, struct session *s, const struct report_opts *o,
+		  const uint32_t *map, uint32_t nmap);
 
 #endif

@@ -46,8 +46,10 @@ struct space_ent {
 
 /*
  * A chain as kept: this header, then its raw words (nraw), then the
- * locations of its frames (nr, rounded up to words), one after the other
- * in the arena, so that a hit reads one run of memory.
+ * locations of its frames (nr), then, when the session interns no stacks
+ * (session_opts.no_stacks), the frames themselves (nr; otherwise they are
+ * the interned stack's, at frames_off), rounded up to words, one after the
+ * other in the arena, so that a hit reads one run of memory.
  */
 struct chain_rec {
 	uint64_t ip;
@@ -55,7 +57,7 @@ struct chain_rec {
 	uint32_t nraw;
 	uint32_t nr;
 	uint32_t stack;      /* rsample.stack */
-	uint32_t frames_off; /* its frames in session.stack_frames */
+	uint32_t frames_off; /* its frames in session.stack_frames (unless no_stacks) */
 	uint16_t cpumode;
 	bool has_ip;
 	bool no_chain;
@@ -268,8 +270,10 @@ static int chain_add(struct session *s, struct chain_key *k, uint64_t h, struct 
 {
 	struct chain_cache *c = s->chains;
 	const struct perf_sample *ps = k->ps;
-	size_t words = REC_WORDS + ps->nr_callchain + (rs->nr + 1) / 2, i;
+	bool own_frames = s->opts.no_stacks;
+	size_t words = REC_WORDS + ps->nr_callchain + ((own_frames ? 2 : 1) * rs->nr + 1) / 2, i;
 	struct chain_rec *e;
+	uint32_t *locs;
 
 	if (cache_bytes(c) > CHAIN_CACHE_MAX)
 		return 1; /* full: kept from the next miss on, after a reset there */
@@ -279,10 +283,14 @@ static int chain_add(struct session *s, struct chain_key *k, uint64_t h, struct 
 	e = (struct chain_rec *)(c->arena + c->nr_words);
 	*e = (struct chain_rec){ .ip = ps->ip, .space = k->space, .nraw = ps->nr_callchain, .nr = rs->nr,
 				 .stack = rs->stack,
-				 .frames_off = ((const struct stack_ent *)htab__at(&s->stacks, rs->stack - 1))->off,
+				 .frames_off = own_frames ? 0 :
+					       ((const struct stack_ent *)htab__at(&s->stacks, rs->stack - 1))->off,
 				 .cpumode = ps->cpumode, .has_ip = k->has_ip, .no_chain = rs->no_chain };
 	memcpy(e + 1, ps->callchain, ps->nr_callchain * 8);
-	memcpy(c->arena + c->nr_words + REC_WORDS + ps->nr_callchain, rs->locs, rs->nr * sizeof(uint32_t));
+	locs = (uint32_t *)(c->arena + c->nr_words + REC_WORDS + ps->nr_callchain);
+	memcpy(locs, rs->locs, rs->nr * sizeof(uint32_t));
+	if (own_frames)
+		memcpy(locs + rs->nr, rs->frames, rs->nr * sizeof(uint32_t));
 	for (i = h & (c->nslots - 1); c->slots[i].rec; i = (i + 1) & (c->nslots - 1))
 		;
 	c->slots[i] = (struct chain_slot){ (uint32_t)h, (uint32_t)c->nr_words + 1 };
@@ -312,8 +320,8 @@ int chain_cache__resolve(struct session *s, struct rsample *rs, struct proc *p,
 		rs->nr = e->nr;
 		rs->no_chain = e->no_chain;
 		rs->stack = e->stack;
-		rs->frames = s->stack_frames + e->frames_off;
 		rs->locs = (const uint32_t *)((const uint64_t *)(e + 1) + e->nraw);
+		rs->frames = s->opts.no_stacks ? rs->locs + e->nr : s->stack_frames + e->frames_off;
 		return 0;
 	}
 	err = resolve(s, rs, p);

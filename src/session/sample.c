@@ -244,7 +244,7 @@ static int resolve_chain(struct session *s, struct rsample *rs, const struct pro
 	rs->locs = s->slocs;
 	if (err == -E2BIG)
 		err = 0; /* deeper than we keep: the outermost frames are dropped */
-	return err ? err : intern_stack(s, rs);
+	return err || s->opts.no_stacks ? err : intern_stack(s, rs);
 }
 
 int sample__on_sample(struct session *s, const struct perf_rec *rec)

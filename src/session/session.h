@@ -55,7 +55,7 @@ struct rsample {
 	 * The frames' sequence interned: two samples of one session__run()
 	 * have the same stack id when their frames are the same (and only
 	 * then), so a consumer can key on it. 0 in samples an output makes of
-	 * others.
+	 * others, and in every sample of a session opened with no_stacks.
 	 */
 	uint32_t stack;
 	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */
@@ -86,6 +86,13 @@ struct session_opts {
 	 * would warn about is said where it would be, at the first one.
 	 */
 	bool no_kernel_names;
+	/*
+	 * Samples' frame sequences are not interned (rsample.stack stays 0):
+	 * for callers that print each sample's frames and locations as they
+	 * come and key on nothing (script). The interned sequences are most of
+	 * the memory of a recording with many distinct stacks.
+	 */
+	bool no_stacks;
 	/*
 	 * Where the warnings go (a file not as recorded, a kernel without
 	 * symbols, a recording cut off), as they are found; none when unset.
