@@ -126,8 +126,11 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
 	e->n = n;
 	e->npy = npy;
 	e->off = f->npool;
-	memcpy(f->pool + f->npool, frames, n * sizeof(*frames));
-	memcpy(f->pool + f->npool + n, py, npy * sizeof(*py));
+	/* nothing to copy (unwound nothing, no Python words): the pool may not exist yet */
+	if (n)
+		memcpy(f->pool + f->npool, frames, n * sizeof(*frames));
+	if (npy)
+		memcpy(f->pool + f->npool + n, py, npy * sizeof(*py));
 	f->npool += n + npy;
 	return 0;
 }
