@@ -443,10 +443,13 @@ void pyframes__seen(struct pyframes *p, uint32_t pid, const uint64_t *w, uint32_
 /*
  * native frames (innermost first) and pid's Python frames py as one stack
  * into out (at most max): each group of Python frames in place of its
- * interpreter frame, as frames of the symbol file. Its length, or -ENOMEM.
+ * interpreter frame, as frames of the symbol file. taken: when the stack
+ * was taken (mono_ns; UINT64_MAX: unknown), its code objects' names read
+ * before then are checked again. Its length, or -ENOMEM.
  */
 int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *native, uint32_t nn,
-			 const uint64_t *py, uint32_t npy, uint64_t *out, uint32_t max);
+			 const uint64_t *py, uint32_t npy, uint64_t taken, uint64_t *out,
+			 uint32_t max);
 /*
  * A record on its way to the file: with the executable mapping of a
  * Python interpreter (MMAP2), the mapping of the symbol file for the same
@@ -496,10 +499,12 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len);
 bool ustack_fix__wanted(const __u64 *stack, uint32_t n);
 /*
  * Replace them in pid's user stack[] (*n frames, at most
- * OFFCPU_MAX_STACK). -ENOENT: its deferred stack has not come (yet);
+ * OFFCPU_MAX_STACK), taken at `taken` (mono_ns; UINT64_MAX: unknown, see
+ * pyframes__interleave). -ENOENT: its deferred stack has not come (yet);
  * with must, it is left out instead (counted).
  */
-int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must);
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must,
+		      uint64_t taken);
 /* The process has exited or exec'd. */
 void ustack_fix__forget(struct ustack_fix *f, uint32_t pid);
 uint64_t ustack_fix__stat(const struct ustack_fix *f, int which);

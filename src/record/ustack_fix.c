@@ -144,7 +144,8 @@ bool ustack_fix__wanted(const __u64 *stack, uint32_t n)
 	return false;
 }
 
-int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must)
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must,
+		      uint64_t taken)
 {
 	uint64_t out[OFFCPU_MAX_STACK], pyw[OFFCPU_MAX_STACK];
 	uint32_t len = *n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : *n;
@@ -187,7 +188,8 @@ int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t
 		}
 	}
 	if (npy && f->py) {
-		int r = pyframes__interleave(f->py, pid, nat, native, pyw, npy, out, OFFCPU_MAX_STACK);
+		int r = pyframes__interleave(f->py, pid, nat, native, pyw, npy, taken, out,
+					 OFFCPU_MAX_STACK);
 
 		if (r < 0)
 			return r;
