@@ -390,6 +390,8 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
 /* The Python processes follow the same side-band (--python): before __start. */
 void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py);
+/* The deferred stacks' mappings of processes gone (ustack_fix__mmap...): before start. */
+void unwind_loader__set_fix(struct unwind_loader *l, struct ustack_fix *fix);
 /*
  * The thread's failure (a negative errno), 0 while it keeps the tables:
  * once it failed it has stopped, and stacks taken since may miss frames.
@@ -485,7 +487,9 @@ int symfile__write(const char *path, const char *const *names, size_t n, uid_t u
 struct ustack_fix;
 enum {
 	USTACK_FIX_UNWOUND, /* deferred stacks unwound in user space */
-	USTACK_FIX_FAILED,  /* ... that could not be (the process gone): the BPF side's frames */
+	USTACK_FIX_FAILED,  /* ... that could not be (the process gone, its mappings unknown):
+			       the BPF side's frames */
+	USTACK_FIX_GONE,    /* ... unwound, of them, after their process was gone (its last mappings) */
 	USTACK_FIX_DROPPED, /* ... not kept (too many) */
 	USTACK_FIX_UNKNOWN, /* samples with a deferred stack that never came */
 	USTACK_FIX__NR,
@@ -507,6 +511,16 @@ int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t
 		      uint64_t taken);
 /* The process has exited or exec'd. */
 void ustack_fix__forget(struct ustack_fix *f, uint32_t pid);
+/*
+ * The side-band of the processes the unwinder follows (its thread calls
+ * these, in time order): their executable file mappings, for the stacks
+ * unwound after their process is gone. f may be NULL.
+ */
+struct unw_mapping;
+void ustack_fix__mmap(struct ustack_fix *f, uint32_t pid, const struct unw_mapping *m);
+void ustack_fix__exec(struct ustack_fix *f, uint32_t pid);
+void ustack_fix__fork(struct ustack_fix *f, uint32_t ppid, uint32_t pid);
+void ustack_fix__exit(struct ustack_fix *f, uint32_t pid);
 uint64_t ustack_fix__stat(const struct ustack_fix *f, int which);
 
 /* ---- cpu_events.c ---- */
