@@ -292,7 +292,8 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
 	}
 	n = dwfl_stack__unwind(f->dwfl, d->pid, d->tid, d->regs, d->stack, d->len, frames,
 			       OFFCPU_MAX_STACK);
-	if (n == -ESRCH) {
+	if (n < 0) {
+		/* gone (-ESRCH), or a zombie whose /proc/PID/maps is empty already */
 		n = unwind_gone(f, d, frames, OFFCPU_MAX_STACK);
 		if (n > 0)
 			f->stats[USTACK_FIX_GONE]++;
