@@ -129,9 +129,10 @@ struct offcpu_bpf {
 /*
  * A user stack with tagged words (bpf/unwind.h) finished by ustack_fix
  * (pid 0: the one its words carry), taken at `taken` (UINT64_MAX: a
- * stack record, sent once, when first taken: its Python names checked). A deferred stack's copy comes on its
- * own ring, before the stack that names it, but may be read after it: the
- * ring is read again before it is given up for.
+ * stack record, sent once, when first taken: its Python names checked).
+ * A deferred stack's copy comes on its own ring, before the stack that
+ * names it, but may be read after it: the ring is read again before it is
+ * given up for.
  */
 static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen,
 		       uint64_t taken)

@@ -513,11 +513,12 @@ static void code_fill(struct pycode *c, struct py_code *pc, const struct pycode 
  * not committed yet), or not at all (a stack of the same Python frames
  * was seen before the address had its new object), and the stack would
  * keep the old object's name; 3.13 frees the code of a site .pth line's
- * exec at startup, and pywait.py's py_child_wait takes its address. A process forked from a Python one has its
- * parent's code objects at the same addresses (a copy of its memory):
- * those the parent's image has read already, or can read, serve it too,
- * which matters for a child that execs a moment later (subprocess), its
- * own memory gone before its stacks' names are read.
+ * exec at startup, and pywait.py's py_child_wait takes its address.
+ * A process forked from a Python one has its parent's code objects at
+ * the same addresses (a copy of its memory): those the parent's image has
+ * read already, or can read, serve it too, which matters for a child that
+ * execs a moment later (subprocess), its own memory gone before its
+ * stacks' names are read.
  */
 static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint64_t addr,
 			      uint64_t taken)
