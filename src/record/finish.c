@@ -83,6 +83,7 @@ static void put_counts(struct recorder *r, struct counter_buf *c)
 	if (r->fix) {
 		put(c, "unwind.deferred_unwound", ustack_fix__stat(r->fix, USTACK_FIX_UNWOUND));
 		put(c, "unwind.deferred_failed", ustack_fix__stat(r->fix, USTACK_FIX_FAILED));
+		put(c, "unwind.deferred_after_exit", ustack_fix__stat(r->fix, USTACK_FIX_GONE));
 		put(c, "unwind.deferred_dropped", ustack_fix__stat(r->fix, USTACK_FIX_DROPPED));
 		put(c, "unwind.deferred_unknown", ustack_fix__stat(r->fix, USTACK_FIX_UNKNOWN));
 	}

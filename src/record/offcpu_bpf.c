@@ -128,11 +128,14 @@ struct offcpu_bpf {
 
 /*
  * A user stack with tagged words (bpf/unwind.h) finished by ustack_fix
- * (pid 0: the one its words carry). A deferred stack's copy comes on its
- * own ring, before the stack that names it, but may be read after it: the
- * ring is read again before it is given up for.
+ * (pid 0: the one its words carry), taken at `taken` (UINT64_MAX: a
+ * stack record, sent once, when first taken: its Python names checked).
+ * A deferred stack's copy comes on its own ring, before the stack that
+ * names it, but may be read after it: the ring is read again before it is
+ * given up for.
  */
-static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen)
+static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *ulen,
+		       uint64_t taken)
 {
 	int err;
 
@@ -144,11 +147,11 @@ static void fix_ustack(struct offcpu_bpf *b, uint32_t pid, __u64 *stack, __u32 *
 	 */
 	if (b->prb)
 		ring_buffer__consume(b->prb);
-	err = ustack_fix__apply(b->fix, pid, stack, ulen, false);
+	err = ustack_fix__apply(b->fix, pid, stack, ulen, false, taken);
 
 	if (err == -ENOENT) {
 		ring_buffer__consume(b->drb);
-		err = ustack_fix__apply(b->fix, pid, stack, ulen, true);
+		err = ustack_fix__apply(b->fix, pid, stack, ulen, true, taken);
 	}
 	if (err && !b->err)
 		b->err = err;
@@ -172,7 +175,7 @@ static int stack_add(struct offcpu_bpf *b, const struct offcpu_stack *st, size_t
 	if (b->fix && ustack_fix__wanted(st->frames, n)) {
 		/* a user stack to finish: its frames as they will be written */
 		memcpy(&b->fst, st, OFFCPU_STACK_HDR_SIZE + n * sizeof(uint64_t));
-		fix_ustack(b, 0, b->fst.frames, &b->fst.nr);
+		fix_ustack(b, 0, b->fst.frames, &b->fst.nr, UINT64_MAX);
 		if (b->err)
 			return b->err;
 		st = &b->fst;
@@ -309,7 +312,7 @@ static int on_cpu_sample(void *ctx, void *data, size_t len)
 		return 0;
 	if (b->fix && ustack_fix__wanted(s->stack, s->ulen)) {
 		memcpy(&b->fc, s, sizeof(*s));
-		fix_ustack(b, s->pid, b->fc.stack, &b->fc.ulen);
+		fix_ustack(b, s->pid, b->fc.stack, &b->fc.ulen, s->time);
 		if (b->err)
 			return b->err;
 		s = &b->fc;

@@ -81,6 +81,7 @@ struct pycode {
 	uint64_t addr;
 	bool ok;
 	uint32_t version;      /* read again since: another code object at addr */
+	uint64_t checked;      /* when (mono_ns) it was last read, or found still there */
 	struct py_code_id id;
 	char *qualname, *file; /* file: as shown (basename) */
 	int firstlineno;
@@ -501,17 +502,26 @@ static void code_fill(struct pycode *c, struct py_code *pc, const struct pycode 
 }
 
 /*
- * The code object at addr of pp's image, read on first sight; with
- * check, read again if the object there is not the one read before (its
- * memory freed and reused: a module's code object goes after its import,
- * and another takes its place). A process forked from a Python one has its
- * parent's code objects at the same addresses (a copy of its memory):
- * those the parent's image has read already, or can read, serve it too,
- * which matters for a child that execs a moment later (subprocess), its
- * own memory gone before its stacks' names are read.
+ * The code object at addr of pp's image, read on first sight; when the
+ * entry was last read or checked before `taken` (the time a stack with
+ * it was taken; UINT64_MAX: always, 0: never), read again if the object
+ * there is not the one read before (its memory freed and reused: a
+ * module's code object goes after its import, and another takes its
+ * place). Checked when a stack is named, not only when the BPF side
+ * first sends a stack (pyframes__seen): that record may be read after
+ * the stack that needs it (its ring stops at a record another CPU has
+ * not committed yet), or not at all (a stack of the same Python frames
+ * was seen before the address had its new object), and the stack would
+ * keep the old object's name; 3.13 frees the code of a site .pth line's
+ * exec at startup, and pywait.py's py_child_wait takes its address.
+ * A process forked from a Python one has its parent's code objects at
+ * the same addresses (a copy of its memory): those the parent's image has
+ * read already, or can read, serve it too, which matters for a child that
+ * execs a moment later (subprocess), its own memory gone before its
+ * stacks' names are read.
  */
 static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint64_t addr,
-			      bool check)
+			      uint64_t taken)
 {
 	struct pycode k = { .pid = pp->pid, .gen = pp->gen, .addr = addr }, *c, *parent = NULL;
 	struct pycode pk = { .pid = pp->ppid, .gen = pp->pgen, .addr = addr };
@@ -523,14 +533,19 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 	if (!c)
 		return NULL;
 	if (!added) {
-		if (!check || !c->ok || py_code__id(pp->pid, &pp->layout, addr, &id) ||
-		    (id.qualname == c->id.qualname && id.filename == c->id.filename &&
-		     id.linetable == c->id.linetable && id.firstlineno == c->id.firstlineno))
+		if (!taken || c->checked >= taken || !c->ok ||
+		    py_code__id(pp->pid, &pp->layout, addr, &id))
 			return c;
+		if (id.qualname == c->id.qualname && id.filename == c->id.filename &&
+		    id.linetable == c->id.linetable && id.firstlineno == c->id.firstlineno) {
+			c->checked = mono_ns();
+			return c;
+		}
 		c->version++;
 	} else {
 		*c = k;
 	}
+	c->checked = mono_ns();
 	if (pp->ppid && added)
 		parent = htab__find(&p->codes, code_hash(pk.pid, pk.gen, addr), code_eq, &pk);
 	if (parent && parent->ok) {
@@ -549,11 +564,11 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 }
 
 /* The symbol file's function of Python word w of pp's image: its id, or -ENOMEM. */
-static int name_of(struct pyframes *p, const struct pyproc *pp, uint64_t w, bool check)
+static int name_of(struct pyframes *p, const struct pyproc *pp, uint64_t w, uint64_t taken)
 {
 	struct pyname k = { .pid = pp->pid, .gen = pp->gen, .word = w & ~OFFCPU_PY_LAST }, *e;
 	uint32_t units = OFFCPU_PY_UNITS(w), id = PY_UNKNOWN_ID;
-	struct pycode *c = code_of(p, pp, OFFCPU_PY_CODE(w), check);
+	struct pycode *c = code_of(p, pp, OFFCPU_PY_CODE(w), taken);
 	char *name = NULL;
 	bool added;
 	int line;
@@ -602,7 +617,7 @@ void pyframes__seen(struct pyframes *p, uint32_t pid, const uint64_t *w, uint32_
 	if (!proc_get(p, pid, &pp))
 		return;
 	for (uint32_t i = 0; i < n; i++)
-		if (OFFCPU_PY_IS_FRAME(w[i]) && name_of(p, &pp, w[i], true) < 0)
+		if (OFFCPU_PY_IS_FRAME(w[i]) && name_of(p, &pp, w[i], UINT64_MAX) < 0)
 			return;
 }
 
@@ -626,7 +641,7 @@ int pyframes__walk(struct pyframes *p, uint32_t pid, uint32_t tid, uint64_t *w, 
 }
 
 int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *native, uint32_t nn,
-			 const uint64_t *py, uint32_t npy, uint64_t *out, uint32_t max)
+			 const uint64_t *py, uint32_t npy, uint64_t taken, uint64_t *out, uint32_t max)
 {
 	struct pyproc pp;
 	uint32_t n = 0, j = 0;
@@ -648,7 +663,7 @@ int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *nativ
 				j++;
 				continue;
 			}
-			id = have ? name_of(p, &pp, py[j], false) : PY_UNKNOWN_ID;
+			id = have ? name_of(p, &pp, py[j], taken) : PY_UNKNOWN_ID;
 			if (id < 0)
 				return id;
 			out[n++] = sym_addr(id);

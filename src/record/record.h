@@ -390,6 +390,8 @@ int unwind_loader__new(const struct record_opts *o, const struct offcpu_bpf *b,
 int unwind_loader__start(struct unwind_loader *l, const struct record_opts *o, int child);
 /* The Python processes follow the same side-band (--python): before __start. */
 void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py);
+/* The deferred stacks' mappings of processes gone (ustack_fix__mmap...): before start. */
+void unwind_loader__set_fix(struct unwind_loader *l, struct ustack_fix *fix);
 /*
  * The thread's failure (a negative errno), 0 while it keeps the tables:
  * once it failed it has stopped, and stacks taken since may miss frames.
@@ -443,10 +445,13 @@ void pyframes__seen(struct pyframes *p, uint32_t pid, const uint64_t *w, uint32_
 /*
  * native frames (innermost first) and pid's Python frames py as one stack
  * into out (at most max): each group of Python frames in place of its
- * interpreter frame, as frames of the symbol file. Its length, or -ENOMEM.
+ * interpreter frame, as frames of the symbol file. taken: when the stack
+ * was taken (mono_ns; UINT64_MAX: unknown), its code objects' names read
+ * before then are checked again. Its length, or -ENOMEM.
  */
 int pyframes__interleave(struct pyframes *p, uint32_t pid, const uint64_t *native, uint32_t nn,
-			 const uint64_t *py, uint32_t npy, uint64_t *out, uint32_t max);
+			 const uint64_t *py, uint32_t npy, uint64_t taken, uint64_t *out,
+			 uint32_t max);
 /*
  * A record on its way to the file: with the executable mapping of a
  * Python interpreter (MMAP2), the mapping of the symbol file for the same
@@ -482,7 +487,9 @@ int symfile__write(const char *path, const char *const *names, size_t n, uid_t u
 struct ustack_fix;
 enum {
 	USTACK_FIX_UNWOUND, /* deferred stacks unwound in user space */
-	USTACK_FIX_FAILED,  /* ... that could not be (the process gone): the BPF side's frames */
+	USTACK_FIX_FAILED,  /* ... that could not be (the process gone, its mappings unknown):
+			       the BPF side's frames */
+	USTACK_FIX_GONE,    /* ... unwound, of them, after their process was gone (its last mappings) */
 	USTACK_FIX_DROPPED, /* ... not kept (too many) */
 	USTACK_FIX_UNKNOWN, /* samples with a deferred stack that never came */
 	USTACK_FIX__NR,
@@ -496,12 +503,24 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len);
 bool ustack_fix__wanted(const __u64 *stack, uint32_t n);
 /*
  * Replace them in pid's user stack[] (*n frames, at most
- * OFFCPU_MAX_STACK). -ENOENT: its deferred stack has not come (yet);
+ * OFFCPU_MAX_STACK), taken at `taken` (mono_ns; UINT64_MAX: unknown, see
+ * pyframes__interleave). -ENOENT: its deferred stack has not come (yet);
  * with must, it is left out instead (counted).
  */
-int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must);
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must,
+		      uint64_t taken);
 /* The process has exited or exec'd. */
 void ustack_fix__forget(struct ustack_fix *f, uint32_t pid);
+/*
+ * The side-band of the processes the unwinder follows (its thread calls
+ * these, in time order): their executable file mappings, for the stacks
+ * unwound after their process is gone. f may be NULL.
+ */
+struct unw_mapping;
+void ustack_fix__mmap(struct ustack_fix *f, uint32_t pid, const struct unw_mapping *m);
+void ustack_fix__exec(struct ustack_fix *f, uint32_t pid);
+void ustack_fix__fork(struct ustack_fix *f, uint32_t ppid, uint32_t pid);
+void ustack_fix__exit(struct ustack_fix *f, uint32_t pid);
 uint64_t ustack_fix__stat(const struct ustack_fix *f, int which);
 
 /* ---- cpu_events.c ---- */

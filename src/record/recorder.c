@@ -399,6 +399,7 @@ static int open_events(struct recorder *r)
 		}
 		offcpu_bpf__set_ustack_fix(r->bpf, r->fix, r->py);
 		unwind_loader__set_python(r->unwind, r->py);
+		unwind_loader__set_fix(r->unwind, r->fix);
 	}
 	err = cpu_events__new(o, r->ms, offcpu_bpf__filter_prog_fd(r->bpf), &r->cpu);
 	if (!err && record_opts__bpf_cpu_samples(o)) {

@@ -81,6 +81,7 @@ struct sb_rec {
 struct unwind_loader {
 	struct unw_tables *t;
 	struct pyframes *py; /* --python: the Python processes follow the same side-band */
+	struct ustack_fix *fix; /* the deferred stacks: the mappings of processes gone */
 	struct offcpu_unwind_maps maps;
 	void *rows_map;
 	size_t rows_len;
@@ -386,6 +387,8 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 		unw_tables__mmap(l->t, pid, &m);
 		if (l->py && unw_tables__follows(l->t, pid))
 			pyframes__mmap(l->py, pid, &m);
+		if (l->fix && unw_tables__follows(l->t, pid))
+			ustack_fix__mmap(l->fix, pid, &m);
 		break;
 	}
 	case PERF_RECORD_COMM:
@@ -394,6 +397,7 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 			unw_tables__exec(l->t, pid);
 			if (l->py)
 				pyframes__exec(l->py, pid);
+			ustack_fix__exec(l->fix, pid);
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -404,6 +408,8 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 				unw_tables__fork(l->t, ppid, pid);
 			if (pid != ppid && l->py)
 				pyframes__fork(l->py, ppid, pid);
+			if (pid != ppid)
+				ustack_fix__fork(l->fix, ppid, pid);
 		}
 		break;
 	case PERF_RECORD_EXIT:
@@ -415,6 +421,7 @@ static void handle(struct unwind_loader *l, const uint8_t *rec, uint32_t len)
 				unw_tables__exit(l->t, pid);
 				if (l->py)
 					pyframes__exit(l->py, pid);
+				ustack_fix__exit(l->fix, pid);
 			}
 		}
 		break;
@@ -616,6 +623,11 @@ cleanup:
 void unwind_loader__set_python(struct unwind_loader *l, struct pyframes *py)
 {
 	l->py = py;
+}
+
+void unwind_loader__set_fix(struct unwind_loader *l, struct ustack_fix *fix)
+{
+	l->fix = fix;
 }
 
 /* A process there before the recording: its tables, and whether it is a Python. */

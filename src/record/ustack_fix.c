@@ -16,23 +16,41 @@
  *                                 file, interleaved with the native ones)
  *
  * A deferred stack is unwound when it arrives, milliseconds after it was
- * taken, while its process lives; the frames are kept by id for the
+ * taken, from its process's /proc/PID/maps; when the process is gone by
+ * then (a short-lived one: its stack is read up to a poll, 100 ms, later),
+ * from the executable file mappings of its last image as the unwinder's
+ * side-band thread saw them (MMAP2, FORK, exec, EXIT: kept here under a
+ * mutex, an exited process's for UF_GONE_NS). The frames are kept by id for the
  * samples that carry it (an off-CPU sample, and its sched-delay sample),
  * which may come seconds later. At most UF_MAX_DEFERRED are kept: the
  * BPF side defers only stacks whose table is missing, which it is for
  * milliseconds after a library is mapped.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "record/record.h"
 #include "unwind/dwfl_stack.h"
+#include "unwind/tables.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htab.h"
 #include "util/vec.h"
 
 #define UF_MAX_DEFERRED 65536
+#define UF_GONE_NS 30000000000ULL /* an exited process's mappings kept this long */
+#define UF_MAX_MAPS 256
+
+/* A process's executable file mappings (its current or last image). */
+struct ufproc {
+	uint32_t pid;
+	bool gone;
+	uint64_t gone_at;
+	struct dwfl_file_map *v; /* paths owned */
+	size_t n, cap;
+};
 
 struct deferred {
 	uint64_t id;
@@ -46,6 +64,9 @@ struct ustack_fix {
 	struct dwfl_stack *dwfl;
 	struct pyframes *py;    /* NULL: --python=no */
 	struct htab deferred;   /* struct deferred, by id */
+	pthread_mutex_t lock;   /* procs, fed by the side-band thread */
+	struct htab procs;      /* struct ufproc, by pid */
+	uint64_t last_expire;
 	uint64_t *pool;
 	size_t npool, cappool;
 	uint64_t stats[USTACK_FIX__NR];
@@ -64,6 +85,8 @@ int ustack_fix__new(struct pyframes *py, struct ustack_fix **out)
 	}
 	f->py = py;
 	htab__init(&f->deferred, sizeof(struct deferred));
+	htab__init(&f->procs, sizeof(struct ufproc));
+	pthread_mutex_init(&f->lock, NULL);
 	*out = f;
 	return 0;
 }
@@ -74,6 +97,15 @@ void ustack_fix__free(struct ustack_fix *f)
 		return;
 	dwfl_stack__free(f->dwfl);
 	htab__free(&f->deferred);
+	for (size_t i = 0; i < htab__n(&f->procs); i++) {
+		struct ufproc *p = htab__at(&f->procs, i);
+
+		for (size_t j = 0; j < p->n; j++)
+			free((char *)p->v[j].path);
+		free(p->v);
+	}
+	htab__free(&f->procs);
+	pthread_mutex_destroy(&f->lock);
 	free(f->pool);
 	free(f);
 }
@@ -86,6 +118,161 @@ static bool deferred_eq(const void *entry, const void *key)
 static struct deferred *deferred_find(struct ustack_fix *f, uint64_t id)
 {
 	return htab__find(&f->deferred, hash__mix(id), deferred_eq, &id);
+}
+
+/* ---- the processes' mappings (under f->lock) ---- */
+
+static bool ufproc_eq(const void *entry, const void *key)
+{
+	return ((const struct ufproc *)entry)->pid == *(const uint32_t *)key;
+}
+
+static void ufproc_clear(struct ufproc *p)
+{
+	for (size_t j = 0; j < p->n; j++)
+		free((char *)p->v[j].path);
+	p->n = 0;
+	p->gone = false;
+}
+
+/* pid's entry, made when new; a gone one's pid is a new process's: cleared. */
+static struct ufproc *ufproc_get(struct ustack_fix *f, uint32_t pid)
+{
+	struct ufproc *p;
+	bool added;
+
+	p = htab__get(&f->procs, hash__mix(pid), ufproc_eq, &pid, &added);
+	if (!p)
+		return NULL;
+	if (added) {
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+	} else if (p->gone) {
+		ufproc_clear(p);
+	}
+	return p;
+}
+
+static int ufproc_add(struct ufproc *p, const struct dwfl_file_map *m)
+{
+	char *path;
+
+	if (p->n >= UF_MAX_MAPS)
+		return 0;
+	path = strdup(m->path);
+	if (!path || vec__reserve((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v), 8)) {
+		free(path);
+		return -ENOMEM;
+	}
+	p->v[p->n] = *m;
+	p->v[p->n++].path = path;
+	return 0;
+}
+
+void ustack_fix__mmap(struct ustack_fix *f, uint32_t pid, const struct unw_mapping *m)
+{
+	struct dwfl_file_map fm = { m->start, m->end, m->pgoff, m->path };
+	struct ufproc *p;
+
+	if (!f || m->path[0] != '/')
+		return; /* no file: nothing libdw could open */
+	pthread_mutex_lock(&f->lock);
+	p = ufproc_get(f, pid);
+	if (p)
+		ufproc_add(p, &fm); /* out of memory: the stack stays as the BPF side left it */
+	pthread_mutex_unlock(&f->lock);
+}
+
+void ustack_fix__exec(struct ustack_fix *f, uint32_t pid)
+{
+	struct ufproc *p;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	p = ufproc_get(f, pid);
+	if (p)
+		ufproc_clear(p);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void ustack_fix__fork(struct ustack_fix *f, uint32_t ppid, uint32_t pid)
+{
+	struct ufproc *parent, *child;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	child = ufproc_get(f, pid);
+	if (child) {
+		ufproc_clear(child);
+		/* after ufproc_get: the table may have moved */
+		parent = htab__find(&f->procs, hash__mix(ppid), ufproc_eq, &ppid);
+		for (size_t i = 0; parent && i < parent->n; i++) {
+			struct dwfl_file_map m = parent->v[i];
+
+			if (ufproc_add(child, &m))
+				break;
+			parent = htab__find(&f->procs, hash__mix(ppid), ufproc_eq, &ppid);
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+void ustack_fix__exit(struct ustack_fix *f, uint32_t pid)
+{
+	uint64_t now = mono_ns();
+	struct ufproc *p;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	p = htab__find(&f->procs, hash__mix(pid), ufproc_eq, &pid);
+	if (p) {
+		p->gone = true;
+		p->gone_at = now;
+	}
+	/* now and then, the mappings of processes gone long ago go */
+	if (now - f->last_expire > 1000000000ULL) {
+		f->last_expire = now;
+		for (size_t i = 0; i < htab__n(&f->procs); i++) {
+			p = htab__at(&f->procs, i);
+			if (p->gone && now - p->gone_at > UF_GONE_NS)
+				ufproc_clear(p); /* emptied, not removed: entries stay where they are */
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Unwind a deferred stack of a process gone, from its last image's mappings. */
+static int unwind_gone(struct ustack_fix *f, const struct offcpu_unw_deferred *d, uint64_t *frames,
+		       int max)
+{
+	struct dwfl_file_map *m = NULL;
+	struct ufproc *p;
+	size_t n = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&f->lock);
+	p = htab__find(&f->procs, hash__mix(d->pid), ufproc_eq, &d->pid);
+	if (p && p->n && (m = calloc(p->n, sizeof(*m)))) {
+		for (n = 0; n < p->n; n++) {
+			m[n] = p->v[n];
+			m[n].path = strdup(p->v[n].path);
+			if (!m[n].path)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!n)
+		err = -ESRCH;
+	else
+		err = dwfl_stack__unwind_files(f->dwfl, d->pid, d->tid, m, n, d->regs, d->stack, d->len,
+					       frames, max);
+	for (size_t i = 0; i < n; i++)
+		free((char *)m[i].path);
+	free(m);
+	return err;
 }
 
 int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
@@ -105,6 +292,12 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
 	}
 	n = dwfl_stack__unwind(f->dwfl, d->pid, d->tid, d->regs, d->stack, d->len, frames,
 			       OFFCPU_MAX_STACK);
+	if (n < 0) {
+		/* gone (-ESRCH), or a zombie whose /proc/PID/maps is empty already */
+		n = unwind_gone(f, d, frames, OFFCPU_MAX_STACK);
+		if (n > 0)
+			f->stats[USTACK_FIX_GONE]++;
+	}
 	if (n < 0) {
 		f->stats[USTACK_FIX_FAILED]++;
 		n = 0;
@@ -126,8 +319,11 @@ int ustack_fix__deferred(struct ustack_fix *f, const void *rec, size_t len)
 	e->n = n;
 	e->npy = npy;
 	e->off = f->npool;
-	memcpy(f->pool + f->npool, frames, n * sizeof(*frames));
-	memcpy(f->pool + f->npool + n, py, npy * sizeof(*py));
+	/* nothing to copy (unwound nothing, no Python words): the pool may not exist yet */
+	if (n)
+		memcpy(f->pool + f->npool, frames, n * sizeof(*frames));
+	if (npy)
+		memcpy(f->pool + f->npool + n, py, npy * sizeof(*py));
 	f->npool += n + npy;
 	return 0;
 }
@@ -141,7 +337,8 @@ bool ustack_fix__wanted(const __u64 *stack, uint32_t n)
 	return false;
 }
 
-int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must)
+int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t *n, bool must,
+		      uint64_t taken)
 {
 	uint64_t out[OFFCPU_MAX_STACK], pyw[OFFCPU_MAX_STACK];
 	uint32_t len = *n > OFFCPU_MAX_STACK ? OFFCPU_MAX_STACK : *n;
@@ -184,7 +381,8 @@ int ustack_fix__apply(struct ustack_fix *f, uint32_t pid, __u64 *stack, uint32_t
 		}
 	}
 	if (npy && f->py) {
-		int r = pyframes__interleave(f->py, pid, nat, native, pyw, npy, out, OFFCPU_MAX_STACK);
+		int r = pyframes__interleave(f->py, pid, nat, native, pyw, npy, taken, out,
+					 OFFCPU_MAX_STACK);
 
 		if (r < 0)
 			return r;

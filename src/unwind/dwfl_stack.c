@@ -9,9 +9,12 @@
  * in the unwinder's thread, milliseconds later; libdw needs none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
@@ -139,6 +142,7 @@ static int session_begin(struct session *s, uint32_t pid)
 
 struct dwfl_stack *dwfl_stack__new(void)
 {
+	elf_version(EV_CURRENT);
 	return calloc(1, sizeof(struct dwfl_stack));
 }
 
@@ -236,6 +240,87 @@ int dwfl_stack__unwind(struct dwfl_stack *u, uint32_t pid, uint32_t tid,
 		s->used = ++u->tick; /* files mapped since the session began: again with them */
 		n = walk(s, tid, regs, stack, len, out, max);
 	}
+	if (!n) {
+		out[0] = regs[OFFCPU_UNW_REG_IP];
+		n = 1;
+	}
+	return n;
+}
+
+/*
+ * The load bias of the file at path mapped executable at start from file
+ * offset pgoff: start - pgoff - (p_vaddr - p_offset) of the loadable
+ * segment that holds pgoff. 0 on success.
+ */
+static int file_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENOENT;
+	size_t nph = 0;
+	Elf *elf;
+
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if ((ph.p_offset & ~4095ULL) <= pgoff && pgoff < ph.p_offset + ph.p_filesz) {
+				*bias = start - pgoff - (ph.p_vaddr - ph.p_offset);
+				err = 0;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int dwfl_stack__unwind_files(struct dwfl_stack *u, uint32_t pid, uint32_t tid,
+			     const struct dwfl_file_map *m, size_t nm,
+			     const __u64 regs[OFFCPU_UNW_NREGS], const void *stack, size_t len,
+			     uint64_t *out, int max)
+{
+	struct session s = { 0 }; /* of this stack only: the process has no more stacks to come */
+	size_t reported = 0;
+	int n, err = 0;
+
+	(void)u;
+	if (max <= 0)
+		return -EINVAL;
+	s.dwfl = dwfl_begin(&proc_callbacks);
+	if (!s.dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(s.dwfl);
+	for (size_t i = 0; i < nm; i++) {
+		uint64_t bias = 0;
+		bool again = false;
+
+		/* a file with more than one executable mapping is one module, reported once */
+		for (size_t j = 0; j < i && !again; j++)
+			again = m[j].path && m[i].path && !strcmp(m[j].path, m[i].path);
+		if (again || !m[i].path || m[i].path[0] != '/' ||
+		    file_bias(m[i].path, m[i].start, m[i].pgoff, &bias))
+			continue;
+		if (dwfl_report_elf(s.dwfl, m[i].path, m[i].path, -1, bias, false))
+			reported++;
+	}
+	if (dwfl_report_end(s.dwfl, NULL, NULL))
+		err = -EINVAL;
+	if (!err && !reported)
+		err = -ENOENT;
+	if (!err && !dwfl_attach_state(s.dwfl, NULL, pid, &thread_callbacks, &s))
+		err = -EINVAL;
+	if (err) {
+		dwfl_end(s.dwfl);
+		return err;
+	}
+	n = walk(&s, tid, regs, stack, len, out, max);
+	dwfl_end(s.dwfl);
 	if (!n) {
 		out[0] = regs[OFFCPU_UNW_REG_IP];
 		n = 1;

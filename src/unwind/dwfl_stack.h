@@ -35,6 +35,24 @@ int dwfl_stack__unwind(struct dwfl_stack *u, uint32_t pid, uint32_t tid,
 		       const __u64 regs[OFFCPU_UNW_NREGS], const void *stack, size_t len,
 		       uint64_t *out, int max);
 
+/* A file's executable mapping in a process, as the recording's side-band gave it. */
+struct dwfl_file_map {
+	uint64_t start, end, pgoff;
+	const char *path;
+};
+
+/*
+ * dwfl_stack__unwind for a process that is gone (its /proc with it): its
+ * files are the nm mappings m (of its last image), opened by path. The
+ * vDSO and anonymous code are not among them: a walk ends there. Returns
+ * the number of frames (at least 1), or a negative errno (-ENOENT: no
+ * mapping given could be used).
+ */
+int dwfl_stack__unwind_files(struct dwfl_stack *u, uint32_t pid, uint32_t tid,
+			     const struct dwfl_file_map *m, size_t nm,
+			     const __u64 regs[OFFCPU_UNW_NREGS], const void *stack, size_t len,
+			     uint64_t *out, int max);
+
 /* The process pid is gone or has exec'd: its session is of no more use. */
 void dwfl_stack__forget(struct dwfl_stack *u, uint32_t pid);
 

@@ -11,9 +11,6 @@
 # and the flame graph show them (unwindcheck.py pywait). Last, a Python the
 # recorder does not know (a copy of /usr/bin/python3.11 whose Py_Version
 # says 3.99): counted, said, and its stacks keep their native frames.
-# Known, open: a 3.13 round whose only fault is py_child_wait's frame named
-# '<module> (<string>:1)' (a site .pth line's exec at startup had that
-# address) prints KNOWN PROBLEM and does not fail; any other fault fails.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -42,21 +39,7 @@ for py in $pythons; do
 	record -o "py$v.data" --wakeups --sched-delay -- "$py" "$HERE/../workloads/pywait.py" \
 		"$rounds" 400 "py$v.json" || fail "offcpu record -- $py pywait.py exited $?"
 	"$OFFCPU" flamegraph -i "py$v.data" -o "py$v.svg" 2>/dev/null || fail "offcpu flamegraph failed"
-	"$PY" "$HERE/unwindcheck.py" pywait "$OFFCPU" "py$v.data" "py$v.json" "py$v.svg" \
-		>"check$v.out" 2>&1 && { cat "check$v.out"; continue; }
-	cat "check$v.out"
-	# Known, not fixed: 3.13 now and then names py_child_wait's frame after a
-	# code object of '<string>' (an eval's module, freed during an import).
-	# Said loudly, not failed on, when that is the only fault; any other fails.
-	if [ "$v" = 3.13 ] && grep -q '^FAIL' "check$v.out" &&
-		! grep '^FAIL' "check$v.out" | grep -qv py_child_wait &&
-		"$OFFCPU" report -i "py$v.data" --folded 2>/dev/null |
-		grep -q 'child_each (pywait.py:[0-9]*);<module> (<string>:1)'; then
-		measure "KNOWN PROBLEM (not failed): Python 3.13: py_child_wait's frame named" \
-			"'<module> (<string>:1)' in some stacks; the checks above on it failed"
-		continue
-	fi
-	rc=1
+	"$PY" "$HERE/unwindcheck.py" pywait "$OFFCPU" "py$v.data" "py$v.json" "py$v.svg" || rc=1
 done
 
 measure "--- an unknown Python: /usr/bin/python3.11 with Py_Version 3.99"

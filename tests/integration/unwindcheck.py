@@ -345,9 +345,10 @@ def cmd_pywait(offcpu, path, json_path, svg_path):
     """tests/workloads/pywait.py run by a CPython: each waiting function's
     off-CPU time (its "name (pywait.py:line)" frame) within 5 % of what the
     script measured around its own calls, py_spin's CPU time within 15 %,
-    in perf script and offcpu report; the Python frames in call order among
-    the native ones (the syscall's wrapper innermost, start_thread
-    outermost); the waker of the lock, the queue and the socket in
+    in perf script and offcpu report; the Python frames in call order, native
+    frames anywhere among and above them (C functions the interpreter
+    called), start_thread below them but in a few samples cut above the
+    interpreter; the waker of the lock, the queue and the socket in
     py_release (report --wakeups); sched-delay samples with the Python
     frames; every function in the flame graph."""
     wl = json.load(open(json_path))
@@ -365,13 +366,25 @@ def cmd_pywait(offcpu, path, json_path, svg_path):
                        pct(got, ref)))
             check(abs(got - ref) <= band * ref, "%s: %s: %s %d ns, not %d ns +- %d %%"
                   % (reader, name, ev, got, ref, band * 100))
-        # the frames in call order: Python ones among the native ones
-        outer = ["worker", "Thread.run", "Thread._bootstrap", "start_thread"]
+        # The Python frames in call order, native frames anywhere among them:
+        # above the innermost one (the C functions it called, the dynamic
+        # linker's lazy binding of one) and between them (the interpreter).
+        # Every sample has them all, in this order.
+        pyorder = [name, "worker", "Thread.run", "Thread._bootstrap"]
         whole = [s for s in mine if any(is_py(x, name) for x in user_frames(s))]
-        bad = [s for s in whole if not in_order_py(user_frames(s), [name] + outer)]
-        check(whole and not bad, "%s: %d of %d samples without %s in this order: %s"
-              % (name, len(bad), len(whole), " <- ".join([name] + outer),
+        bad = [s for s in whole if not in_order_py(user_frames(s), pyorder)]
+        check(whole and not bad, "%s: %d of %d samples without the Python frames %s in this order: %s"
+              % (name, len(bad), len(whole), " <- ".join(pyorder),
                  " <- ".join(user_frames(bad[0])) if bad else "-"))
+        # Below them the thread's native start: a stack the BPF unwinder stopped
+        # above the interpreter (a rule it does not follow, as in the lazy
+        # binding's _dl_runtime_resolve) keeps its Python frames outermost, its
+        # native callers lost. Counted; a few samples at most.
+        cut = [s for s in whole if s not in bad and not in_order_py(user_frames(s), pyorder + ["start_thread"])]
+        measure("%s: %d of %d samples without start_thread below the Python frames%s"
+                % (name, len(cut), len(whole), ": " + " <- ".join(user_frames(cut[0])) if cut else ""))
+        check(len(cut) <= max(2, len(whole) // 50), "%s: %d of %d samples without start_thread below %s"
+              % (name, len(cut), len(whole), " <- ".join(pyorder)))
         if whole:
             measure("%s: %s" % (name, " <- ".join(user_frames(max(whole, key=lambda s: s.period)))))
         check(("%s (pywait.py:" % name) in svg, "flamegraph: no %s frame" % name)
