@@ -697,19 +697,19 @@ def cmd_stopdup(path):
     """No wait counted twice at the stop: a recording with every interval a
     direct sample (--off-cpu-thresh 0) of threads whose waits each last a
     length of their own (napper), stopped while waits end all the time. The
-    waits still open at the stop are written by the stop iterator, timed at
-    the stop (the latest time of all); a wait the programs also ended would
-    be there twice, with the same period to the nanosecond."""
+    waits still open at the stop are written by the stop iterator, flagged
+    in progress at the stop (OFFCPU_RAW_IN_PROGRESS_STOP) and timed where
+    they end (the stop, or a wakeup before it); a wait the programs also
+    ended would be there twice, with the same period to the nanosecond."""
     samples, _ = script_samples(path, raw=True)
     off = [s for s in samples if s.event == "offcpu-time"]
     check(off, "no offcpu-time samples")
     if not off:
         finish()
-    stop = max(s.time for s in off)
-    at_stop = [s for s in off if s.time == stop]
+    at_stop = [s for s in off if stop_written(s)]
     before = {}
     for s in off:
-        if s.time != stop:
+        if not stop_written(s):
             before.setdefault((s.tid, s.period), []).append(s)
     dups = [(s, before[(s.tid, s.period)][0]) for s in at_stop if (s.tid, s.period) in before]
     per_tid = {}
@@ -725,11 +725,19 @@ def cmd_stopdup(path):
     finish()
 
 
+def stop_written(s):
+    """An offcpu-time sample the stop wrote: a wait still open at the stop
+    (its payload's OFFCPU_RAW_IN_PROGRESS_STOP, src/perfdata/offcpu_payload.h)."""
+    r = offcpu_raw(s.raw)
+    return r is not None and bool(r[1] & 0x10)
+
+
 def cmd_stopwaits(offcpu, path, min_threads, max_ms):
     """The waits ended at the stop of a recording of napper (each wait 0.5-3
-    ms) whose stop was late (OFFCPU_TEST_STOP_DELAY): each, timed at the
-    stop (the file's record.stop_ns), ends at the stop or at its wakeup
-    before it, never at the late iterator's time (at most max_ms); and at
+    ms) whose stop was late (OFFCPU_TEST_STOP_DELAY): each, written by the
+    stop (flagged in progress at the stop), ends at the stop or at its
+    wakeup before it (its time: never after the file's record.stop_ns),
+    never at the late iterator's time (it lasts at most max_ms); and at
     least min_threads threads have one (every thread not on a CPU at the
     stop is in a wait then, woken or not). The main thread, which joins
     them from the start, is left out."""
@@ -741,13 +749,18 @@ def cmd_stopwaits(offcpu, path, min_threads, max_ms):
     check(stop, "no record.stop_ns in the file's header")
     samples, _ = script_samples(path, raw=True)
     # napper's threads, not its main thread (joining them since the start)
-    at_stop = [s for s in samples if s.event == "offcpu-time" and s.time == stop and s.tid != s.pid]
+    at_stop = [s for s in samples if s.event == "offcpu-time" and stop_written(s) and s.tid != s.pid]
     tids = {s.tid for s in at_stop}
     longest = max(s.period for s in at_stop) if at_stop else 0
-    measure("%d waits ended at the stop on %d threads (at least %s expected), the longest %.3f ms "
-            "(at most %s)" % (len(at_stop), len(tids), min_threads, longest / 1e6, max_ms))
+    woken = [s for s in at_stop if s.time != stop]
+    late = [s for s in at_stop if stop and s.time > stop]
+    measure("%d waits ended at the stop on %d threads (at least %s expected), %d of them at their "
+            "wakeup before it, the longest %.3f ms (at most %s)"
+            % (len(at_stop), len(tids), min_threads, len(woken), longest / 1e6, max_ms))
     check(len(tids) >= int(min_threads), "waits ended at the stop on %d threads, expected at least %s"
           % (len(tids), min_threads))
+    check(not late, "%d waits written at the stop are timed after it (record.stop_ns %s): %s"
+          % (len(late), stop, [(s.tid, s.time) for s in late[:2]]))
     check(longest <= float(max_ms) * 1e6, "a wait ended at the stop lasted %.3f ms, more than %s ms: "
           "timed at the late iterator, not at the stop" % (longest / 1e6, max_ms))
     finish()
