@@ -195,7 +195,7 @@ static __always_inline void chain_emit(struct task_struct *p, struct offcpu_chai
 		ct->lost = 1;
 		return;
 	}
-	/* a wakeup's time (sched_waking's, or from sched_info) inside the wait */
+	/* switch times are the run queue's clock made monotonic (now_of), a wakeup's read in full */
 	if (wake < ct->out)
 		wake = ct->out;
 	if (wake > in)

@@ -175,8 +175,8 @@ static __always_inline void note_time(__u64 *clk, __u64 *mono)
 {
 	if (*clk)
 		return;
+	*clk = task_rq_clock(bpf_get_current_task_btf());
 	*mono = bpf_ktime_get_ns();
-	*clk = clock_fresh(clock_ref_here(), task_rq_clock(bpf_get_current_task_btf()), *mono);
 }
 
 /*

@@ -120,6 +120,7 @@ __u32 kstack_skip[4];  /* per hook: frames of BPF and tracing glue above its ker
 __u32 calib_done[4];
 __u32 exec_tgid;       /* the command (record -- CMD): traced from its first exec on */
 __u32 targets_gen;     /* processes that left the targets (target_known) */
+__u32 switchins_missed; /* the kernel hid a switch-in from the program (preempted) */
 __u64 cgroup_id;       /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
@@ -244,15 +245,10 @@ struct {
 	.values = { &sum0, &sum1 },
 };
 
-/*
- * Per CPU: how far the samples' clock is ahead of the run queues'
- * (clock_fresh), and the task the last switch seen here switched in
- * (switch_unseen).
- */
+/* Per CPU: the samples' clock at a time of the run queue's (now_of). */
 struct offcpu_clock_ref {
-	__s64 off;  /* the least (mono - rq clock) seen, as of `mono` */
-	__u64 mono; /* when it was seen; 0: none yet */
-	__u64 next; /* its task_struct; 0: none, or its switch-in hidden (test_hide) */
+	__u64 clk;
+	__u64 mono;
 };
 
 struct {
@@ -410,28 +406,22 @@ struct offcpu_run {
 	__u64 now;     /* the samples' clock, as run_begin's `clock` says */
 	__u64 clk;     /* the intervals' clock: the run queue of the task of the event */
 	__u64 *active; /* this CPU's count of runs inside (the grace period) */
-	struct offcpu_clock_ref *ref; /* this CPU's (switch, exit, exec); NULL elsewhere */
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
 	bool direct;   /* the stop iterator: every wait a direct sample (wait_done) */
-	bool unseen;   /* the switch: prev's switch-in was not seen here (switch_unseen) */
-	bool hidden;   /* the switch: its switch-in is hidden, as if unseen (test_hide) */
 };
 
 /* a program run: the samples' clock it reads (run_begin) */
 enum {
-	RUN_SWITCH,    /* the switch: bpf_ktime_get_ns, and the run queue's clock made as fresh */
-	RUN_CURRENT,   /* a program of current's own (exit, exec): the same */
+	RUN_SWITCH,    /* the switch: the run queue's clock, just updated, advanced to it (now_of) */
+	RUN_CURRENT,   /* a program of current's own (exit, exec): bpf_ktime_get_ns */
 	RUN_ELSEWHERE, /* of another task's event (waking, wakeup, rename): none, 0 */
 };
 
 static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, __u32 clock);
-static __always_inline struct offcpu_clock_ref *clock_ref_here(void);
-static __always_inline __u64 clock_fresh(struct offcpu_clock_ref *c, __u64 clk, __u64 now);
+static __always_inline __u64 now_of(__u64 clk);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
-static __always_inline bool switch_unseen(struct offcpu_clock_ref *c, struct task_struct *prev,
-					  struct task_struct *next, bool hide);
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state);
 static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next);
@@ -444,8 +434,7 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
 					  __u64 clk);
 /* counting a wait */
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
-				      __u32 state, __u64 delta, bool waker, __u64 at);
-static __always_inline __u64 mono_of(const struct offcpu_run *r, __u64 clk);
+				      __u32 state, __u64 delta, bool waker);
 static __always_inline bool key_equal(const struct offcpu_sum_key *a,
 				      const struct offcpu_sum_key *b);
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
@@ -496,7 +485,7 @@ static __always_inline void start_unclosed(struct offcpu_task *t, struct task_st
 static __always_inline void start_end(const struct offcpu_start *st, __u64 wake, __u64 run,
 				      const struct offcpu_run *r);
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
-				       __u64 run, const struct offcpu_run *r);
+				       const struct offcpu_run *r);
 static __always_inline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
 					struct task_struct *next);
 static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p,
@@ -547,8 +536,6 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 
 	if (!run_begin(&r, prev, RUN_SWITCH))
 		return 0;
-	r.hidden = test_hide && bpf_get_prandom_u32() % test_hide == 0;
-	r.unseen = switch_unseen(r.ref, prev, next, r.hidden);
 	if (stopping) {
 		stop_switch(&r, prev, next);
 	} else {
@@ -883,79 +870,38 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	}
 	r->half = sum_active & 1;
 	r->clk = task_rq_clock(p);
-	r->now = 0;
-	r->ref = NULL;
-	if (clock != RUN_ELSEWHERE) {
-		r->now = bpf_ktime_get_ns();
-		r->ref = clock_ref_here();
-		r->clk = clock_fresh(r->ref, r->clk, r->now);
-	}
+	r->now = clock == RUN_SWITCH ? now_of(r->clk) : clock == RUN_CURRENT ? bpf_ktime_get_ns() : 0;
 	r->cpu = bpf_get_smp_processor_id();
 	r->direct = false;
-	r->unseen = false;
-	r->hidden = false;
 	return true;
 }
 
-/* This CPU's clock reference (and last switch-in seen: switch_unseen). */
-static __always_inline struct offcpu_clock_ref *clock_ref_here(void)
+/*
+ * The samples' clock (CLOCK_MONOTONIC, as bpf_ktime_get_ns) near now, in
+ * the switch program, from this CPU's run-queue clock clk, which
+ * __schedule has just updated: read once a millisecond on each CPU with
+ * the clock it stands for, and advanced by clk in between. A call of
+ * bpf_ktime_get_ns costs about 60 ns here, a tenth of the switch program.
+ * It is the time of a sum's last interval, which needs no more than that:
+ * it may be a few us off (the reference was read that much after its
+ * clk, as this run is), and user space keeps a sum before the exit or
+ * exec that ends its task's gen (exits map). A direct sample's time is
+ * read in full (sample_emit).
+ */
+static __always_inline __u64 now_of(__u64 clk)
 {
 	__u32 zero = 0;
+	struct offcpu_clock_ref *c = bpf_map_lookup_elem(&clock_ref, &zero);
+	__u64 now;
 
-	return bpf_map_lookup_elem(&clock_ref, &zero);
-}
-
-/*
- * The run queue's clock clk (of this CPU, reference c) as it would read
- * now, the samples' clock (CLOCK_MONOTONIC, bpf_ktime_get_ns) being
- * `now`: the intervals' times. Read as it is, it lags at times: __schedule skips its
- * update right after a wakeup that preempts (rq_clock_skip_update), and
- * the switch then reads the time of that wakeup, tens of us or more
- * earlier (a thread's wait would start before the run before it ended).
- * The two clocks tick alike: the least of now - clk seen on this CPU is
- * how far apart they are (at a switch whose clock was just updated), and
- * now less that is the fresh clock. That least offset is let grow by
- * 1/1024 of the time since it was seen, so that it follows a drift of
- * CLOCK_MONOTONIC (NTP slews it by 500 ppm at most); the time it gives
- * never goes back on a CPU (it advances by at least 1023/1024 of now),
- * and is never older than clk.
- */
-static __always_inline __u64 clock_fresh(struct offcpu_clock_ref *c, __u64 clk, __u64 now)
-{
-	__s64 seen = (__s64)(now - clk), off;
-
-	if (!c)
-		return clk;
-	if (c->mono) {
-		off = c->off + (__s64)((now - c->mono) >> 10);
-		if (seen > off)
-			return now - (__u64)off;
+	if (c && clk >= c->clk && clk - c->clk < 1000000)
+		return c->mono + (clk - c->clk);
+	now = bpf_ktime_get_ns();
+	if (c) {
+		c->clk = clk;
+		c->mono = now;
 	}
-	c->off = seen;
-	c->mono = now;
-	return clk;
-}
-
-/*
- * Was the switch-in of prev (the task leaving this CPU) hidden from this
- * program? The kernel skips a tracepoint's programs at times: while another
- * program attaches to it, and on some hosts whenever a hidden agent's
- * thread is current (PID 1's, in these VMs), which hides the switch-in of
- * the task that follows it. A task runs where it was switched in: prev is
- * the task the last switch seen on this CPU switched in, unless a switch
- * came between unseen (or none was seen yet). Notes next for the next
- * switch; a switch-in hidden for the tests (hide) is noted as not seen.
- */
-static __always_inline bool switch_unseen(struct offcpu_clock_ref *c, struct task_struct *prev,
-					  struct task_struct *next, bool hide)
-{
-	bool unseen;
-
-	if (!c)
-		return true;
-	unseen = c->next != (__u64)prev;
-	c->next = hide ? 0 : (__u64)next;
-	return unseen;
+	return now;
 }
 
 /* Count this run out: what it wrote is written (an atomic add). */
@@ -982,7 +928,7 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	__u64 arrival;
 
 	if (!measured && !want_sched_delay) {
-		if (!prev_state && r->unseen)
+		if (!prev_state && (test_hide || switchins_missed))
 			preempted(prev, r);
 		return;
 	}
@@ -1035,7 +981,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	struct offcpu_task *t;
 	__u64 end, delta;
 
-	if (r->hidden)
+	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
 		return;
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t)
@@ -1050,7 +996,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 		end = t->ts_out ? interval_end(next, t, r->clk) : t->ts_queued;
 		if (end && end < r->clk)
 			wait_done(t, r, OFFCPU_SCHED_DELAY | (t->ts_out ? t->state : t->delay_state),
-				  r->clk - end, false, 0);
+				  r->clk - end, false);
 		t->ts_queued = 0;
 		t->delay_pending = 0;
 	}
@@ -1064,18 +1010,21 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	delta = end > t->ts_out ? end - t->ts_out : 0;
 	if (block_time_kept(delta))
 		wait_done(t, r, t->state, delta,
-			  want_wakeups && t->waker.time && t->waker.interval == t->ts_out, 0);
+			  want_wakeups && t->waker.time && t->waker.interval == t->ts_out);
 	t->waker.time = 0;
 	t->ts_out = 0;
 }
 
 /*
- * A task whose switch-in this program did not see (r->unseen) is
- * preempted. If it still has an interval open, end that interval now,
- * while sched_info can time it: a second switch-in, after this
- * preemption, would leave its end unknown ("interval end not seen"). Only
- * such a preemption looks the task up: elsewhere a preemption costs
- * nothing.
+ * A task is preempted. If it still has an interval open, its switch-in
+ * was missed: end that interval now, while sched_info can time it (a
+ * second missed switch-in, after this preemption, would leave its end
+ * unknown). Looked up only once the kernel has hidden a switch-in from
+ * the program in this recording (switchins_missed; or OFFCPU_TEST_HIDE),
+ * as it does on some hosts all the time, and on others never: there a
+ * preemption costs nothing, and the one missed switch-in the kernel may
+ * hide while a program attaches is repaired at the task's next switch-in
+ * or switch-out.
  */
 static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r)
 {
@@ -1098,9 +1047,7 @@ static __always_inline void preempted(struct task_struct *prev, const struct off
  *    from sched_info: the time it was queued, i.e. woken;
  *  - else the end is not known: count the interval lost.
  * With --sched-delay the run-queue wait before the missed switch-in is
- * counted too when sched_info gives it. The samples are timed where the
- * waits ended (at that switch-in, else at the wakeup), not now: the
- * thread has run since, and a later time would lay them over that run.
+ * counted too when sched_info gives it.
  */
 static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
 					      const struct offcpu_run *r)
@@ -1113,6 +1060,7 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		start_unclosed(t, p, r);
 	if (!t->ts_out)
 		return;
+	switchins_missed = 1;
 	if (bpf_core_field_exists(p->sched_info.last_arrival)) {
 		pcount = p->sched_info.pcount;
 		delay = p->sched_info.run_delay;
@@ -1124,21 +1072,19 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		if (arrival - t->ts_out >= wait)
 			wake = arrival - wait;
 	}
-	/* the run-queue wait first, as at a switch-in (readers pair the two) */
-	if (want_sched_delay && once)
-		wait_done(t, r, OFFCPU_SCHED_DELAY | t->state, wait, false, mono_of(r, arrival));
 	if (t->ts_wake && t->ts_wake >= t->ts_out) {
 		if (block_time_kept(t->ts_wake - t->ts_out))
-			wait_done(t, r, t->state, t->ts_wake - t->ts_out, false,
-				  mono_of(r, once ? arrival : t->ts_wake));
+			wait_done(t, r, t->state, t->ts_wake - t->ts_out, false);
 		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
 	} else if (wake) {
 		if (block_time_kept(wake - t->ts_out))
-			wait_done(t, r, t->state, wake - t->ts_out, false, mono_of(r, arrival));
+			wait_done(t, r, t->state, wake - t->ts_out, false);
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
 	}
+	if (want_sched_delay && once)
+		wait_done(t, r, OFFCPU_SCHED_DELAY | t->state, wait, false);
 	t->waker.time = 0;
 	t->ts_out = 0;
 }
@@ -1179,24 +1125,15 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
 /* ==== counting a wait ==== */
 
 /*
- * The samples' time of clk, a time of the run queues' clock before this
- * run's (r->clk): as far back from r->now. r->now when it is not before.
- */
-static __always_inline __u64 mono_of(const struct offcpu_run *r, __u64 clk)
-{
-	return clk < r->clk && r->clk - clk < r->now ? r->now - (r->clk - clk) : r->now;
-}
-
-/*
  * t's wait (state: OFFCPU_STATE_* and OFFCPU_SCHED_DELAY) of delta ns ended
- * at `at` (the samples' clock; 0: now, r->now), where its last switch-out
- * noted (t->who), with its waker (t->waker) when `waker`: a long one is one sample on the ring buffer, a short one is
+ * now, where its last switch-out noted (t->who), with its waker (t->waker)
+ * when `waker`: a long one is one sample on the ring buffer, a short one is
  * added to the task's accumulator of its kind, unless the run is the stop
  * iterator's (r->direct), which is not the task's own: the task may be
  * flushing its accumulators in its exit meanwhile.
  */
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
-				      __u32 state, __u64 delta, bool waker, __u64 at)
+				      __u32 state, __u64 delta, bool waker)
 {
 	__u32 slot = r->half | (state & OFFCPU_SCHED_DELAY ? OFFCPU_ACC_DELAY : 0);
 	struct offcpu_acc *a = &t->acc[slot & 3];
@@ -1208,7 +1145,7 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 	k.who = t->who;
 	k.state = state;
 	k.gen = t->gen;
-	v.time = at ? at : r->now;
+	v.time = r->now;
 	v.period = delta;
 	v.count = 1;
 	v.cpu = r->cpu;
@@ -1232,7 +1169,7 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 	if (count && key_equal(&a->k, &k)) {
 		a->v.period = period + delta;
 		a->v.count = count + 1;
-		a->v.time = v.time;
+		a->v.time = r->now;
 		a->v.cpu = r->cpu;
 		return;
 	}
@@ -1255,9 +1192,8 @@ static __always_inline bool key_equal(const struct offcpu_sum_key *a,
 }
 
 /*
- * One sample on the ring buffer: a direct one (flags 0: timed by v->time, the
- * end of its wait, else now), or a sum that could not go to the sum map
- * (OFFCPU_SAMPLE_SUM). false, counted as
+ * One sample on the ring buffer: a direct one (flags 0: its time is now),
+ * or a sum that could not go to the sum map (OFFCPU_SAMPLE_SUM). false, counted as
  * `lost` (and its waker's sample too): the ring buffer is full.
  */
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
@@ -1275,8 +1211,8 @@ static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const st
 	s->flags = flags;
 	s->k = *k;
 	s->v = *v;
-	if (!(flags & OFFCPU_SAMPLE_SUM) && !v->time)
-		s->v.time = bpf_ktime_get_ns();
+	if (!(flags & OFFCPU_SAMPLE_SUM))
+		s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
 	bpf_ringbuf_submit(s, ringbuf_flags());
 	return true;
 }
@@ -2093,7 +2029,7 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 
 	if (st->kind == OFFCPU_START_QUEUED) {
 		if (run > rec_start)
-			start_emit(st, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start, run, r);
+			start_emit(st, OFFCPU_SCHED_DELAY | OFFCPU_IN_PROGRESS_START, run - rec_start, r);
 		return;
 	}
 	if (!wake || wake < rec_start || wake > run)
@@ -2101,14 +2037,14 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 	off = wake > rec_start ? wake - rec_start : 0;
 	/* -m/-M judge the part inside the recording: the period written */
 	if (st->kind == OFFCPU_START_SLEEP && block_time_kept(off))
-		start_emit(st, st->state | OFFCPU_IN_PROGRESS_START, off, run, r);
+		start_emit(st, st->state | OFFCPU_IN_PROGRESS_START, off, r);
 	if (want_sched_delay && wake && wake < run)
-		start_emit(st, OFFCPU_SCHED_DELAY | st->state, run - wake, run, r);
+		start_emit(st, OFFCPU_SCHED_DELAY | st->state, run - wake, r);
 }
 
-/* A wait in progress at the start, of period ns, as one direct sample timed at `run`. */
+/* A wait in progress at the start, of period ns, as one direct sample. */
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
-				       __u64 run, const struct offcpu_run *r)
+				       const struct offcpu_run *r)
 {
 	struct offcpu_sum_key k;
 	struct offcpu_sum v;
@@ -2117,7 +2053,7 @@ static __always_inline void start_emit(const struct offcpu_start *st, __u32 stat
 	__builtin_memset(&v, 0, sizeof(v));
 	k.who = st->who;
 	k.state = state;
-	v.time = mono_of(r, run);
+	v.time = r->now;
 	v.period = period;
 	v.count = 1;
 	v.cpu = r->cpu;
@@ -2246,8 +2182,8 @@ static __always_inline bool stop_claim(struct offcpu_task *t, __u64 owner)
 
 /*
  * A wait of `who` in `state` that ran from `from` to `to` (run-queue
- * clock), ended at the stop, as a direct sample (the samples' time: `to`,
- * the stop or the wakeup before it): to user space through seq (the stop iterator), or on the ring
+ * clock), ended at the stop, as a direct sample (the samples' time: the
+ * stop): to user space through seq (the stop iterator), or on the ring
  * buffer (seq NULL: a task's exit). A wait that began after the stop (a
  * program run that had begun before the recording was stopping) is
  * outside the recording.
@@ -2265,8 +2201,7 @@ static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *
 	s.kind = OFFCPU_REC_SAMPLE;
 	s.k.who = *who;
 	s.k.state = state;
-	s.v.time = to < rec_stop && rec_stop - to < rec_stop_mono ? rec_stop_mono - (rec_stop - to)
-								   : rec_stop_mono;
+	s.v.time = rec_stop_mono;
 	s.v.period = to - from;
 	s.v.count = 1;
 	s.v.cpu = BPF_CORE_READ(p, thread_info.cpu);

@@ -1115,7 +1115,8 @@ static int queue_sum(struct offcpu_bpf *b, struct merge *m, const struct offcpu_
 	uint64_t end = exit_time(b, k), t = v->time && v->time <= now ? v->time : now;
 
 	/*
-	 * At the end of its last interval (the switch program's clock), and before the
+	 * At the end of its last interval (on the switch program's clock, a
+	 * few us off at most: see now_of in offcpu.bpf.c), and before the
 	 * exit, exec or rename that ended its task's gen.
 	 */
 	if (end && t >= end)
