@@ -129,6 +129,14 @@ def script_samples(path, extra=(), raw=False):
     return samples, err
 
 
+def stolen_ns():
+    """IRQ + softirq + steal time of all CPUs during the last recording
+    (OFFCPU_TEST_STOLEN_NS, set by record_lib.sh's record): a bound on what
+    a workload's wall - on-CPU - run-queue counts as asleep while its thread
+    was current."""
+    return int(os.environ.get("OFFCPU_TEST_STOLEN_NS", "0") or 0)
+
+
 def offcpu_raw(raw):
     """(state, flags, count) of an offcpu-time sample's RAW data (Sample.raw):
     perf's embedded sample (pid, tid, period, callchain, cgroup), then
@@ -301,7 +309,8 @@ def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
         # the one the host preempts. The tests that stall pass the run's
         # steal (OFFCPU_TEST_STEAL_NS, an upper bound from /proc/stat's
         # ticks); the bottom allows for it, up to the calls' on-CPU time.
-        steal = min(int(os.environ.get("OFFCPU_TEST_STEAL_NS", "0") or 0), t["func_oncpu_ns"])
+        steal = min(max(int(os.environ.get("OFFCPU_TEST_STEAL_NS", "0") or 0), stolen_ns()),
+                    t["func_oncpu_ns"])
         lo, hi = sleep * 0.97 - steal, (sleep + wake + mixed) * 1.03
         tids = sorted({s.tid for s in got})
         measure("%-11s %-18s tid %-6d recorded %8.2f ms in %3d samples; asleep %8.2f ms (%+.2f %%), "

@@ -27,9 +27,22 @@ disk_dir() {
 
 # Runs offcpu record with the given arguments; its stderr is kept in
 # $TESTDIR/record.err and shown on failure. Returns record's exit status.
+# The recording's IRQ + softirq + steal time, all CPUs (/proc/stat ticks, a
+# bound): OFFCPU_TEST_STOLEN_NS for the checkers. schedstat's on-CPU time and
+# the thread's CPU clock leave it out, so a workload that takes its sleep as
+# wall - on-CPU - run-queue counts as asleep what the hypervisor or an IRQ
+# took while its thread was current (a recorder rightly counts it on a CPU):
+# the checkers let a thread's figure fall short by that much, up to its own
+# on-CPU time.
+irq_steal_ticks() { awk '$1 == "cpu" { print $7 + $8 + $9; exit }' /proc/stat; }
+
 record() {
+	local t0 rc
+	t0=$(irq_steal_ticks)
 	"$OFFCPU" record "$@" 2>"$TESTDIR/record.err"
-	local rc=$?
+	rc=$?
+	OFFCPU_TEST_STOLEN_NS=$(( ($(irq_steal_ticks) - t0) * 1000000000 / $(getconf CLK_TCK) ))
+	export OFFCPU_TEST_STOLEN_NS
 	[ -s "$TESTDIR/record.err" ] && sed 's/^/  record: /' "$TESTDIR/record.err" >&2
 	return $rc
 }
