@@ -1,6 +1,6 @@
 # offcpu build. `make` builds build/offcpu; `make install` puts it in
 # $(PREFIX)/bin with its man page; `make demo` records the bundled workload
-# and shows its report; `make test` runs every suite (about 20 minutes).
+# and shows its report; `make test` runs every suite (about 17 minutes).
 # Sources are found by wildcard: add a .c file to a src/ folder and it is built.
 
 CC       ?= cc
@@ -166,7 +166,7 @@ unit: $(UNIT_BINS)
 
 # The whole suite: dependencies, build, unit tests (plain and sanitized),
 # integration tests against the real kernel and Linux perf (plain and
-# sanitized): about 20 minutes on 2 vCPUs; it says so when it starts, and
+# sanitized): about 17 minutes on 2 vCPUs; it says so when it starts, and
 # how long it took when it ends.
 test: deps
 	$(Q)tests/run-all.sh
