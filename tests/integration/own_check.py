@@ -159,7 +159,7 @@ def main(offcpu, path, json_path):
         ref = t["func_offcpu_ns"]
         # less the run's IRQ + steal time, up to the calls' on-CPU time: the
         # workload counts it asleep (record_lib.sh, OFFCPU_TEST_STOLEN_NS)
-        stolen = min(int(os.environ.get("OFFCPU_TEST_STOLEN_NS", "0") or 0), t.get("func_oncpu_ns", 0))
+        stolen = min(perfcheck.stolen_ns(), t.get("func_oncpu_ns", 0))
         lo = ref * (1 - WORKLOAD) - stolen
         hi = (ref + t["func_rq_wake_ns"] + t["func_rq_mixed_ns"]) * (1 + WORKLOAD)
         fv = fold.get(f, 0)

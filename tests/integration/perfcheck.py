@@ -344,7 +344,7 @@ def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
     # at 1.2-2 % of its on-CPU time here (fsync's 20 ms on CPU: 0.24-0.3 ms
     # "asleep" that it was not, with 0 ticks of steal), is allowed as 3 % of
     # its on-CPU time.
-    stolen = int(os.environ.get("OFFCPU_TEST_STOLEN_NS", "0") or 0)
+    stolen = stolen_ns()
     if stolen:
         measure("IRQ + steal time during the run, all CPUs: %.1f ms" % (stolen / 1e6))
     for t in threads:
