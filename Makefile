@@ -70,6 +70,8 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(BUILD)
 	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then \
 		echo "offcpu: this kernel has no BTF (/sys/kernel/btf/vmlinux missing); CONFIG_DEBUG_INFO_BTF=y is required" >&2; exit 1; fi
+	$(Q)if [ ! -x "$(BPFTOOL)" ]; then \
+		echo "offcpu: bpftool not found: run 'sudo scripts/deps.sh' (or 'sudo make demo', which does) first" >&2; exit 1; fi
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
@@ -180,7 +182,9 @@ fuzz-build:
 fuzz: deps fuzz-build
 	$(Q)tests/fuzz/run.sh
 
-demo: deps-demo all
+# The build starts once the packages are in, even under make -j.
+demo: deps-demo
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
 install: $(BUILD)/offcpu
