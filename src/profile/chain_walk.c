@@ -12,6 +12,7 @@
 #include "perfdata/perf_reader.h"
 #include "profile/chains_int.h"
 #include "profile/profile.h"
+#include "util/bsearch.h"
 #include "util/vec.h"
 
 /* ---- which waits ---------------------------------------------------------- */
@@ -151,36 +152,42 @@ static void seg_new(struct chains *c, enum chain_seg_kind kind, uint64_t start, 
 		seg_add(c, kind, start, end, h, false, CHAINS_NONE);
 }
 
+/* A time looked up among one thread's waits or samples (from base on). */
+struct at_key {
+	const struct chains *c;
+	size_t base;
+	uint64_t time;
+};
+
+static bool wait_not_before(const void *ctx, size_t i)
+{
+	const struct at_key *k = ctx;
+
+	return k->c->waits[k->base + i].out >= k->time;
+}
+
+static bool sample_after_time(const void *ctx, size_t i)
+{
+	const struct at_key *k = ctx;
+
+	return k->c->samples[k->base + i].time > k->time;
+}
+
 /* The index of t's last wait that started before time, or SIZE_MAX. */
 static size_t wait_before(const struct chains *c, const struct cthread *t, uint64_t time)
 {
-	size_t lo = t->w0, hi = t->w0 + t->nw;
+	struct at_key k = { .c = c, .base = t->w0, .time = time };
+	size_t n = bsearch_first(t->nw, wait_not_before, &k);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->waits[mid].out < time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > t->w0 ? lo - 1 : SIZE_MAX;
+	return n ? t->w0 + n - 1 : SIZE_MAX;
 }
 
 /* The index of t's first CPU sample after time. */
 static size_t sample_after(const struct chains *c, const struct cthread *t, uint64_t time)
 {
-	size_t lo = t->s0, hi = t->s0 + t->ns;
+	struct at_key k = { .c = c, .base = t->s0, .time = time };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->samples[mid].time <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return t->s0 + bsearch_first(t->ns, sample_after_time, &k);
 }
 
 /*

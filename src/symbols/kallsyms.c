@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "symbols/sym_internal.h"
+#include "util/bsearch.h"
 #include "util/hex.h"
 #include "util/vec.h"
 
@@ -396,21 +397,26 @@ uint64_t ksyms__image_end(const struct ksyms *k)
 	return k->image_end;
 }
 
+struct ksym_key {
+	const struct ksyms *k;
+	uint64_t addr;
+};
+
+static bool ksym_starts_after(const void *ctx, size_t i)
+{
+	const struct ksym_key *key = ctx;
+
+	return key->k->start[i] > key->addr;
+}
+
 const struct sym_entry *ksyms__find(const struct ksyms *k, uint64_t addr)
 {
 	static __thread struct sym_entry found;
-	size_t lo = 0, hi = k->nr, i;
+	struct ksym_key key = { .k = k, .addr = addr };
+	/* the last symbol with start <= addr */
+	size_t lo = bsearch_first(k->nr, ksym_starts_after, &key), i;
 	uint64_t size;
 
-	/* the last symbol with start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->start[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	i = lo - 1;
