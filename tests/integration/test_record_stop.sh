@@ -10,10 +10,15 @@
 # the others, left out):
 #  - nothing lost (a stop that detached first counted the open waits of
 #    such threads lost: "interval end not seen");
-#  - the waits ended at the stop (timed at the file's record.stop_ns) last
-#    at most 50 ms: ended at the stop or at their wakeup before it, never
-#    at the iterator's time 300 ms on; every thread not on a CPU at the
-#    stop has one (at least THREADS - CPUs of them);
+#  - the waits the stop wrote (timed at the file's record.stop_ns) last at
+#    most 50 ms: ended at the stop or at their wakeup before it, never at
+#    the iterator's time 300 ms on; every thread not on a CPU at the stop
+#    (nor preempted there: napper's threads run for microseconds at a
+#    time) has one, at least THREADS - CPUs of them, counted by kind:
+#    asleep at the stop (its wait in progress there, flagged), or woken
+#    before it and on a run queue at it, waiting for a CPU (its wait
+#    ended at its wakeup, not in progress: a machine as busy as the
+#    suite's has such threads at the stop, 3 of 6 at times);
 #  - none also ended before the stop (the same thread and period), at most
 #    one a thread;
 #  - the same with napper killed during those 300 ms: its threads exit
