@@ -1058,11 +1058,13 @@ static __always_inline __u64 unw_seal(const struct offcpu_unw_cached *e)
  */
 static __always_inline void unw_stats_of(__u32 bits, __u64 missing_pc, __u32 tgid)
 {
-	for (__u32 i = OFFCPU_UNW_NO_MAPPING; i < OFFCPU_UNW_STAT__NR; i++)
+	for (__u32 i = OFFCPU_UNW_EARLY; i < OFFCPU_UNW_STAT__NR; i++)
 		if (bits & (1u << i))
 			unw_stat_add(i, 1);
 	if (bits & (1u << OFFCPU_UNW_NO_MAPPING))
 		unw_request_missing(tgid, missing_pc);
+	else if (bits & (1u << OFFCPU_UNW_EARLY))
+		unw_request_missing(tgid, 0);
 }
 
 /*
@@ -1227,6 +1229,8 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	rec->stats = 0;
 	if (st->stop != UNW_STOP_NONE)
 		rec->stats |= 1u << (st->stop & 31);
+	if (st->by_vma || st->late)
+		rec->stats |= 1u << OFFCPU_UNW_EARLY;
 	if (st->no_mapping)
 		rec->stats |= 1u << OFFCPU_UNW_NO_MAPPING;
 	if (st->fp_step)
@@ -1234,13 +1238,18 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	rec->missing_pc = st->missing_pc;
 	if (rec->stats)
 		unw_stats_of(rec->stats, rec->missing_pc, tgid);
-	if (st->by_vma || st->late) {
-		/* a stack the process's table may give otherwise: not cached */
-		unw_stat_add(OFFCPU_UNW_EARLY, 1);
-		if (st->by_vma && c.proc->nr != early_nr)
-			unw_early_keep(c.proc, tgid, exec_id);
+	if (st->by_vma && c.proc->nr != early_nr)
+		unw_early_keep(c.proc, tgid, exec_id);
+	/*
+	 * A frame placed by a late mapping: the process's table may give
+	 * it otherwise, and may never bump the generation. A stack of the
+	 * early table is cached: it is served only under this generation,
+	 * which the process's table, when it comes, replaces (put_proc in
+	 * unwind_loader.c bumps it after writing the table); until then a
+	 * walk finds what this one found.
+	 */
+	if (st->late)
 		return true;
-	}
 	if (checking) {
 		unw_stat_add(OFFCPU_UNW_CHECKED, 1);
 		if (hit.id == rec->st.id)
