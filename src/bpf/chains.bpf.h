@@ -93,7 +93,7 @@ static __always_inline __u64 chain_ring_flags(void)
 static __always_inline void chain_stacks(void *ctx, struct task_struct *cur, __u32 hook,
 					 struct offcpu_kmemo *m, __u64 *ustack, __u64 *kstack)
 {
-	__u64 u = want_ustack && cur->mm ? stack_user(ctx, hook) : 0;
+	__u64 u = want_ustack && cur->mm ? stack_user(ctx, hook, 0, 0) : 0;
 
 	*ustack = u;
 	*kstack = want_kstack && m ? stack_kernel(ctx, hook, u, m) : 0;

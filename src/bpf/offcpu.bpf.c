@@ -161,6 +161,32 @@ struct offcpu_kmemo {
 	__u16 off[OFFCPU_KMEMO_FRAMES];
 };
 
+/*
+ * A task's last DWARF user stack at its switch-out (unwind.bpf.h), in its
+ * storage: while it blocks where it blocked last (the unw_cache key, the
+ * same rbp if the walk used it), the words the walk used are read again in
+ * one span and compared here, and the cache is not looked up. Made from a
+ * confirmed hit of the cache or from a walk. Written only by the task's
+ * own switch-outs, so read without a seal.
+ */
+#define OFFCPU_UMEMO_WORDS 16
+struct offcpu_umemo {
+	__u64 ip, sp, bp, exec_id;
+	__u64 id;         /* the stack's */
+	__u64 missing_pc; /* its facts, counted on a hit as the cache's are */
+	__u64 lo, hi;     /* the span read: the lowest word used to the end of the highest */
+	__u32 tgid, gen;
+	__u32 stats;
+	__u32 uses;       /* for the audit (audit_due) */
+	__u8 valid;
+	__u8 bp_used;
+	__u8 nw;          /* words */
+	__u8 over;        /* more words, or a wider span, than kept: not valid */
+	__u32 pad;
+	__u64 addr[OFFCPU_UMEMO_WORDS];
+	__u64 val[OFFCPU_UMEMO_WORDS];
+};
+
 /* --wakeups: the last waker of a waiting task, noted at sched_waking. */
 struct offcpu_waker {
 	__u64 time;     /* of the sched_waking; 0 when none is pending */
@@ -202,6 +228,7 @@ struct offcpu_task {
 	__u64 stop_wake;  /* stopping: the wakeup of its open wait, noted at its switch-in */
 	__u64 stop_owner; /* stopping: who ends its waits (stop_claim: OFFCPU_STOP_*) */
 	struct offcpu_kmemo kmemo; /* its last kernel stack (stack_kernel) */
+	struct offcpu_umemo umemo; /* its last DWARF user stack (unwind_user) */
 	struct offcpu_waker waker;
 	struct offcpu_acc acc[4];
 };
@@ -447,8 +474,10 @@ static __always_inline void gen_end(struct offcpu_task *t, __u32 tid, __u64 star
 static __always_inline void test_stall(void);
 /* stacks */
 static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u32 hook,
-					struct offcpu_who *who, struct offcpu_kmemo *kmemo);
-__u64 stack_user(void *ctx, __u32 hook);
+					struct offcpu_who *who, struct offcpu_kmemo *kmemo,
+					struct offcpu_umemo *umemo);
+__u64 stack_user(void *ctx, __u32 hook, __u32 keep, __u64 memo_check);
+__u64 stack_user_memo(void *ctx, __u32 hook, struct offcpu_umemo *um);
 static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack);
 __u64 stack_kernel(void *ctx, __u32 hook, __u64 uhash, struct offcpu_kmemo *m);
 static __always_inline void kstack_calibrate(void *ctx, __u32 hook);
@@ -822,7 +851,7 @@ int offcpu_cpu_sample(struct bpf_perf_event_data *ctx)
 			goto out;
 		}
 		if (!unwind_dwarf ||
-		    !unwind_user(ip, sp, bp, OFFCPU_HOOK_CPU, &sid, s->stack, &s->ulen))
+		    !unwind_user(ip, sp, bp, OFFCPU_HOOK_CPU, &sid, s->stack, &s->ulen, 0, 0))
 			s->ulen = ustack_fp(ip, bp, s->stack);
 		else if (want_python && py_maybe(id >> 32))
 			s->ulen = py_frames((struct py_ustack *)s->stack, s->ulen, OFFCPU_HOOK_CPU);
@@ -945,7 +974,7 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	}
 	if (t->ts_out || t->start_pending)
 		interval_unclosed(t, prev, r); /* its switch-in was missed */
-	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo);
+	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo, &t->umemo);
 	if (!measured) {
 		/* --sched-delay: preempted (runnable: it waits from now) or asleep */
 		if (!prev_state) {
@@ -1325,13 +1354,18 @@ static __always_inline void test_stall(void)
 /*
  * current's cgroup and stacks, as of this program's hook, into who (its
  * identity is the caller's): each stack as its id (0: not taken, or lost,
- * counted). kmemo: the last kernel stack taken there (stack_kernel).
+ * counted). kmemo: the last kernel stack taken there (stack_kernel);
+ * umemo: the last DWARF user stack (NULL: none kept at this hook).
  */
 static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u32 hook,
-					struct offcpu_who *who, struct offcpu_kmemo *kmemo)
+					struct offcpu_who *who, struct offcpu_kmemo *kmemo,
+					struct offcpu_umemo *umemo)
 {
 	who->cgroup = task_cgroup(cur);
-	who->ustack = want_ustack && cur->mm ? stack_user(ctx, hook) : 0;
+	if (umemo)
+		who->ustack = want_ustack && cur->mm ? stack_user_memo(ctx, hook, umemo) : 0;
+	else
+		who->ustack = want_ustack && cur->mm ? stack_user(ctx, hook, 0, 0) : 0;
 	who->kstack = want_kstack ? stack_kernel(ctx, hook, who->ustack, kmemo) : 0;
 }
 
@@ -1340,11 +1374,12 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u3
  * DWARF tables with --call-graph dwarf when its process has them (cached
  * by blocking point: unwind.bpf.h), then its Python frames (python.bpf.h;
  * not cached: a stack with them has an id of its own), else by frame
- * pointers. 32-bit tasks
- * are left to the kernel's walk. A global function: verified once, not at
- * every call.
+ * pointers. keep (0 or 1): a DWARF stack's memo is kept for
+ * stack_user_memo (unw_memos); memo_check: the id of a memo's hit due its
+ * check (unw_memo_try). 32-bit tasks are left to the kernel's walk. A
+ * global function: verified once, not at every call.
  */
-__noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook)
+__noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook, __u32 keep, __u64 memo_check)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 slot = hook & 3;
@@ -1365,7 +1400,7 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook)
 	}
 	if (unwind_dwarf && want_python && py_maybe(bpf_get_current_pid_tgid() >> 32)) {
 		/* the native frames, then the thread's Python frames: a stack of its own */
-		if (!unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, st->frames, &st->nr))
+		if (!unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, st->frames, &st->nr, 0, 0))
 			goto fp;
 		n = py_frames((struct py_ustack *)st->frames, st->nr, slot);
 		if (n == st->nr)
@@ -1373,11 +1408,39 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook)
 		st->nr = n;
 		return stack_announce(st);
 	}
-	if (unwind_dwarf && unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, NULL, NULL))
+	if (unwind_dwarf &&
+	    unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, NULL, NULL, keep, memo_check))
 		return id;
 fp:
 	st->nr = ustack_fp(regs->ip, regs->bp, st->frames);
 	return stack_announce(st);
+}
+
+/*
+ * stack_user with the task's memo um of its last DWARF stack (struct
+ * offcpu_umemo): while it blocks where it blocked last, the memo's stack
+ * (unw_memo_try), else stack_user's, kept in the memo. Only a stack
+ * stack_user would take from the tables alone (user mode registers, no
+ * Python frames) is served from or kept in it. A global function: um's
+ * checks stay out of stack_user's verification, the walk's.
+ */
+__noinline __u64 stack_user_memo(void *ctx __arg_ctx, __u32 hook, struct offcpu_umemo *um)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u32 slot = hook & 3;
+	__u64 id;
+	int r;
+
+	if (!um || !unwind_dwarf || !regs || regs->cs != OFFCPU_USER_CS ||
+	    (want_python && py_maybe(bpf_get_current_pid_tgid() >> 32)))
+		return stack_user(ctx, hook, 0, 0);
+	r = unw_memo_try(um, regs->ip, regs->sp, regs->bp, slot);
+	if (r == UNW_MEMO_SERVED)
+		return um->id;
+	id = stack_user(ctx, hook, 1, r == UNW_MEMO_AUDIT ? um->id : 0);
+	if (r != UNW_MEMO_AUDIT || id != um->id)
+		unw_memo_take(um, slot); /* a check that held keeps the memo */
+	return id;
 }
 
 /*
@@ -1939,7 +2002,7 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
-	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo);
+	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, NULL);
 	t->waker.interval = t->ts_out;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 }

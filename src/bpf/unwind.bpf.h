@@ -27,8 +27,12 @@
  * its size up to a few KiB (a 2 KiB read: 110 ns), so the words are
  * re-read in spans of up to 4 KiB (the slots of a 14-frame python stack
  * lie within 1.5 KiB): a hit costs one or two reads, where a frame-pointer
- * walk costs one a frame. One hit in unw_audit_mask + 1 is walked anyway
- * and compared, and the recording says how often that differed (stale).
+ * walk costs one a frame. A thread that blocks where it blocked last
+ * skips the lookup too: its storage keeps a memo of its last stack at its
+ * switch-out (struct offcpu_umemo) with the words that walk used, re-read
+ * as one span and compared the same way (unw_memo_try). One hit (of
+ * the cache or of a memo) in unw_audit_mask + 1 is walked anyway and
+ * compared, and the recording says how often that differed (stale).
  * A hit gives the stack's id (offcpu.h, struct offcpu_stack): the stacks
  * it walks are sent to user space once, through stack_announce
  * (offcpu.bpf.c), before they are cached.
@@ -217,6 +221,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unw_span);
 } unw_spans SEC(".maps");
+
+/*
+ * Per CPU and program: the memo unwind_user keeps of the stack it found,
+ * for the caller to copy to the task's (unw_memo_take): the walk's
+ * verification does not depend on a pointer the caller may not have.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_SCRATCH__NR);
+	__type(key, __u32);
+	__type(value, struct offcpu_umemo);
+} unw_memos SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -973,6 +989,106 @@ static long unw_step(__u32 i, void *vctx)
 }
 
 /*
+ * The task's memo of its last stack (struct offcpu_umemo, offcpu.bpf.c):
+ * the cache key, the starting rbp if the walk used it, and the words the
+ * walk used (a USE-marked word of each read), made from what a confirmed
+ * hit read or a walk found. It holds as a hit of the cache holds: the same
+ * registers and the same words give the same walk. Its words are read
+ * again as one span from the lowest to the end of the highest (within
+ * the stack, as the walk's reads were): one read, no lookup.
+ */
+
+/* The walk used the word at addr, of value val. */
+static __always_inline void unw_memo_word(struct offcpu_umemo *um, __u64 addr, __u64 val)
+{
+	__u32 n = um->nw;
+
+	if (n >= OFFCPU_UMEMO_WORDS) {
+		um->over = 1;
+		return;
+	}
+	um->addr[n & (OFFCPU_UMEMO_WORDS - 1)] = addr;
+	um->val[n & (OFFCPU_UMEMO_WORDS - 1)] = val;
+	um->nw = n + 1;
+	if (addr < um->lo)
+		um->lo = addr;
+	if (addr + 8 > um->hi)
+		um->hi = addr + 8;
+}
+
+/*
+ * A memo about to be made (unw_memo_keep) of stack id (its facts stats,
+ * missing_pc) at key k, rbp bp (bp_used: the walk depended on it), image
+ * exec_id: not served until made.
+ */
+static __always_inline void unw_memo_head(struct offcpu_umemo *um, const struct offcpu_unw_key *k,
+					  __u64 bp, __u32 bp_used, __u64 exec_id, __u64 id,
+					  __u32 stats, __u64 missing_pc)
+{
+	um->valid = 0;
+	um->tgid = k->tgid;
+	um->gen = k->gen;
+	um->ip = k->ip;
+	um->sp = k->sp;
+	um->bp = bp;
+	um->bp_used = bp_used;
+	um->exec_id = exec_id;
+	um->id = id;
+	um->stats = stats;
+	um->missing_pc = missing_pc;
+}
+
+/* unw_memo_keep's bpf_loop context. */
+struct unw_memo_ctx {
+	struct offcpu_umemo *um;
+	struct offcpu_unw_cached *e;
+	__u64 rsum; /* the sum of the reads' fields, as unw_confirm's */
+};
+
+/* Read i of the stack being kept: its used words into the memo. */
+static long unw_memo_step(__u32 i, void *vctx)
+{
+	struct unw_memo_ctx *c = vctx;
+	struct offcpu_unw_read *r = &c->e->reads[i & (OFFCPU_UNW_MAX_READS - 1)];
+	__u64 addr = r->addr, v0 = r->v[0], v1 = r->v[1];
+
+	c->rsum += addr + v0 + v1;
+	if (addr & OFFCPU_UNW_READ_USE0)
+		unw_memo_word(c->um, addr & ~OFFCPU_UNW_READ_FLAGS, v0);
+	if (addr & OFFCPU_UNW_READ_USE1)
+		unw_memo_word(c->um, (addr & ~OFFCPU_UNW_READ_FLAGS) + 8, v1);
+	return 0;
+}
+
+/*
+ * The memo um (its head written: unw_memo_head) made of the words stack e
+ * used (its nr reads), and served from now on if they fit in one span;
+ * keep 0: the caller keeps none (a scalar, not a branch of the caller's).
+ * rsum: what the reads summed to when unw_confirm found e whole (0: e is
+ * this CPU's own, unw_scratch): an e recycled since sums otherwise, and is
+ * not kept. A function of its own, its loop a bpf_loop: verified once,
+ * apart from unwind_user's paths.
+ */
+__noinline int unw_memo_keep(struct offcpu_umemo *um, struct offcpu_unw_cached *e, __u32 nr,
+			     __u64 rsum, __u32 keep)
+{
+	struct unw_memo_ctx c = { .um = um, .e = e };
+
+	if (!keep || !um || !e || nr > OFFCPU_UNW_MAX_READS)
+		return -1;
+	um->nw = 0;
+	um->over = 0;
+	um->lo = ~0ULL;
+	um->hi = 0;
+	bpf_loop(nr, unw_memo_step, &c, 0);
+	if ((rsum && c.rsum != rsum) || um->over || (um->nw && um->hi - um->lo > UNW_SPAN))
+		return -1;
+	um->uses = 1; /* its first use is one after the walk or hit it was made from */
+	um->valid = 1;
+	return 0;
+}
+
+/*
  * What a hit of the cache serves, as it was read (once) by unw_confirm:
  * the stack's id and frame count, and its facts.
  */
@@ -990,12 +1106,15 @@ struct unw_hit {
  * highest word the walk read, so it is readable as that walk's reads were).
  * Each field of e is read once, and the sum of what was read must be its
  * seal (unw_seal): an entry recycled by another CPU meanwhile is not
- * served. What it serves is in *h.
+ * served. What it serves is in *h; when it holds, the memo um (if given;
+ * keep: unw_memo_keep's) is made of it.
  */
 static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_span *buf,
-					__u64 bp, __u64 exec_id, struct unw_hit *h)
+					__u64 bp, __u64 exec_id, struct unw_hit *h,
+					const struct offcpu_unw_key *k, struct offcpu_umemo *um,
+					__u32 keep)
 {
-	__u64 lo = 0, len = 0, hi = e->hi, ebp = e->bp, eexec = e->exec_id, seal;
+	__u64 lo = 0, len = 0, hi = e->hi, ebp = e->bp, eexec = e->exec_id, seal, rsum = 0;
 	__u32 nr = e->nreads, bp_used = e->bp_used;
 
 	h->id = e->st.id;
@@ -1014,7 +1133,7 @@ static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_
 		addr = r->addr;
 		v0 = r->v[0];
 		v1 = r->v[1];
-		seal += addr + v0 + v1;
+		rsum += addr + v0 + v1;
 		flags = addr & OFFCPU_UNW_READ_FLAGS;
 		if (!(flags & (OFFCPU_UNW_READ_USE0 | OFFCPU_UNW_READ_USE1)))
 			continue; /* nothing the walk depended on */
@@ -1034,7 +1153,13 @@ static __always_inline bool unw_confirm(struct offcpu_unw_cached *e, struct unw_
 		    ((flags & OFFCPU_UNW_READ_USE1) && buf->w[w + 1] != v1))
 			return false;
 	}
-	return seal == e->seal;
+	if (seal + rsum != e->seal)
+		return false;
+	if (um) {
+		unw_memo_head(um, k, bp, bp_used, exec_id, h->id, h->stats, h->missing_pc);
+		unw_memo_keep(um, e, nr, rsum, keep);
+	}
+	return true;
 }
 
 /* The seal of a stack about to be cached: the sum unw_confirm checks. */
@@ -1067,6 +1192,68 @@ static __always_inline void unw_stats_of(__u32 bits, __u64 missing_pc, __u32 tgi
 		unw_request_missing(tgid, 0);
 }
 
+enum { UNW_MEMO_MISS, UNW_MEMO_SERVED, UNW_MEMO_AUDIT };
+
+/*
+ * Does current's memo um hold for the stack at its registers ip, sp, bp:
+ * the same place (the cache's key, image, rbp if used), and each word it
+ * used the same (read as one span into the slot scratch's unw_spans)?
+ * UNW_MEMO_SERVED: its stack (um->id) is current's, counted as a hit of
+ * the cache; UNW_MEMO_AUDIT: it holds, but is due a check by a walk (as a
+ * hit of the cache is); UNW_MEMO_MISS: the cache is asked. Either way
+ * the slot's memo (unw_memos) is emptied, for unwind_user to fill. A
+ * function of its own: verified once, apart from unwind_user's paths.
+ */
+__noinline int unw_memo_try(struct offcpu_umemo *um, __u64 ip, __u64 sp, __u64 bp, __u32 scratch)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, gi = tgid % OFFCPU_UNW_PGEN, nw;
+	struct offcpu_umemo *sm = bpf_map_lookup_elem(&unw_memos, &scratch);
+	struct unw_span *buf;
+	__u64 *gen, lo, len;
+
+	if (sm)
+		sm->valid = 0; /* until unwind_user keeps one (unw_memo_take) */
+	if (!um || !um->valid || um->ip != ip || um->sp != sp || um->tgid != tgid ||
+	    (um->bp_used && um->bp != bp) ||
+	    um->exec_id != bpf_get_current_task_btf()->self_exec_id)
+		return UNW_MEMO_MISS;
+	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
+	if (!gen || um->gen != (__u32)*gen)
+		return UNW_MEMO_MISS;
+	nw = um->nw;
+	if (nw) {
+		lo = um->lo;
+		len = um->hi - lo;
+		buf = bpf_map_lookup_elem(&unw_spans, &scratch);
+		if (!buf || len > UNW_SPAN || bpf_probe_read_user(buf->w, len, (const void *)lo))
+			return UNW_MEMO_MISS;
+		for (__u32 i = 0; i < OFFCPU_UMEMO_WORDS; i++) {
+			if (i >= nw)
+				break;
+			if (buf->w[((um->addr[i] - lo) >> 3) & (UNW_SPAN / 8 - 1)] != um->val[i])
+				return UNW_MEMO_MISS;
+		}
+	}
+	if (audit_due(&um->uses, unw_audit_mask))
+		return UNW_MEMO_AUDIT;
+	unw_stat_add(OFFCPU_UNW_CACHED, 1);
+	if (um->stats)
+		unw_stats_of(um->stats, um->missing_pc, tgid);
+	return UNW_MEMO_SERVED;
+}
+
+/*
+ * The memo unwind_user kept in slot scratch (unw_memos) becomes um (none
+ * kept: um is emptied).
+ */
+static __always_inline void unw_memo_take(struct offcpu_umemo *um, __u32 scratch)
+{
+	struct offcpu_umemo *sm = bpf_map_lookup_elem(&unw_memos, &scratch);
+
+	if (!sm || !sm->valid || bpf_probe_read_kernel(um, sizeof(*um), sm))
+		um->valid = 0;
+}
+
 /*
  * A confirmed hit's frames into out[] (*n of them), when the caller wants
  * them: copied first, then checked against the id confirmed, so that a
@@ -1092,11 +1279,15 @@ static __always_inline bool unw_serve(struct offcpu_unw_cached *e, const struct 
  * it): its id in *id (0: none, or its frames could not be sent), and, when
  * out is given, its frames in out[] (*n, at most OFFCPU_MAX_STACK).
  * scratch: the per-CPU slot of the calling program (UNW_SCRATCH_*).
+ * Without out, a memo of the stack found is kept in the slot's unw_memos
+ * when keep (0 or 1) says so, and memo_check is the id of a hit of the
+ * task's memo due its check (unw_memo_try): walked and compared as a hit
+ * of the cache is, the cache not looked up.
  * false: the process has no tables (yet, or for this image): the caller
  * walks frame pointers.
  */
 static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scratch, __u64 *id,
-					__u64 *out, __u32 *n)
+					__u64 *out, __u32 *n, __u32 keep, __u64 memo_check)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
 	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
@@ -1107,6 +1298,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	struct unw_exec *ne;
 	struct unw_state *st;
 	struct unw_span *buf;
+	struct offcpu_umemo *um = NULL;
 	struct unw_ctx c;
 	bool checking = false;
 	__u64 *gen;
@@ -1119,12 +1311,24 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	k.gen = (__u32)*gen;
 	k.ip = ip;
 	k.sp = sp;
-	e = bpf_map_lookup_elem(&unw_cache, &k);
-	if (e) {
-		buf = bpf_map_lookup_elem(&unw_spans, &scratch);
-		if (!buf)
+	buf = bpf_map_lookup_elem(&unw_spans, &scratch);
+	if (!buf)
+		return false;
+	if (!out) {
+		um = bpf_map_lookup_elem(&unw_memos, &scratch);
+		if (!um)
 			return false;
-		if (unw_confirm(e, buf, bp, exec_id, &hit)) {
+	}
+	if (!out && memo_check) {
+		/* a hit of the memo due its check (unw_memo_try): walked, not looked up */
+		checking = true;
+		hit.id = memo_check;
+		e = NULL;
+	} else {
+		e = bpf_map_lookup_elem(&unw_cache, &k);
+	}
+	if (e) {
+		if (unw_confirm(e, buf, bp, exec_id, &hit, &k, um, keep)) {
 			checking = audit_due(&e->uses, unw_audit_mask);
 			if (!checking && unw_serve(e, &hit, out, n)) {
 				*id = hit.id;
@@ -1255,11 +1459,18 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 		if (hit.id == rec->st.id)
 			return true;
 		unw_stat_add(OFFCPU_UNW_STALE, 1);
+		if (!out)
+			um->valid = 0; /* made of the stale stack (or its entry): not served again */
 	}
 	/* only a stack user space has: a hit serves its id */
 	if (st->cacheable && *id) {
 		rec->seal = unw_seal(rec);
 		bpf_map_update_elem(&unw_cache, &k, rec, BPF_ANY);
+		if (!out) {
+			unw_memo_head(um, &k, rec->bp, rec->bp_used, exec_id, *id, rec->stats,
+				      rec->missing_pc);
+			unw_memo_keep(um, rec, rec->nreads, 0, keep);
+		}
 	}
 	return true;
 }
