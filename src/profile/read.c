@@ -157,7 +157,13 @@ int profile__read(const struct report_opts *o, unsigned int keep, const struct m
 	int ret = -EINVAL;
 
 	err[0] = 0;
-	s = report__open(o, true, ms, err, errlen); /* frames are kept, named at the end */
+	/*
+	 * Frames are kept, named at the end. The session interns no stacks:
+	 * the profile interns each sample's frames itself, in the feed's
+	 * thread, where the walk's thread would otherwise intern every new
+	 * chain's (and both would hold every sequence).
+	 */
+	s = open_session(o, KERNEL_DEFERRED, true, ms, err, errlen);
 	if (!s)
 		return ret;
 	a.s = s;
