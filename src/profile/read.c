@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "perfdata/perf_format.h"
+#include "profile/feed.h"
 #include "profile/filter.h"
 #include "profile/offwake.h"
 #include "profile/read.h"
@@ -54,6 +55,7 @@ struct agg_ctx {
 	const struct report_opts *o;
 	const struct session *s;
 	struct profile *p;
+	struct feed *feed;   /* into p, during the run */
 	struct offwake *ow;  /* --wakeups */
 	struct threads *th;  /* --threads */
 	struct switches *sw; /* off-CPU time from sched:sched_switch samples */
@@ -100,7 +102,7 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 	if (rs->s->evattr->is_chain && !a->o->event)
 		return 0; /* record --chains' own records: report --chains reads them */
 	if (!a->ow)
-		return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+		return report__match(a->o, a->s, rs) ? feed__add(a->feed, rs) : 0;
 	/* --wakeups: off-CPU samples (for their total) and joined off-wake stacks */
 	err = offwake__join(a->ow, rs, &joined);
 	if (err < 0)
@@ -109,7 +111,7 @@ static int agg_sample(void *ctx, const struct rsample *rs)
 		rs = &joined;
 	else if (!rs->s->evattr->is_offcpu)
 		return 0;
-	return report__match(a->o, a->s, rs) ? profile__add(a->p, rs) : 0;
+	return report__match(a->o, a->s, rs) ? feed__add(a->feed, rs) : 0;
 }
 
 /* The profile of an open session: its samples folded, kernel frames named, joins noted. */
@@ -118,16 +120,23 @@ static int aggregate(struct agg_ctx *a, struct session *s, unsigned int keep,
 {
 	const uint32_t *remap;
 	uint32_t nremap;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, err_feed;
 
 	a->p = profile__new(perf_reader__nr_attrs(session__reader(s)), keep);
 	if (a->o->wakeups)
 		a->ow = offwake__new(s, a->o->waker_by);
 	if (!a->p || (a->o->wakeups && !a->ow))
 		return ret;
+	a->feed = feed__new(a->p); /* the samples folded on the second core */
+	if (!a->feed)
+		return ret;
 	ret = run(a, s, agg_sample, ms);
+	err_feed = feed__finish(a->feed); /* the profile whole, and the caller's again */
+	a->feed = NULL;
 	if (ret)
 		return run_failed(a->o, s, ret, err, errlen);
+	if (err_feed)
+		return err_feed; /* out of memory: err stays empty */
 	if (a->sw && (ret = switches__set_attr(a->sw, a->p)))
 		return ret;
 	remap = session__remap(s, &nremap);
@@ -148,7 +157,13 @@ int profile__read(const struct report_opts *o, unsigned int keep, const struct m
 	int ret = -EINVAL;
 
 	err[0] = 0;
-	s = report__open(o, true, ms, err, errlen); /* frames are kept, named at the end */
+	/*
+	 * Frames are kept, named at the end. The session interns no stacks:
+	 * the profile interns each sample's frames itself, in the feed's
+	 * thread, where the walk's thread would otherwise intern every new
+	 * chain's (and both would hold every sequence).
+	 */
+	s = open_session(o, KERNEL_DEFERRED, true, ms, err, errlen);
 	if (!s)
 		return ret;
 	a.s = s;

@@ -89,8 +89,9 @@ struct session_opts {
 	/*
 	 * Samples' frame sequences are not interned (rsample.stack stays 0):
 	 * for callers that print each sample's frames and locations as they
-	 * come and key on nothing (script). The interned sequences are most of
-	 * the memory of a recording with many distinct stacks.
+	 * come and key on nothing (script), or that intern them elsewhere
+	 * (the profile, in a thread of its own). The interned sequences are
+	 * most of the memory of a recording with many distinct stacks.
 	 */
 	bool no_stacks;
 	/*
