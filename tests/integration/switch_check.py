@@ -110,7 +110,14 @@ def cmd_exact(offcpu, switches, own, json_path):
             continue
         wake = rq.get(tid, 0)
         ref = o["s"] + o["d"] + wake
-        ran = (o["on"] or 0) + max((o["rq"] or 0) - wake, 0)  # what an end after it ran may add
+        # What an end after it ran may add: its time on CPU and its other
+        # run-queue waits. The thread's own clock and schedstat, where they
+        # say more than the recording: cpu-clock samples place a burst
+        # shorter than their period whole or not at all, so the sampled time
+        # of the fsync thread's bursts is off by a period or two (a suite
+        # run: derived 67.49 ms against a bound of 66.64 ms from samples).
+        on = max(o["on"] or 0, t.get("oncpu_ns", 0))
+        ran = on + max(max(o["rq"] or 0, t.get("rq_ns", 0)) - wake, 0)
         got = d["s"] + d["d"]
         compared += 1
         got_sum += got
