@@ -457,6 +457,7 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 					      const struct offcpu_run *r);
 static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu_task *t,
 				      __u64 clk);
+static __always_inline bool queued_early(struct task_struct *p);
 static __always_inline __u64 interval_end(struct task_struct *p, const struct offcpu_task *t,
 					  __u64 clk);
 /* counting a wait */
@@ -605,23 +606,31 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
  * A task is woken (queued on a run queue): on a kernel without sched_info
  * (or with OFFCPU_TEST_WAKEUP_PROG), its off-CPU interval ends here, at
  * the clock of that run queue, as the kernel's own accounting has it;
- * elsewhere interval_end reads the same time at the switch-in. With
- * --sched-delay, the wakeup of a sleep off-CPU leaves out starts its wait
- * for a CPU.
+ * elsewhere interval_end reads the same time at the switch-in, unless
+ * sched_info's queue time is older than this wakeup (queued_early): then
+ * here too. With --sched-delay, the wakeup of a sleep off-CPU leaves out
+ * starts its wait for a CPU.
  */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 {
 	struct offcpu_task *t;
 	struct offcpu_run r;
+	bool early;
 
 	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
+		return 0;
+	early = queued_early(p);
+	if (!early && !wakeup_times_intervals && !want_sched_delay)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (!t || !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
-	if (wakeup_times_intervals && t->ts_out && !t->ts_wake)
+	if ((wakeup_times_intervals || early) && t->ts_out && !t->ts_wake) {
 		t->ts_wake = r.clk;
+		if (early)
+			stat(OFFCPU_STAT_QUEUED_BEFORE_WAKEUP);
+	}
 	if (want_sched_delay && t->delay_pending && !t->ts_queued && !stopping) {
 		t->delay_pending = 0;
 		t->ts_queued = r.clk;
@@ -1140,6 +1149,27 @@ static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu
 		return 0;
 	waited = clk - queued + (before - t->delay_out);
 	return clk - t->ts_out > waited ? clk - waited : t->ts_out;
+}
+
+/*
+ * Is p, just woken, queued since before this wakeup by sched_info? The
+ * kernel sets last_queued at an enqueue only when it is 0, from this run
+ * queue's clock, which the wakeup has just read: a wakeup that queued p
+ * leaves the two equal. A task that went to sleep still queued (EEVDF's
+ * delayed dequeue keeps one with negative lag on its run queue until it is
+ * picked) and was moved to another CPU meanwhile got last_queued at that
+ * move; the wakeup keeps it, and the switch-in would take the sleep after
+ * it for a wait for a CPU (a 400 ms sleep timed 5 ms, and 400 ms on a run
+ * queue; schedstat's run_delay counts it so too).
+ */
+static __always_inline bool queued_early(struct task_struct *p)
+{
+	__u64 queued;
+
+	if (!bpf_core_field_exists(p->sched_info.last_queued))
+		return false;
+	queued = p->sched_info.last_queued;
+	return queued && queued < task_rq_clock(p);
 }
 
 /* The end of p's off-CPU interval (t: its storage): its wakeup, else clk. */

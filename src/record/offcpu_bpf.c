@@ -617,8 +617,8 @@ static void set_maps_and_progs(struct offcpu_bpf *b, const struct record_opts *o
 		bpf_map__set_max_entries(sk->maps.cpu_samples, 4096);
 	bpf_map__set_max_entries(sk->maps.sum0, SUM_ENTRIES);
 	bpf_map__set_max_entries(sk->maps.sum1, SUM_ENTRIES);
-	bpf_program__set_autoload(sk->progs.offcpu_wakeup, sk->rodata->wakeup_times_intervals ||
-								   o->sched_delay);
+	/* always: it also times the wakeups sched_info would time too early (queued_early) */
+	bpf_program__set_autoload(sk->progs.offcpu_wakeup, true);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakeups);
 	bpf_program__set_autoload(sk->progs.offcpu_wakeup_new, o->sched_delay || o->chains);
 	if (o->chains)
