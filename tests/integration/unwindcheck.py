@@ -333,6 +333,9 @@ def cmd_deferred(offcpu, path, tid, ms):
     finish()
 
 
+PY_UNKNOWN = "[unknown Python function]"  # pyframes.c's name for a frame it could not read
+
+
 def is_py(frame, name):
     """Is frame the Python function name ("name (file.py:line)")?"""
     return frame.startswith(name + " (")
@@ -408,10 +411,17 @@ def cmd_pywait(offcpu, path, json_path, svg_path):
             "python.functions %d, python.unresolved_frames %d"
             % tuple(c.get(k, -1) for k in ("python.stacks", "python.frames", "python.no_thread_state",
                                            "python.read_failed", "python.functions", "python.unresolved_frames")))
-    # a code object freed before its name is read (a module's or a class body's, run once
-    # during an import) leaves a frame unnamed: a few, never one the checks above need
-    check(c.get("python.unresolved_frames", 0) <= max(2, c.get("python.functions", 0) // 20),
-          "%d Python frames without a name" % c.get("python.unresolved_frames", 0))
+    # A code object freed before its name is read (a module's or a class body's, run once
+    # during an import) leaves its frames unnamed, one per instruction seen: a few samples
+    # of the startup, never one the checks above need. How many distinct frames that makes
+    # grows with how far the recorder's reading lags (ASan, a loaded machine: 12 of 218 in
+    # one run, all in module bodies under PyEval_EvalCode), so the bound is on samples.
+    pysamples = [s for s in samples if any(" (" in f and f.endswith(")") and ".py:" in f for f in user_frames(s))]
+    unnamed = [s for s in samples if PY_UNKNOWN in user_frames(s)]
+    measure("samples with an unnamed Python frame: %d of %d with Python frames" % (len(unnamed), len(pysamples)))
+    check(len(unnamed) <= max(2, len(pysamples) // 50),
+          "%d samples of %d with a Python frame without a name (%d such frames)"
+          % (len(unnamed), len(pysamples), c.get("python.unresolved_frames", 0)))
     finish()
 
 
