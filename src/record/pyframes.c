@@ -533,8 +533,23 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 	if (!c)
 		return NULL;
 	if (!added) {
-		if (!taken || c->checked >= taken || !c->ok ||
-		    py_code__id(pp->pid, &pp->layout, addr, &id))
+		if (!taken || c->checked >= taken)
+			return c;
+		if (!c->ok) {
+			/*
+			 * Unreadable when first seen (an object being freed there):
+			 * read again, as another may be there now (3.13: the .pth
+			 * line's code, then py_child_wait's, at one address).
+			 */
+			c->checked = mono_ns();
+			if (py_code__read(pp->pid, &pp->layout, addr, &pc))
+				return c;
+			c->version++;
+			code_fill(c, &pc, NULL, pp->layout.co_code / 2);
+			p->ncodes++;
+			return c;
+		}
+		if (py_code__id(pp->pid, &pp->layout, addr, &id))
 			return c;
 		if (id.qualname == c->id.qualname && id.filename == c->id.filename &&
 		    id.linetable == c->id.linetable && id.firstlineno == c->id.firstlineno) {
