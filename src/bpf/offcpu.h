@@ -126,12 +126,12 @@ enum offcpu_drop {
 	X(KSTACK_EVICTED, "kstack.evicted")                           \
 	/* hits whose frames were not on the stack: walked */         \
 	X(KSTACK_UNVERIFIED, "kstack.unverified")                     \
-	/* woken with sched_info's queue time from before the wakeup */ \
-	X(QUEUED_BEFORE_WAKEUP, "offcpu.queued_before_wakeup")        \
 	/* -m/-M: intervals outside the block-time range, left out */ \
 	X(FILTERED, "offcpu.filtered")                                \
 	/* short intervals the sums could not take: sent alone */    \
-	X(SUM_DIRECT, "sum.direct")
+	X(SUM_DIRECT, "sum.direct")                                   \
+	/* woken with sched_info's queue time from before the wakeup */ \
+	X(QUEUED_BEFORE_WAKEUP, "offcpu.queued_before_wakeup")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {

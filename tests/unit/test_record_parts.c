@@ -633,7 +633,7 @@ static void test_counter_names(void **state)
 	static const char *const stats[] = {
 		"kstack.walked", "kstack.cached", "kstack.checked", "kstack.stale",
 		"offcpu.closed_at_wakeup", "offcpu.closed_by_sched_info", "kstack.evicted",
-		"kstack.unverified", "offcpu.filtered", "sum.direct",
+		"kstack.unverified", "offcpu.filtered", "sum.direct", "offcpu.queued_before_wakeup",
 	};
 
 	assert_int_equal(OFFCPU_DROP__NR, sizeof(drops) / sizeof(drops[0]));
