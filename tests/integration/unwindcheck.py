@@ -349,8 +349,11 @@ def in_order_py(frames, want):
 
 def cmd_pywait(offcpu, path, json_path, svg_path):
     """tests/workloads/pywait.py run by a CPython: each waiting function's
-    off-CPU time (its "name (pywait.py:line)" frame) within 5 % of what the
-    script measured around its own calls, py_spin's CPU time within 15 %,
+    off-CPU time and its waits for a CPU (its "name (pywait.py:line)" frame;
+    the script's clock around the call counts both: a thread preempted
+    between reading it and blocking waits 40 ms on a loaded machine) within
+    5 % of what the script measured around its own calls, py_spin's CPU
+    time within 15 %,
     in perf script and offcpu report; the Python frames in call order, native
     frames anywhere among and above them (C functions the interpreter
     called), start_thread below them but in a few samples cut above the
@@ -362,16 +365,16 @@ def cmd_pywait(offcpu, path, json_path, svg_path):
     svg = open(svg_path).read()
     for name, f in sorted(wl["funcs"].items()):
         tid, ref = f["tid"], f["ns"]
-        ev, band = ("cpu-clock", SPIN) if name == "py_spin" else ("offcpu-time", BAND)
-        mine = [s for s in samples if s.tid == tid and s.event == ev]
+        evs, band = (("cpu-clock",), SPIN) if name == "py_spin" else (("offcpu-time", "sched-delay"), BAND)
+        mine = [s for s in samples if s.tid == tid and s.event in evs]
         got_perf = sum(s.period for s in mine if any(is_py(x, name) for x in user_frames(s)))
-        got_own = sum(v for fr, v in folded(offcpu, path, ev, tid) if any(is_py(x, name) for x in fr))
+        got_own = sum(v for ev in evs for fr, v in folded(offcpu, path, ev, tid) if any(is_py(x, name) for x in fr))
         for reader, got in (("perf script", got_perf), ("offcpu report", got_own)):
             measure("%-13s tid %-7d %-13s %s %8.1f ms; measured by the script %8.1f ms (%+.2f %%)"
-                    % (name, tid, reader, "CPU" if ev == "cpu-clock" else "off-CPU", got / 1e6, ref / 1e6,
-                       pct(got, ref)))
+                    % (name, tid, reader, "CPU" if name == "py_spin" else "off-CPU + run queue",
+                       got / 1e6, ref / 1e6, pct(got, ref)))
             check(abs(got - ref) <= band * ref, "%s: %s: %s %d ns, not %d ns +- %d %%"
-                  % (reader, name, ev, got, ref, band * 100))
+                  % (reader, name, " + ".join(evs), got, ref, band * 100))
         # The Python frames in call order, native frames anywhere among them:
         # above the innermost one (the C functions it called, the dynamic
         # linker's lazy binding of one) and between them (the interpreter).
