@@ -4,8 +4,9 @@
 # tests/workloads/pywait.py has threads wait in named functions (a sleep,
 # a threading.Lock the main thread holds, queue.Queue.get, a socket recv,
 # a subprocess's wait) while one spins, and measures its own calls.
-# `offcpu record --wakeups --sched-delay`: each function's off-CPU time
-# within 5 % of the script's figure, the spinner's CPU time within 15 %, in
+# `offcpu record --wakeups --sched-delay`: each function's off-CPU time and
+# run-queue waits within 5 % of the script's figure, the spinner's CPU time
+# within 15 %, in
 # Debian's perf script and offcpu report; the Python frames among the native
 # ones in call order; the wakers (report --wakeups), the run-queue delays
 # and the flame graph show them (unwindcheck.py pywait). Last, a Python the
