@@ -458,6 +458,7 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu_task *t,
 				      __u64 clk);
 static __always_inline bool queued_early(struct task_struct *p);
+static __always_inline void unclosed_why(__u64 pcount, __u64 pcount_then);
 static __always_inline __u64 interval_end(struct task_struct *p, const struct offcpu_task *t,
 					  __u64 clk);
 /* counting a wait */
@@ -1120,11 +1121,24 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
+		unclosed_why(pcount, t->pcount_out);
 	}
 	if (want_sched_delay && once)
 		wait_done(t, r, OFFCPU_SCHED_DELAY | t->state, wait, false);
 	t->waker.time = 0;
 	t->ts_out = 0;
+}
+
+/*
+ * Why an interval's end was not seen (drop.unclosed), from sched_info's
+ * count of switch-ins, pcount now against pcount_then at its start: the
+ * task was switched in more than once since, unseen, and sched_info keeps
+ * only the last; or once, and sched_info's times of it come before the
+ * interval's start (the run queue's clock it ran on behind the one it left).
+ */
+static __always_inline void unclosed_why(__u64 pcount, __u64 pcount_then)
+{
+	stat(pcount > pcount_then + 1 ? OFFCPU_STAT_UNCLOSED_RAN_AGAIN : OFFCPU_STAT_UNCLOSED_CLOCK);
 }
 
 /*
@@ -2103,6 +2117,7 @@ static __always_inline void start_unclosed(struct offcpu_task *t, struct task_st
 	if (pcount != st->pcount + 1 || delay < st->run_delay || arrival < rec_start ||
 	    arrival - rec_start < delay - st->run_delay) {
 		drop(OFFCPU_DROP_UNCLOSED);
+		unclosed_why(pcount, st->pcount);
 		return;
 	}
 	if (st->kind == OFFCPU_START_SLEEP)

@@ -131,7 +131,11 @@ enum offcpu_drop {
 	/* short intervals the sums could not take: sent alone */    \
 	X(SUM_DIRECT, "sum.direct")                                   \
 	/* woken with sched_info's queue time from before the wakeup */ \
-	X(QUEUED_BEFORE_WAKEUP, "offcpu.queued_before_wakeup")
+	X(QUEUED_BEFORE_WAKEUP, "offcpu.queued_before_wakeup")        \
+	/* drop.unclosed: switched in more than once unseen */          \
+	X(UNCLOSED_RAN_AGAIN, "offcpu.unclosed_ran_again")            \
+	/* drop.unclosed: sched_info's times before the switch-out */  \
+	X(UNCLOSED_CLOCK, "offcpu.unclosed_clock")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {

@@ -82,8 +82,11 @@ static void print_verbose(const struct recorder *r, const uint64_t ks[OFFCPU_STA
 			 (unsigned long long)start, (unsigned long long)stop);
 }
 
-/* The lost line: every loss by name, or that nothing was lost. */
-static void print_lost(const struct recorder *r)
+/*
+ * The lost line: every loss by name, or that nothing was lost; for
+ * intervals whose end was not seen, why (ks: the BPF side's stats).
+ */
+static void print_lost(const struct recorder *r, const uint64_t *ks)
 {
 	uint64_t lost = cpu_events__lost(r->cpu);
 	struct msg_line l = { .len = 0 };
@@ -101,9 +104,19 @@ static void print_lost(const struct recorder *r)
 		return;
 	}
 	msg_line__add(&l, "lost:");
-	for (int i = 0; i < OFFCPU_DROP__NR; i++)
-		if (r->drops[i])
-			msg_line__add(&l, " %s %llu;", offcpu_drop_name(i), (unsigned long long)r->drops[i]);
+	for (int i = 0; i < OFFCPU_DROP__NR; i++) {
+		if (!r->drops[i])
+			continue;
+		msg_line__add(&l, " %s %llu", offcpu_drop_name(i), (unsigned long long)r->drops[i]);
+		if (i == OFFCPU_DROP_UNCLOSED &&
+		    (ks[OFFCPU_STAT_UNCLOSED_RAN_AGAIN] || ks[OFFCPU_STAT_UNCLOSED_CLOCK]))
+			msg_line__add(&l, " (%llu switched in again unseen, the scheduler keeping only "
+				      "the last; %llu with the scheduler's switch-in time before the "
+				      "switch-out, two CPUs' clocks apart)",
+				      (unsigned long long)ks[OFFCPU_STAT_UNCLOSED_RAN_AGAIN],
+				      (unsigned long long)ks[OFFCPU_STAT_UNCLOSED_CLOCK]);
+		msg_line__add(&l, ";");
+	}
 	if (lost)
 		msg_line__add(&l, " cpu samples (perf ring full) %llu;", (unsigned long long)lost);
 	if (r->nr_sideband_nomem)
@@ -142,5 +155,5 @@ void recorder__print_summary(struct recorder *r)
 			 (unsigned long long)(ks[OFFCPU_STAT_CLOSED_AT_WAKEUP] +
 					      ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]),
 			 (unsigned long long)ks[OFFCPU_STAT_CLOSED_BY_SCHED_INFO]);
-	print_lost(r);
+	print_lost(r, ks);
 }
