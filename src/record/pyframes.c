@@ -502,6 +502,23 @@ static void code_fill(struct pycode *c, struct py_code *pc, const struct pycode 
 }
 
 /*
+ * Fill c from the code object at addr in pp's memory, or in its parent's
+ * (a forked child's copy, the child's own perhaps gone with an exec):
+ * 0, or -ESRCH when neither could be read (c left as it was).
+ */
+static int code_read(struct pyframes *p, const struct pyproc *pp, uint64_t addr, struct pycode *c)
+{
+	struct py_code pc;
+
+	if (py_code__read(pp->pid, &pp->layout, addr, &pc) &&
+	    (!pp->ppid || py_code__read(pp->ppid, &pp->layout, addr, &pc)))
+		return -ESRCH;
+	code_fill(c, &pc, NULL, pp->layout.co_code / 2);
+	p->ncodes++;
+	return 0;
+}
+
+/*
  * The code object at addr of pp's image, read on first sight; when the
  * entry was last read or checked before `taken` (the time a stack with
  * it was taken; UINT64_MAX: always, 0: never), read again if the object
@@ -526,7 +543,6 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 	struct pycode k = { .pid = pp->pid, .gen = pp->gen, .addr = addr }, *c, *parent = NULL;
 	struct pycode pk = { .pid = pp->ppid, .gen = pp->pgen, .addr = addr };
 	struct py_code_id id;
-	struct py_code pc;
 	bool added;
 
 	c = htab__get(&p->codes, code_hash(pp->pid, pp->gen, addr), code_eq, &k, &added);
@@ -542,11 +558,8 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 			 * line's code, then py_child_wait's, at one address).
 			 */
 			c->checked = mono_ns();
-			if (py_code__read(pp->pid, &pp->layout, addr, &pc))
-				return c;
-			c->version++;
-			code_fill(c, &pc, NULL, pp->layout.co_code / 2);
-			p->ncodes++;
+			if (!code_read(p, pp, addr, c))
+				c->version++;
 			return c;
 		}
 		if (py_code__id(pp->pid, &pp->layout, addr, &id))
@@ -567,14 +580,10 @@ static struct pycode *code_of(struct pyframes *p, const struct pyproc *pp, uint6
 		code_fill(c, NULL, parent, parent->code_units);
 		return c;
 	}
-	if (py_code__read(pp->pid, &pp->layout, addr, &pc) &&
-	    (!pp->ppid || py_code__read(pp->ppid, &pp->layout, addr, &pc))) {
+	if (code_read(p, pp, addr, c)) {
 		p->ncodes_failed++;
 		c->ok = false;
-		return c;
 	}
-	code_fill(c, &pc, NULL, pp->layout.co_code / 2);
-	p->ncodes++;
 	return c;
 }
 
