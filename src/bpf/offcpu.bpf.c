@@ -120,7 +120,6 @@ __u32 kstack_skip[4];  /* per hook: frames of BPF and tracing glue above its ker
 __u32 calib_done[4];
 __u32 exec_tgid;       /* the command (record -- CMD): traced from its first exec on */
 __u32 targets_gen;     /* processes that left the targets (target_known) */
-__u32 switchins_missed; /* the kernel hid a switch-in from the program (preempted) */
 __u64 cgroup_id;       /* -G: the cgroup's id, for the iterators (not current) */
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
@@ -272,18 +271,23 @@ struct {
 	.values = { &sum0, &sum1 },
 };
 
-/* Per CPU: the samples' clock at a time of the run queue's (now_of). */
-struct offcpu_clock_ref {
+/*
+ * Per CPU, for the switch program: the samples' clock at a time of the run
+ * queue's (now_of), and the task it last saw switched in there (switch_in:
+ * current, unless the kernel hid the switch to it).
+ */
+struct offcpu_cpu_state {
 	__u64 clk;
 	__u64 mono;
+	__u32 last_in; /* its tid */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_clock_ref);
-} clock_ref SEC(".maps");
+	__type(value, struct offcpu_cpu_state);
+} cpu_state SEC(".maps");
 
 /* Per CPU: program runs inside (run_begin to run_end), for user space's grace period. */
 struct {
@@ -433,6 +437,7 @@ struct offcpu_run {
 	__u64 now;     /* the samples' clock, as run_begin's `clock` says */
 	__u64 clk;     /* the intervals' clock: the run queue of the task of the event */
 	__u64 *active; /* this CPU's count of runs inside (the grace period) */
+	struct offcpu_cpu_state *cs; /* the switch program's: this CPU's (may be NULL) */
 	__u32 half;    /* sum_active as read once inside: the half this run writes */
 	__u32 cpu;
 	bool direct;   /* the stop iterator: every wait a direct sample (wait_done) */
@@ -446,7 +451,7 @@ enum {
 };
 
 static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *p, __u32 clock);
-static __always_inline __u64 now_of(__u64 clk);
+static __always_inline __u64 now_of(struct offcpu_cpu_state *c, __u64 clk);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
@@ -909,7 +914,8 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 	}
 	r->half = sum_active & 1;
 	r->clk = task_rq_clock(p);
-	r->now = clock == RUN_SWITCH ? now_of(r->clk) : clock == RUN_CURRENT ? bpf_ktime_get_ns() : 0;
+	r->cs = clock == RUN_SWITCH ? bpf_map_lookup_elem(&cpu_state, &zero) : NULL;
+	r->now = clock == RUN_SWITCH ? now_of(r->cs, r->clk) : clock == RUN_CURRENT ? bpf_ktime_get_ns() : 0;
 	r->cpu = bpf_get_smp_processor_id();
 	r->direct = false;
 	return true;
@@ -927,10 +933,8 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
  * exec that ends its task's gen (exits map). A direct sample's time is
  * read in full (sample_emit).
  */
-static __always_inline __u64 now_of(__u64 clk)
+static __always_inline __u64 now_of(struct offcpu_cpu_state *c, __u64 clk)
 {
-	__u32 zero = 0;
-	struct offcpu_clock_ref *c = bpf_map_lookup_elem(&clock_ref, &zero);
 	__u64 now;
 
 	if (c && clk >= c->clk && clk - c->clk < 1000000)
@@ -955,8 +959,8 @@ static __always_inline void run_end(struct offcpu_run *r)
  * prev leaves the CPU. Waiting in a recorded state: its wait starts, noted
  * with its stacks. Otherwise (preempted, or asleep in another state) only
  * --sched-delay notes it: its wait for a CPU starts now, or at its wakeup.
- * A preemption needs no storage lookup either, until the kernel has been
- * seen to hide a switch-in (preempted).
+ * A preemption needs no storage lookup either, unless the kernel hid the
+ * task's switch-in (preempted).
  */
 static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 				       struct task_struct *prev, unsigned int prev_state)
@@ -967,8 +971,8 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	__u64 arrival;
 
 	if (!measured && !want_sched_delay) {
-		if (!prev_state && (test_hide || switchins_missed))
-			preempted(prev, r);
+		if (!prev_state && !(r->cs && r->cs->last_in == prev->pid))
+			preempted(prev, r); /* its switch-in hidden */
 		return;
 	}
 	t = bpf_task_storage_get(&tasks, prev, 0, 0);
@@ -1020,8 +1024,13 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	struct offcpu_task *t;
 	__u64 end, delta;
 
-	if (test_hide && bpf_get_prandom_u32() % test_hide == 0)
+	if (test_hide && bpf_get_prandom_u32() % test_hide == 0) {
+		if (r->cs) /* as when the kernel hides one: no switch to next seen */
+			r->cs->last_in = (__u32)-1;
 		return;
+	}
+	if (r->cs)
+		r->cs->last_in = next->pid;
 	t = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!t)
 		return;
@@ -1055,22 +1064,22 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 }
 
 /*
- * A task is preempted. If it still has an interval open, its switch-in
- * was missed: end that interval now, while sched_info can time it (a
- * second missed switch-in, after this preemption, would leave its end
- * unknown). Looked up only once the kernel has hidden a switch-in from
- * the program in this recording (switchins_missed; or OFFCPU_TEST_HIDE),
- * as it does on some hosts all the time, and on others never: there a
- * preemption costs nothing, and the one missed switch-in the kernel may
- * hide while a program attaches is repaired at the task's next switch-in
- * or switch-out.
+ * A task is preempted whose switch-in the program did not see (this CPU's
+ * last_in is another task: the kernel hid the switch to it, as it does on
+ * some hosts whenever a hidden agent's thread is the one switched out; or
+ * OFFCPU_TEST_HIDE). If it still has an interval open, end that interval
+ * now, while sched_info can time it: a second missed switch-in, after this
+ * preemption, would leave its end unknown (drop.unclosed, "switched in
+ * again unseen"). Any other preemption costs no storage lookup.
  */
 static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&tasks, prev, 0, 0);
 
-	if (t && (t->ts_out || t->start_pending))
+	if (t && (t->ts_out || t->start_pending)) {
+		stat(OFFCPU_STAT_CLOSED_AT_PREEMPTION);
 		interval_unclosed(t, prev, r);
+	}
 }
 
 /*
@@ -1099,7 +1108,6 @@ static __always_inline void interval_unclosed(struct offcpu_task *t, struct task
 		start_unclosed(t, p, r);
 	if (!t->ts_out)
 		return;
-	switchins_missed = 1;
 	if (bpf_core_field_exists(p->sched_info.last_arrival)) {
 		pcount = p->sched_info.pcount;
 		delay = p->sched_info.run_delay;

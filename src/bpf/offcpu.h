@@ -135,7 +135,9 @@ enum offcpu_drop {
 	/* drop.unclosed: switched in more than once unseen */          \
 	X(UNCLOSED_RAN_AGAIN, "offcpu.unclosed_ran_again")            \
 	/* drop.unclosed: sched_info's times before the switch-out */  \
-	X(UNCLOSED_CLOCK, "offcpu.unclosed_clock")
+	X(UNCLOSED_CLOCK, "offcpu.unclosed_clock")                    \
+	/* a task preempted, its switch-in unseen: its interval ended */ \
+	X(CLOSED_AT_PREEMPTION, "offcpu.closed_at_preemption")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {

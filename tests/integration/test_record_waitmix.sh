@@ -20,12 +20,19 @@
 # sched_wakeup program loaded, as on a kernel without that accounting
 # (OFFCPU_TEST_WAKEUP_PROG=1; it misses 1 in 3 wakeups too): intervals end
 # at the wakeup it saw, or else by the accounting.
+# A last run, OFFCPU_TEST_HIDE=3 with --off-cpu-thresh 0, is of napper
+# threads that work 6 ms after each nap, more of them than CPUs: a thread
+# whose switch-in was hidden is preempted before it waits again. Its
+# interval must end at that preemption (offcpu.closed_at_preemption), not
+# be lost when it is switched in again: each thread's samples are exactly
+# its waits, the voluntary switches it counted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
 require_perf
 require_offcpu
 require_workload waitmix
+require_workload napper
 
 disk_dir
 rc=0
@@ -68,4 +75,22 @@ for run in 500 10 hide hideprog; do
 	export OFFCPU_TEST_STOLEN_NS
 	CHECK waitmix "$TESTDIR/wm$run.data" "$TESTDIR/wm$run.json" "$thresh" || rc=1
 done
+
+measure "--- OFFCPU_TEST_HIDE=3 record --off-cpu-thresh 0 -- napper 4 2 6 (preempted after a hidden switch-in)"
+OFFCPU_TEST_HIDE=3 record -v -o "$TESTDIR/nap.data" --off-cpu-thresh 0 -- \
+	"$WORKLOADS/napper" 4 2 6 >"$TESTDIR/nap.out" || fail "offcpu record -- napper exited $?"
+grep -q 'nothing lost' "$TESTDIR/record.err" ||
+	fail "intervals lost, preempted after a hidden switch-in: $(grep lost "$TESTDIR/record.err")"
+preempted=$("$OFFCPU" report --header -i "$TESTDIR/nap.data" |
+	awk '/offcpu.closed_at_preemption:/ { print $NF }')
+measure "intervals ended at a preemption after a hidden switch-in: ${preempted:-none}"
+[ "${preempted:-0}" -gt 0 ] || { echo "FAIL: no interval ended at a preemption" >&2; rc=1; }
+# each thread's waits (voluntary switches) against its offcpu-time samples
+"$OFFCPU" script -i "$TESTDIR/nap.data" >"$TESTDIR/nap.script" || fail "offcpu script exited $?"
+while read -r tid nvcsw; do
+	got=$(awk -v tid="$tid" '$2 == tid && / offcpu-time:/ { n++ } END { print n + 0 }' "$TESTDIR/nap.script")
+	measure "napper tid $tid: $got intervals recorded, $nvcsw voluntary switches counted by the thread"
+	[ "$got" -eq "$nvcsw" ] || { echo "FAIL: napper tid $tid: $got intervals, $nvcsw waits" >&2; rc=1; }
+done <"$TESTDIR/nap.out"
+[ -s "$TESTDIR/nap.out" ] || { echo "FAIL: napper printed no thread" >&2; rc=1; }
 exit $rc
