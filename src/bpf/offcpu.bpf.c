@@ -121,6 +121,8 @@ __u32 calib_done[4];
 __u32 exec_tgid;       /* the command (record -- CMD): traced from its first exec on */
 __u32 targets_gen;     /* processes that left the targets (target_known) */
 __u64 cgroup_id;       /* -G: the cgroup's id, for the iterators (not current) */
+/* user space: samples up to this time are written; one stamped before it would be out of order */
+__u64 written_upto;
 /* The recording's window, on a run queue's clock and on the samples' clock. */
 __u64 rec_start, rec_start_mono, rec_stop, rec_stop_mono;
 
@@ -460,6 +462,15 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r);
 static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
 					      const struct offcpu_run *r);
+/* What wait_unclosed works with: p's sched_info, and its caller's run (its scalars). */
+struct offcpu_unclosed {
+	__u64 delay, arrival; /* sched_info's run_delay and last_arrival */
+	__u64 now, clk;       /* the run's, as offcpu_run's */
+	__u32 pcount;         /* sched_info's */
+	__u32 half, cpu;
+	__u32 direct;
+};
+__u64 wait_unclosed(struct offcpu_task *t, struct offcpu_unclosed *u);
 static __always_inline __u64 woken_at(struct task_struct *p, const struct offcpu_task *t,
 				      __u64 clk);
 static __always_inline bool queued_early(struct task_struct *p);
@@ -468,7 +479,8 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
 					  __u64 clk);
 /* counting a wait */
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
-				      __u32 state, __u64 delta, bool waker);
+				      __u32 state, __u64 delta, bool waker, __u64 at);
+static __always_inline __u64 mono_of(__u64 now, __u64 clk_now, __u64 clk);
 static __always_inline bool key_equal(const struct offcpu_sum_key *a,
 				      const struct offcpu_sum_key *b);
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
@@ -947,6 +959,30 @@ static __always_inline __u64 now_of(struct offcpu_cpu_state *c, __u64 clk)
 	return now;
 }
 
+/*
+ * The samples' time of clk, a time on the run queue's clock of this CPU (a
+ * switch-in the kernel hid, from sched_info), from the clock read now and
+ * the run queue's clock of this run, clk_now: 0 (the sample takes its own
+ * time) where there is none (now 0: not the switch program), or where
+ * user space has written samples past it already (one stamped before
+ * them would be out of order). Not from now_of's reference: taken at a
+ * run-queue clock __schedule had not updated (after a preempting wakeup it
+ * keeps the wakeup's, which lazy preemption may leave a tick behind), it
+ * put such waits 2 ms late. clk_now may be behind alike, less often.
+ */
+static __always_inline __u64 mono_of(__u64 now, __u64 clk_now, __u64 clk)
+{
+	__u64 at;
+
+	if (!now || !clk || clk > clk_now)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (clk_now - clk >= now)
+		return 0;
+	at = now - (clk_now - clk);
+	return at > written_upto ? at : 0;
+}
+
 /* Count this run out: what it wrote is written (an atomic add). */
 static __always_inline void run_end(struct offcpu_run *r)
 {
@@ -986,9 +1022,13 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 		}
 		target_note(t);
 	}
-	if (t->ts_out || t->start_pending)
+	if (t->ts_out || t->start_pending || (want_sched_delay && (t->ts_queued || t->delay_pending)))
 		interval_unclosed(t, prev, r); /* its switch-in was missed */
 	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo, &t->umemo);
+	if (bpf_core_field_exists(prev->sched_info.last_arrival)) {
+		t->pcount_out = prev->sched_info.pcount;
+		t->delay_out = prev->sched_info.run_delay;
+	}
 	if (!measured) {
 		/* --sched-delay: preempted (runnable: it waits from now) or asleep */
 		if (!prev_state) {
@@ -1004,10 +1044,6 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	}
 	t->state = state;
 	t->ts_wake = 0;
-	if (bpf_core_field_exists(prev->sched_info.last_arrival)) {
-		t->pcount_out = prev->sched_info.pcount;
-		t->delay_out = prev->sched_info.run_delay;
-	}
 	arrival = r->clk;
 	t->ts_out = arrival;
 }
@@ -1044,7 +1080,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 		end = t->ts_out ? interval_end(next, t, r->clk) : t->ts_queued;
 		if (end && end < r->clk)
 			wait_done(t, r, OFFCPU_SCHED_DELAY | (t->ts_out ? t->state : t->delay_state),
-				  r->clk - end, false);
+				  r->clk - end, false, 0);
 		t->ts_queued = 0;
 		t->delay_pending = 0;
 	}
@@ -1058,7 +1094,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	delta = end > t->ts_out ? end - t->ts_out : 0;
 	if (block_time_kept(delta))
 		wait_done(t, r, t->state, delta,
-			  want_wakeups && t->waker.time && t->waker.interval == t->ts_out);
+			  want_wakeups && t->waker.time && t->waker.interval == t->ts_out, 0);
 	t->waker.time = 0;
 	t->ts_out = 0;
 }
@@ -1095,46 +1131,92 @@ static __always_inline void preempted(struct task_struct *prev, const struct off
  *    from sched_info: the time it was queued, i.e. woken;
  *  - else the end is not known: count the interval lost.
  * With --sched-delay the run-queue wait before the missed switch-in is
- * counted too when sched_info gives it.
+ * counted too when sched_info gives it (the growth of its run_delay); so
+ * is a wait for a CPU open alone (after a preemption, or a wakeup from a
+ * sleep off-CPU leaves out), which was overwritten uncounted before. What
+ * sched_info times is timed at the missed switch-in (mono_of), as far as
+ * user space has not written samples past it.
  */
 static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
 					      const struct offcpu_run *r)
 {
-	__u64 delay = 0, arrival = 0, wait = 0, wake = 0;
-	__u32 pcount = 0;
-	bool once = false;
+	struct offcpu_unclosed u = {
+		.now = r->now, .clk = r->clk, .half = r->half, .cpu = r->cpu, .direct = r->direct,
+	};
 
 	if (t->start_pending)
 		start_unclosed(t, p, r);
-	if (!t->ts_out)
+	/* --sched-delay: no interval, but a wait for a CPU (after a preemption, or a wakeup) */
+	if (!t->ts_out && !(want_sched_delay && (t->ts_queued || t->delay_pending)))
 		return;
 	if (bpf_core_field_exists(p->sched_info.last_arrival)) {
-		pcount = p->sched_info.pcount;
-		delay = p->sched_info.run_delay;
-		arrival = p->sched_info.last_arrival;
-		once = pcount == t->pcount_out + 1 && delay >= t->delay_out && arrival >= t->ts_out;
+		u.pcount = p->sched_info.pcount;
+		u.delay = p->sched_info.run_delay;
+		u.arrival = p->sched_info.last_arrival;
 	}
+	wait_unclosed(t, &u);
+}
+
+/*
+ * interval_unclosed's work, from p's sched_info as it read it (all 0 on a
+ * kernel without it). A global function: verified once, not again at every
+ * caller's state, which kept the switch program within half the
+ * verifier's budget. It gets the run's scalars only (u): one given the
+ * run itself could, for the verifier, overwrite the run's pointers.
+ */
+__noinline __u64 wait_unclosed(struct offcpu_task *t, struct offcpu_unclosed *u)
+{
+	__u64 wait = 0, wake = 0, at = 0, delay, arrival;
+	struct offcpu_run run = {}, *r = &run;
+	bool once, queued;
+	__u32 pcount;
+
+	if (!t || !u)
+		return 0;
+	run.now = u->now;
+	run.clk = u->clk;
+	run.half = u->half & 1;
+	run.cpu = u->cpu;
+	run.direct = u->direct;
+	pcount = u->pcount;
+	delay = u->delay;
+	arrival = u->arrival;
+	queued = !t->ts_out;
+	once = pcount && pcount == t->pcount_out + 1 && delay >= t->delay_out &&
+	       (queued || arrival >= t->ts_out);
 	if (once) {
 		wait = delay - t->delay_out;
-		if (arrival - t->ts_out >= wait)
+		if (!queued && arrival - t->ts_out >= wait)
 			wake = arrival - wait;
+		at = mono_of(u->now, u->clk, arrival); /* the samples' time: that switch-in's */
 	}
-	if (t->ts_wake && t->ts_wake >= t->ts_out) {
+	if (queued) {
+		/* only its wait for a CPU: below, from sched_info, or lost */
+		if (once) {
+			stat(OFFCPU_STAT_DELAY_CLOSED_BY_SCHED_INFO);
+		} else {
+			drop(OFFCPU_DROP_UNCLOSED);
+			unclosed_why(pcount, t->pcount_out);
+		}
+		t->ts_queued = 0;
+		t->delay_pending = 0;
+	} else if (t->ts_wake && t->ts_wake >= t->ts_out) {
 		if (block_time_kept(t->ts_wake - t->ts_out))
-			wait_done(t, r, t->state, t->ts_wake - t->ts_out, false);
+			wait_done(t, r, t->state, t->ts_wake - t->ts_out, false, at);
 		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
 	} else if (wake) {
 		if (block_time_kept(wake - t->ts_out))
-			wait_done(t, r, t->state, wake - t->ts_out, false);
+			wait_done(t, r, t->state, wake - t->ts_out, false, at);
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
 		unclosed_why(pcount, t->pcount_out);
 	}
-	if (want_sched_delay && once)
-		wait_done(t, r, OFFCPU_SCHED_DELAY | t->state, wait, false);
+	if (want_sched_delay && once && (wait || !queued))
+		wait_done(t, r, OFFCPU_SCHED_DELAY | (queued ? t->delay_state : t->state), wait, false, at);
 	t->waker.time = 0;
 	t->ts_out = 0;
+	return 0;
 }
 
 /*
@@ -1214,7 +1296,7 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
  * flushing its accumulators in its exit meanwhile.
  */
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
-				      __u32 state, __u64 delta, bool waker)
+				      __u32 state, __u64 delta, bool waker, __u64 at)
 {
 	__u32 slot = r->half | (state & OFFCPU_SCHED_DELAY ? OFFCPU_ACC_DELAY : 0);
 	struct offcpu_acc *a = &t->acc[slot & 3];
@@ -1226,7 +1308,7 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 	k.who = t->who;
 	k.state = state;
 	k.gen = t->gen;
-	v.time = r->now;
+	v.time = at ? at : r->now;
 	v.period = delta;
 	v.count = 1;
 	v.cpu = r->cpu;
@@ -1243,14 +1325,16 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 	if (test_stall_ns && bpf_get_prandom_u32() % 8 == 0)
 		test_stall(); /* the worst place to be stopped: between that read and the writes */
 	if (delta >= thresh_ns || r->direct) {
-		sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
+		if (!at) /* its time is its own: read in full */
+			v.time = bpf_ktime_get_ns();
+		sample_emit(&k, &v, OFFCPU_SAMPLE_TIMED, OFFCPU_DROP_RINGBUF);
 		return;
 	}
 	t->summed = 1;
 	if (count && key_equal(&a->k, &k)) {
 		a->v.period = period + delta;
 		a->v.count = count + 1;
-		a->v.time = r->now;
+		a->v.time = v.time;
 		a->v.cpu = r->cpu;
 		return;
 	}
@@ -1292,7 +1376,7 @@ static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const st
 	s->flags = flags;
 	s->k = *k;
 	s->v = *v;
-	if (!(flags & OFFCPU_SAMPLE_SUM))
+	if (!(flags & (OFFCPU_SAMPLE_SUM | OFFCPU_SAMPLE_TIMED)))
 		s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
 	bpf_ringbuf_submit(s, ringbuf_flags());
 	return true;
@@ -2195,7 +2279,7 @@ static __always_inline void stop_switch(const struct offcpu_run *r, struct task_
 {
 	struct offcpu_start *st;
 	struct offcpu_task *t;
-	__u64 pcount;
+	__u64 pcount, queued;
 
 	note_time(&rec_stop, &rec_stop_mono);
 	t = bpf_task_storage_get(&tasks, prev, 0, 0);
@@ -2211,9 +2295,12 @@ static __always_inline void stop_switch(const struct offcpu_run *r, struct task_
 		return;
 	}
 	st = t->ts_out ? NULL : bpf_task_storage_get(&starts, next, 0, 0);
-	if (st && pcount == st->pcount)
-		t->stop_wake = next->sched_info.last_queued ? next->sched_info.last_queued : r->clk;
-	else if (stop_claim(t, OFFCPU_STOP_PROG))
+	if (st && pcount == st->pcount) {
+		/* the value read first: one load may not serve two kinds of pointer */
+		queued = next->sched_info.last_queued;
+		barrier_var(queued);
+		t->stop_wake = queued ? queued : r->clk;
+	} else if (stop_claim(t, OFFCPU_STOP_PROG))
 		interval_unclosed(t, next, r);
 }
 

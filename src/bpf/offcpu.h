@@ -137,7 +137,9 @@ enum offcpu_drop {
 	/* drop.unclosed: sched_info's times before the switch-out */  \
 	X(UNCLOSED_CLOCK, "offcpu.unclosed_clock")                    \
 	/* a task preempted, its switch-in unseen: its interval ended */ \
-	X(CLOSED_AT_PREEMPTION, "offcpu.closed_at_preemption")
+	X(CLOSED_AT_PREEMPTION, "offcpu.closed_at_preemption")        \
+	/* --sched-delay: a wait for a CPU ended unseen, timed by sched_info */ \
+	X(DELAY_CLOSED_BY_SCHED_INFO, "offcpu.delay_closed_by_sched_info")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {
@@ -214,6 +216,8 @@ struct offcpu_sum {
  * not be kept in the kernel, timed at its last.
  */
 #define OFFCPU_SAMPLE_SUM 0x1
+/* a direct one timed by the program: a wait ended by a switch-in the kernel hid, at its time */
+#define OFFCPU_SAMPLE_TIMED 0x2
 struct offcpu_sample {
 	__u32 kind;  /* OFFCPU_REC_SAMPLE */
 	__u32 flags; /* OFFCPU_SAMPLE_* */

@@ -160,6 +160,8 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final)
 	if (!err && r->py && !final)
 		pyframes__flush(r->py); /* best effort: the end writes it for good */
 	r->prev_round = t;
+	if (!final)
+		offcpu_bpf__written_upto(r->bpf, t);
 	return err;
 }
 

@@ -974,6 +974,16 @@ void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *s
 	*stop = b->skel->bss->rec_stop_mono;
 }
 
+/*
+ * Samples up to `upto` (CLOCK_MONOTONIC) will be written at the next flush:
+ * the programs stamp a wait with a past time (a switch-in the kernel hid)
+ * only after it, so that it is not written out of order.
+ */
+void offcpu_bpf__written_upto(struct offcpu_bpf *b, uint64_t upto)
+{
+	__atomic_store_n(&b->skel->bss->written_upto, upto, __ATOMIC_RELAXED);
+}
+
 uint64_t offcpu_bpf__in_progress(const struct offcpu_bpf *b, int which)
 {
 	return which >= 0 && which < OFFCPU_IN_PROGRESS__NR ? b->in_progress[which] : 0;

@@ -285,6 +285,7 @@ int offcpu_bpf__start(struct offcpu_bpf *b,
 		     void *ctx);
 int offcpu_bpf__stop(struct offcpu_bpf *b, struct merge *m);
 void offcpu_bpf__window(const struct offcpu_bpf *b, uint64_t *start, uint64_t *stop);
+void offcpu_bpf__written_upto(struct offcpu_bpf *b, uint64_t upto);
 enum {
 	OFFCPU_IN_PROGRESS_OFFCPU_START, /* offcpu-time samples in progress at the start */
 	OFFCPU_IN_PROGRESS_OFFCPU_STOP,

@@ -11,15 +11,16 @@
  *
  *   napper [THREADS [SECONDS [WORK_MS]]]   default 4 threads for 10 s, no work
  *
- * With WORK_MS it prints, at its end, a line a thread: "TID VOLUNTARY",
- * the thread's voluntary context switches (getrusage), its waits.
+ * With WORK_MS it prints, at its end, a line a thread: "TID NAPS RUNQ_NS",
+ * the thread's naps (each one wait in wl_call_nanosleep) and its wait for
+ * a CPU over its life (schedstat's run_delay, read with no allocation).
  *
  * Each thread sleeps in wl_nap (through the one-line wl_call_nanosleep, as
  * in waitmix: the frame a frame-pointer walk through libc skips).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sys/resource.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,8 @@ static double seconds = 10, work;
 struct nap_thread {
 	pthread_t th;
 	pid_t tid;
-	long nvcsw;
+	long naps;
+	long long runq_ns;
 };
 
 static int __attribute__((noinline)) wl_call_nanosleep(const struct timespec *ts)
@@ -55,19 +57,28 @@ static void *__attribute__((noinline)) wl_nap(void *arg)
 	struct nap_thread *t = arg;
 	unsigned int seed = (unsigned int)(uintptr_t)t * 2654435761u ^ (unsigned int)getpid();
 	double end = now() + seconds;
-	struct rusage ru;
+	char path[64], buf[128];
+	ssize_t n;
+	int fd;
 
 	while (now() < end) {
 		struct timespec ts = { 0, 500000 + rand_r(&seed) % 2500000 };
 
 		wl_call_nanosleep(&ts);
+		t->naps++;
 		for (double t0 = now(); now() - t0 < work;)
 			;
 	}
 	__asm__ volatile("" ::: "memory");
 	t->tid = gettid();
-	getrusage(RUSAGE_THREAD, &ru);
-	t->nvcsw = ru.ru_nvcsw;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", t->tid);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	if (sscanf(buf, "%*s %lld", &t->runq_ns) != 1)
+		t->runq_ns = -1;
+	if (fd >= 0)
+		close(fd);
 	return NULL;
 }
 
@@ -92,6 +103,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i].th, NULL);
 	for (int i = 0; work && i < n; i++)
-		printf("%d %ld\n", th[i].tid, th[i].nvcsw);
+		printf("%d %ld %lld\n", th[i].tid, th[i].naps, th[i].runq_ns);
 	return 0;
 }
