@@ -15,7 +15,7 @@ JOBS=$(nproc)
 pass=0; failn=0; skip=0; failed=(); reasons=()
 suite_start=$(date +%s)
 echo "make test: build, unit tests, fuzz targets, then every integration test twice" \
-	"(plain, then ASan+UBSan): about 17 minutes on 2 vCPUs"
+	"(plain, then ASan+UBSan): about 20 minutes on 2 vCPUs"
 
 note() { printf '%s\n' "$*"; }
 
