@@ -611,9 +611,12 @@ def cmd_tree(path, listfile, mode):
     with -p of its parent (mode "inherit") or -t of it (mode "thread").
     inherit: each child's and the grandchild's 300 ms sleep is there, in its
     own process and function (wl_tree_child, wl_tree_grandchild), 300 to
-    320 ms (the timer's slack and its wakeup on a busy vCPU; nothing can make
-    a 300 ms nanosleep shorter); nothing of another process. thread: only
-    the parent's thread, and no child's sample."""
+    320 ms (the timer's slack and its wakeup on a busy vCPU); nothing of
+    another process. thread: only the parent's thread, and no child's
+    sample. The interval is timed on the run queues' clock, as schedstat
+    times it: its two ends may be read on two vCPUs, whose clocks some
+    hosts keep up to about 0.1 ms apart (a 300 ms sleep was timed
+    299.965 ms in CI), so 0.5 ms less is allowed."""
     roles = {}
     for line in open(listfile):
         pid, role = line.split()
@@ -640,7 +643,7 @@ def cmd_tree(path, listfile, mode):
             continue
         func = "wl_tree_" + role
         got = per.get((pid, func), 0)
-        check(300000000 <= got <= 320000000, "%s %d: %.3f ms off-CPU in %s, expected 300 ms" % (
+        check(299500000 <= got <= 320000000, "%s %d: %.3f ms off-CPU in %s, expected 300 ms" % (
             role, pid, got / 1e6, func))
     finish()
 
