@@ -49,6 +49,18 @@ struct offcpu_chain_task {
 	__u8 pending;     /* a switch record is due at its switch-in */
 	__u16 flags;      /* OFFCPU_CHAIN_* of that record */
 	__u32 lost;       /* a record of it was lost: the next one says so (OFFCPU_CHAIN_GAP) */
+	/*
+	 * A waking that came before the switch-out was seen (chain_waking):
+	 * the waker, its stacks, and e_tag, sched_info.pcount + 1 of the run
+	 * it came in (0: none), written last. chain_out never writes them: a
+	 * waking on another CPU may be writing them meanwhile.
+	 */
+	__u64 e_time;
+	__u64 e_ustack;
+	__u64 e_kstack;
+	__u32 e_tid;
+	__u32 e_pid;
+	__u32 e_tag;
 	struct offcpu_kmemo kmemo; /* its last kernel stack at a switch-out (stack_kernel) */
 };
 
@@ -103,6 +115,44 @@ static __always_inline void chain_emit(struct task_struct *p, struct offcpu_chai
 				       __u64 in, __u64 wake, __u16 flags);
 
 /*
+ * OFFCPU_CHAIN_WAKE_UNSEEN for a sleep (S, D) whose sched_waking the
+ * program did not see: the kernel hid it (an interrupt's wakeup while a
+ * hidden agent's thread was current, or the agent's own): its waker is
+ * not known, and the reader says so rather than "no waker".
+ */
+static __always_inline __u16 chain_unseen(const struct offcpu_chain_task *ct)
+{
+	return (ct->state == 'S' || ct->state == 'D') && !ct->wake ? OFFCPU_CHAIN_WAKE_UNSEEN : 0;
+}
+
+/* How soon after a sleep's switch-out a waking that came before it enqueues the task. */
+#define CHAIN_EARLY_NS 200000
+
+/*
+ * A sleep (S, D) of ct, queued again at queued (the samples' clock) with no
+ * waking seen since its switch-out: was it woken by the waking noted
+ * before that switch-out (e_*)? sched_waking fires once the task's
+ * sleeping state matches, and try_to_wake_up then waits for the switch-out
+ * to end before it queues the task: such a waking is the sleep's when it
+ * came in the same run (e_tag) and the task was queued right after the
+ * switch-out. One that found the task still running (it never slept then)
+ * is older than a later sleep's end. Then it is copied as the sleep's
+ * waker; else the waking stays unseen.
+ */
+static __always_inline void chain_early(struct offcpu_chain_task *ct, __u64 queued)
+{
+	if (ct->wake || (ct->state != 'S' && ct->state != 'D') || !ct->e_tag ||
+	    ct->e_tag != ct->pcount_out + 1 || queued > ct->out + CHAIN_EARLY_NS)
+		return;
+	ct->wake = ct->e_time; /* before out: chain_emit makes it out */
+	ct->waker = ct->e_tid;
+	ct->wpid = ct->e_pid;
+	ct->wustack = ct->e_ustack;
+	ct->wkstack = ct->e_kstack;
+	stat(OFFCPU_STAT_CHAIN_WOKEN_EARLY);
+}
+
+/*
  * prev runs, but its last wait's switch-in was never seen (the kernel hides
  * a tracepoint hit at times: while another program attaches, or while a
  * hidden agent's thread is current): when it was switched in once since,
@@ -123,10 +173,11 @@ static __always_inline void chain_repair(struct task_struct *prev, struct offcpu
 	if (arrival > clk || clk - arrival > now || arrival - waited > arrival)
 		return;
 	in = now - (clk - arrival);
+	chain_early(ct, in - waited);
 	wake = ct->state == 'R' || ct->state == 'N' ? ct->out : ct->wake ? ct->wake : in - waited;
 	if (in < ct->out || wake > in)
 		return;
-	chain_emit(prev, ct, in, wake, OFFCPU_CHAIN_REPAIRED);
+	chain_emit(prev, ct, in, wake, OFFCPU_CHAIN_REPAIRED | chain_unseen(ct));
 }
 
 /*
@@ -171,6 +222,7 @@ static __always_inline void chain_out(void *ctx, const struct offcpu_run *r,
 	}
 	ct->flags = thread_kind_wanted(prev->flags) && wanted(prev->tgid, prev->pid)
 			    ? OFFCPU_CHAIN_TARGET : 0;
+	barrier(); /* a waking that sees pending sees the fields reset (x86: stores in order) */
 	ct->pending = 1;
 	t = bpf_task_storage_get(&tasks, prev, 0, 0);
 	/* stopping: switch_out did not run, t->who is an older wait's */
@@ -254,8 +306,11 @@ static __always_inline void chain_in(const struct offcpu_run *r, struct task_str
 	} else if (!wake) { /* sched_waking not seen: sched_info's enqueue, as woken_at */
 		queued = bpf_core_field_exists(next->sched_info.last_queued) ? next->sched_info.last_queued : 0;
 		wake = queued && queued <= clk && clk - queued < now ? now - (clk - queued) : now;
+		chain_early(ct, wake);
+		if (ct->wake)
+			wake = ct->wake;
 	}
-	chain_emit(next, ct, now, wake, 0);
+	chain_emit(next, ct, now, wake, chain_unseen(ct));
 }
 
 /* One context switch (offcpu_switch, inside its run r): prev's wait begins, next's ends. */
@@ -307,8 +362,28 @@ static __always_inline void chain_waking(void *ctx, struct task_struct *p,
 			ct->kstack = stack_announce(st);
 		}
 	}
-	if (!ct->pending || ct->wake || ct->state == 'R')
-		return; /* not waiting, or woken already */
+	if (!ct->pending) {
+		/*
+		 * Not waiting as far as the programs saw: on its way, its
+		 * switch-out not yet traced on its CPU (sched_waking fires once
+		 * p's sleeping state matches, and try_to_wake_up waits for that
+		 * switch-out after it). Noted apart, for chain_early to take at
+		 * the sleep's end; a waking that found p still running is
+		 * replaced by the next.
+		 */
+		if (!bpf_core_field_exists(p->sched_info.pcount))
+			return;
+		ct->e_time = bpf_ktime_get_ns();
+		ct->e_tid = cur->pid;
+		ct->e_pid = cur->tgid;
+		chain_stacks(ctx, cur, OFFCPU_HOOK_WAKING, bpf_map_lookup_elem(&chain_kmemo, &zero),
+			     &ct->e_ustack, &ct->e_kstack);
+		barrier();
+		ct->e_tag = p->sched_info.pcount + 1;
+		return;
+	}
+	if (ct->wake || ct->state == 'R')
+		return; /* woken already, or not asleep */
 	ct->wake = bpf_ktime_get_ns();
 	ct->waker = cur->pid;
 	ct->wpid = cur->tgid;

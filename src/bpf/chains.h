@@ -16,6 +16,7 @@
 #define OFFCPU_CHAIN_FROM_START 0x2 /* its wait began before the programs saw it: out is 0 */
 #define OFFCPU_CHAIN_REPAIRED 0x4   /* its switch-in was not seen: timed from sched_info */
 #define OFFCPU_CHAIN_GAP 0x8        /* a record of this thread before it was lost */
+#define OFFCPU_CHAIN_WAKE_UNSEEN 0x10 /* asleep, its sched_waking not seen: wake from sched_info */
 
 /* What a stack record's stack is: which glue frames lead its kernel part. */
 #define OFFCPU_CHAIN_STACK_SLEEP 0 /* taken in the switch program: from __schedule on */

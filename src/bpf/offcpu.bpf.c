@@ -96,6 +96,12 @@ const volatile bool wakeup_times_intervals = false;
  */
 const volatile __u32 test_hide = 0;
 /*
+ * Tests only (OFFCPU_TEST_HIDE_WAKING): act as if 1 in N sched_waking hits
+ * had not reached the programs, as the kernel hides an interrupt's wakeup
+ * while a hidden agent's thread is current. 0: off.
+ */
+const volatile __u32 test_hide_waking = 0;
+/*
  * Tests only (OFFCPU_TEST_STALL): 1 in 8 of the waits counted stall this
  * CPU for test_stall_ns inside the switch program, after the program read
  * the half of the sums it writes and the task's accumulator there, and
@@ -605,9 +611,12 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking, struct task_struct *p)
 {
-	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct offcpu_task *t;
 	struct offcpu_run r;
 
+	if (test_hide_waking && bpf_get_prandom_u32() % test_hide_waking == 0)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE)) {
 		if (want_chains)
 			chain_waking(ctx, p, NULL);

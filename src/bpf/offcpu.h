@@ -139,7 +139,9 @@ enum offcpu_drop {
 	/* a task preempted, its switch-in unseen: its interval ended */ \
 	X(CLOSED_AT_PREEMPTION, "offcpu.closed_at_preemption")        \
 	/* --sched-delay: a wait for a CPU ended unseen, timed by sched_info */ \
-	X(DELAY_CLOSED_BY_SCHED_INFO, "offcpu.delay_closed_by_sched_info")
+	X(DELAY_CLOSED_BY_SCHED_INFO, "offcpu.delay_closed_by_sched_info") \
+	/* --chains: a sleep's sched_waking came before its switch-out */ \
+	X(CHAIN_WOKEN_EARLY, "chain.woken_before_switch_out")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {

@@ -607,13 +607,14 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 }
 
 /*
- * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_UNWIND_LATE,
+ * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_HIDE_WAKING, OFFCPU_TEST_UNWIND_LATE,
  * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL, OFFCPU_TEST_UNWIND_FAIL,
  * OFFCPU_TEST_STOP_DELAY): 0, or 2 after the message.
  */
 static int test_knobs(struct record_opts *o)
 {
 	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
+	const char *hidew = getenv("OFFCPU_TEST_HIDE_WAKING");
 	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *stall = getenv("OFFCPU_TEST_STALL");
 	const char *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL"), *sdelay = getenv("OFFCPU_TEST_STOP_DELAY");
 	unsigned long long n;
@@ -627,6 +628,14 @@ static int test_knobs(struct record_opts *o)
 			return 2;
 		}
 		o->test_hide = n;
+	}
+	if (hidew && *hidew) {
+		if (parse_uint(hidew, 1000000, &n)) {
+			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE_WAKING: expected a number, got '%s'\n",
+				hidew);
+			return 2;
+		}
+		o->test_hide_waking = n;
 	}
 	if (late && *late) {
 		if (parse_uint(late, 10000, &n)) {

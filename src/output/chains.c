@@ -332,6 +332,7 @@ static void print_header(FILE *f, struct tree *t, const struct chains_totals *to
 		{ CHAIN_SEG_ON_CPU, "on CPU" },	    { CHAIN_SEG_RUNQ, "run queue" },
 		{ CHAIN_SEG_TIMER, "[timer]" },	    { CHAIN_SEG_IO, "[io]" },
 		{ CHAIN_SEG_IRQ, "[irq]" },	    { CHAIN_SEG_NO_WAKER, "no waker" },
+		{ CHAIN_SEG_WAKE_UNSEEN, "[wakeup unseen]" },
 		{ CHAIN_SEG_UNKNOWN, "[unknown]" }, { CHAIN_SEG_DEPTH, "[depth]" },
 		{ CHAIN_SEG_CYCLE, "[cycle]" },	    { CHAIN_SEG_TRUNCATED, "[truncated]" },
 	};
@@ -365,13 +366,17 @@ static void print_header(FILE *f, struct tree *t, const struct chains_totals *to
 		fprintf(f, "# every wait's %" PRIu64 " segments tile it exactly\n", tot->segs);
 	if (st.gaps)
 		fprintf(f, "# %" PRIu64 " places where records of a thread were lost: [unknown] there\n", st.gaps);
+	if (st.wake_unseen)
+		fprintf(f, "# %" PRIu64 " sleeps whose wakeup the kernel hid from tracing: [wakeup unseen]\n",
+			st.wake_unseen);
 	if (tot->truncated)
 		fprintf(f, "# %" PRIu64 " waits cut at %d segments: [truncated]\n", tot->truncated,
 			CHAINS_MAX_SEGS);
 	fprintf(f, "#\n# \"<- X\" is the thread that woke the line above, and what X was doing\n"
 		   "# meanwhile: on CPU (in its sampled functions), on a run queue, or asleep\n"
 		   "# itself and woken in turn; [timer], [irq], [io] (a disk: D state) end a\n"
-		   "# chain; [unknown]: outside the recording or the recorded threads.\n#\n");
+		   "# chain; [unknown]: outside the recording or the recorded threads;\n"
+		   "# [wakeup unseen]: a wakeup the kernel did not trace, its waker not known.\n#\n");
 }
 
 /* The tree of every selected wait, printed group by group (--limit groups). */

@@ -299,14 +299,15 @@ static int print_switch(struct script_ctx *c, const struct perf_sample *ps)
 		return 0;
 	len = snprintf(buf, sizeof(buf),
 		       "%c out %" PRIu64 ".%09" PRIu64 " wake %" PRIu64 ".%09" PRIu64
-		       " waker %u stacks %u/%u seq %u%s%s%s%s\n\n",
+		       " waker %u stacks %u/%u seq %u%s%s%s%s%s\n\n",
 		       sw.state ? sw.state : '?', sw.out / UINT64_C(1000000000),
 		       sw.out % UINT64_C(1000000000), sw.wake / UINT64_C(1000000000),
 		       sw.wake % UINT64_C(1000000000), sw.waker_tid, sw.stack, sw.waker_stack, sw.seq,
 		       sw.flags & OFFCPU_SWITCH_TARGET ? " target" : "",
 		       sw.flags & OFFCPU_SWITCH_FROM_START ? " from-start" : "",
 		       sw.flags & OFFCPU_SWITCH_REPAIRED ? " repaired" : "",
-		       sw.flags & OFFCPU_SWITCH_GAP ? " gap" : "");
+		       sw.flags & OFFCPU_SWITCH_GAP ? " gap" : "",
+		       sw.flags & OFFCPU_SWITCH_WAKE_UNSEEN ? " wake-unseen" : "");
 	if (len < 0 || (size_t)len >= sizeof(buf))
 		return -EOVERFLOW;
 	err = out_put(c, buf, len);

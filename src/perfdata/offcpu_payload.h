@@ -212,6 +212,7 @@ void offcpu_payload__decode(enum offcpu_payload_event ev, const void *raw, uint3
 #define OFFCPU_SWITCH_TO_STOP 0x4    /* open at the stop: wake and TIME are the stop */
 #define OFFCPU_SWITCH_REPAIRED 0x8   /* its switch-in was not traced: TIME and wake from sched_info */
 #define OFFCPU_SWITCH_GAP 0x10       /* a record of the thread before this one was lost */
+#define OFFCPU_SWITCH_WAKE_UNSEEN 0x20 /* asleep, its wakeup not traced: wake from sched_info, no waker */
 
 struct offcpu_switch {
 	uint64_t id;                 /* sample id (encode) */

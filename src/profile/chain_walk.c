@@ -100,6 +100,7 @@ const char *chain_seg__tag(enum chain_seg_kind k)
 	static const char *const tags[CHAIN_SEG__NR] = {
 		[CHAIN_SEG_TIMER] = "[timer]",	       [CHAIN_SEG_IRQ] = "[irq]",
 		[CHAIN_SEG_IO] = "[io]",	       [CHAIN_SEG_NO_WAKER] = "[unknown]",
+		[CHAIN_SEG_WAKE_UNSEEN] = "[wakeup unseen]",
 		[CHAIN_SEG_UNKNOWN] = "[unknown]",     [CHAIN_SEG_DEPTH] = "[depth]",
 		[CHAIN_SEG_CYCLE] = "[cycle]",	       [CHAIN_SEG_TRUNCATED] = "[truncated]",
 		[CHAIN_SEG_RUNQ] = "[run queue]",
@@ -241,7 +242,8 @@ static void walk(struct chains *c, uint32_t ti, uint64_t lo, uint64_t hi, uint32
 static void asleep(struct chains *c, const struct chain_wait *w, uint64_t a, uint64_t b,
 		   uint32_t self)
 {
-	enum chain_seg_kind end = CHAIN_SEG_NO_WAKER;
+	enum chain_seg_kind end = w->flags & CHAIN_WAIT_WAKE_UNSEEN ? CHAIN_SEG_WAKE_UNSEEN
+								 : CHAIN_SEG_NO_WAKER;
 	bool seen = false;
 
 	if (self == CHAINS_NONE)

@@ -377,6 +377,10 @@ static int add_switch(struct chains *c, const struct rsample *rs, uint32_t ti)
 		w.flags |= CHAIN_WAIT_FROM_START;
 	if (sw.flags & OFFCPU_SWITCH_TO_STOP)
 		w.flags |= CHAIN_WAIT_TO_STOP;
+	if (sw.flags & OFFCPU_SWITCH_WAKE_UNSEEN) {
+		w.flags |= CHAIN_WAIT_WAKE_UNSEEN;
+		c->st.wake_unseen++;
+	}
 	if (sw.waker_tid) {
 		w.waker = thread_id(c, 0, sw.waker_tid, 0);
 		if (w.waker == CHAINS_NONE)

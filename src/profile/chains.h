@@ -84,6 +84,7 @@ struct chain_wait {
 #define CHAIN_WAIT_FROM_START 0x2 /* in progress when the recording started: out is the start */
 #define CHAIN_WAIT_TO_STOP 0x4    /* still open when it stopped: wake and in are the stop */
 #define CHAIN_WAIT_GAP 0x8        /* records of this thread were lost just before this wait */
+#define CHAIN_WAIT_WAKE_UNSEEN 0x10 /* asleep, and the kernel hid its wakeup: no waker known */
 
 struct chain_thread {
 	uint32_t pid, tid;
@@ -102,6 +103,7 @@ enum chain_seg_kind {
 	CHAIN_SEG_IRQ,        /* asleep until a hard interrupt: [irq] */
 	CHAIN_SEG_IO,         /* asleep in D state until an interrupt: [io] */
 	CHAIN_SEG_NO_WAKER,   /* asleep, woken by nothing recorded: [unknown] */
+	CHAIN_SEG_WAKE_UNSEEN, /* asleep, its wakeup hidden from the tracer: [wakeup unseen] */
 	CHAIN_SEG_UNKNOWN,    /* the thread's state is not known (outside the recording, records lost) */
 	CHAIN_SEG_DEPTH,      /* asleep, its waker deeper than CHAINS_MAX_DEPTH: [depth] */
 	CHAIN_SEG_CYCLE,      /* asleep in a wait met twice on the path: [cycle] */
@@ -149,6 +151,7 @@ struct chains_stats {
 	uint64_t cpu_samples;
 	uint64_t summed;       /* summed offcpu-time samples, not placed in time (--wakeups recordings) */
 	uint64_t gaps;         /* places where records of a thread were lost */
+	uint64_t wake_unseen;  /* sleeps whose wakeup the kernel hid (no waker) */
 	uint64_t unjoined;     /* offcpu-wakeup samples without their interval */
 	bool switch_records;   /* read from record --chains (else --wakeups samples) */
 };

@@ -579,6 +579,7 @@ static void set_knobs(struct offcpu_skel *sk, const struct record_opts *o,
 	sk->rodata->want_sched_delay = o->sched_delay;
 	sk->rodata->want_chains = o->chains;
 	sk->rodata->test_hide = o->test_hide;
+	sk->rodata->test_hide_waking = o->test_hide_waking;
 	sk->rodata->test_stall_ns = o->test_stall_ms * 1000000ULL;
 	sk->rodata->wakeup_times_intervals = o->test_wakeup_prog || !kernel_has_sched_info();
 	sk->rodata->unwind_dwarf = o->dwarf;

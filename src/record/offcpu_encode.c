@@ -274,6 +274,8 @@ size_t chain_switch__encode(const struct offcpu_chain_switch *r, uint32_t stack,
 		sw.flags |= OFFCPU_SWITCH_REPAIRED;
 	if (r->flags & OFFCPU_CHAIN_GAP)
 		sw.flags |= OFFCPU_SWITCH_GAP;
+	if (r->flags & OFFCPU_CHAIN_WAKE_UNSEEN)
+		sw.flags |= OFFCPU_SWITCH_WAKE_UNSEEN;
 	return offcpu_payload__encode_switch(&sw, buf, OFFCPU_SWITCH_RECORD_SIZE);
 }
 

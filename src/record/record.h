@@ -73,6 +73,7 @@ struct record_opts {
 	bool dwarf;           /* --call-graph dwarf (default): user stacks from .eh_frame */
 	bool python;          /* --python (default with dwarf): Python frames in the stacks */
 	uint32_t test_hide;   /* OFFCPU_TEST_HIDE: ignore 1 in N switch-ins, wakeups */
+	uint32_t test_hide_waking; /* OFFCPU_TEST_HIDE_WAKING: ignore 1 in N sched_waking hits */
 	uint32_t test_stall_ms; /* OFFCPU_TEST_STALL: 1 in 8 waits counted stall their CPU this long */
 	uint32_t test_stop_delay_ms; /* OFFCPU_TEST_STOP_DELAY: the stop's iterator runs this late */
 	bool test_wakeup_prog; /* OFFCPU_TEST_WAKEUP_PROG: the sched_wakeup program even with sched_info */

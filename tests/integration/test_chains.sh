@@ -20,7 +20,15 @@
 #     the child's spin, eight hops away, within 8 %;
 #  5. a cycle: `perf bench sched pipe`, two threads waking each other
 #     40 000 times: report --chains --chain-min 0 ends, its time and
-#     memory bounded, every wait tiled.
+#     memory bounded, every wait tiled;
+#  5b. the same, the two threads free to run on both CPUs: a waking on one
+#     CPU often comes before the sleeper's switch-out on the other is
+#     traced (chain.woken_before_switch_out); the sleep keeps that waker:
+#     at most 1 in 1000 of their sleeps without one ([wakeup unseen]);
+#  6. wakeups the kernel hid (OFFCPU_TEST_HIDE_WAKING=1: every
+#     sched_waking, as an interrupt's is hidden while the VM agent's
+#     thread is current): cm-a's wait ends [wakeup unseen], no waker
+#     invented, the header counts such sleeps, script --chains marks them.
 # The files are read by Debian's perf 6.1 (perf report), the flame graph
 # by xmllint, the pprof profile by go tool pprof.
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +54,9 @@ CHAINS tiles "$OFFCPU" "$f" 100 wm- cm- || rc=1
 "$OFFCPU" report -i "$f" --chains --comm cm-a >"$TESTDIR/tree.txt" || fail "report --chains exited $?"
 grep -q "^cm-a .* in cm_cond_wait" "$TESTDIR/tree.txt" || fail "report --chains: no cm-a group: $(head -20 "$TESTDIR/tree.txt")"
 grep -q "<- cm-c  on CPU in cm_spin" "$TESTDIR/tree.txt" || fail "report --chains: cm-c's spin missing"
-grep -q "<- cm-c  asleep in .*do_nanosleep \[timer\]" "$TESTDIR/tree.txt" || fail "report --chains: cm-c's [timer] missing"
+# [wakeup unseen]: the timer's wakeup hidden from tracing (chains_check.py)
+grep -q "<- cm-c  asleep in .*do_nanosleep \[\(timer\|wakeup unseen\)\]" "$TESTDIR/tree.txt" ||
+	fail "report --chains: cm-c's [timer] missing"
 
 # other readers
 perf report -i "$f" --stdio --sort comm >"$TESTDIR/perf.txt" 2>"$TESTDIR/perf.err" ||
@@ -69,4 +79,33 @@ record -q --chains -o "$p" -- taskset -c 0 perf bench sched pipe -l 20000 >/dev/
 	fail "offcpu record --chains -- perf bench sched pipe exited $?"
 CHAINS bounded "$OFFCPU" "$p" 30 400 || rc=1
 CHAINS tiles "$OFFCPU" "$p" 10000 sched-pipe || rc=1
+
+# 5b. wakings that come before the sleeper's switch-out is traced
+q=$TESTDIR/pipe2.data
+record -q --chains -o "$q" -- perf bench sched pipe -l 10000 >/dev/null ||
+	fail "offcpu record --chains -- perf bench sched pipe (both CPUs) exited $?"
+early=$("$OFFCPU" report --header -i "$q" | awk '/chain.woken_before_switch_out:/ { print $NF }')
+read -r sleeps unseen < <("$OFFCPU" script -i "$q" |
+	awk '$1 == "sched-pipe" && / offcpu-switch: S / { n++; if (/ wake-unseen/) u++ } END { print n + 0, u + 0 }')
+measure "pipe on both CPUs: $sleeps sleeps, ${early:-no} woken before their switch-out was traced, $unseen without a waker"
+[ "$sleeps" -ge 10000 ] && [ $((unseen * 1000)) -le "$sleeps" ] ||
+	{ echo "FAIL: pipe on both CPUs: $unseen of $sleeps sleeps without a waker" >&2; rc=1; }
+
+# 6. wakeups hidden from tracing
+h=$TESTDIR/hidden.data
+OFFCPU_TEST_HIDE_WAKING=1 record -q --chains -o "$h" -- \
+	"$WORKLOADS/chainmix-nofp" -j "$TESTDIR/cm-hidden.json" cond ||
+	fail "OFFCPU_TEST_HIDE_WAKING=1 offcpu record --chains -- chainmix cond exited $?"
+"$OFFCPU" report -i "$h" --chains --comm cm-a >"$TESTDIR/hidden.txt" || fail "report --chains exited $?"
+unseen=$(sed -n 's/^# \([0-9]*\) sleeps whose wakeup the kernel hid.*/\1/p' "$TESTDIR/hidden.txt")
+marked=$("$OFFCPU" script -i "$h" | grep -c ' wake-unseen')
+measure "hidden wakings: report --chains counts ${unseen:-no} sleeps [wakeup unseen], script marks $marked"
+grep -q "^cm-a .* in cm_cond_wait" "$TESTDIR/hidden.txt" || fail "hidden wakings: no cm-a group: $(head -20 "$TESTDIR/hidden.txt")"
+grep -q "asleep in .*\[wakeup unseen\]" "$TESTDIR/hidden.txt" ||
+	{ echo "FAIL: hidden wakings: cm-a's wait does not end [wakeup unseen]: $(head -20 "$TESTDIR/hidden.txt")" >&2; rc=1; }
+# (its own line is "<- cm-a  asleep in ...": the wait itself, ended there)
+grep -q "<- cm-[bc]" "$TESTDIR/hidden.txt" &&
+	{ echo "FAIL: hidden wakings: a waker was named: $(grep -m1 "<- cm-[bc]" "$TESTDIR/hidden.txt")" >&2; rc=1; }
+[ "${unseen:-0}" -gt 0 ] && [ "$marked" -ge "$unseen" ] ||
+	{ echo "FAIL: hidden wakings: header ${unseen:-none}, script $marked" >&2; rc=1; }
 exit $rc

@@ -15,7 +15,8 @@
 #      Recorded with --chains too: the critical path of the pipe wait on a
 #      track beside the sleeper's, its pieces tiling the wait, the
 #      spinner's 80 ms sleep (two hops back: writer, then spinner) and the
-#      writer's 100 ms one (one hop) among them, each ended by a timer;
+#      writer's 100 ms one (one hop) among them, each ended by a timer
+#      ([wakeup unseen] where the recording marks the wakeup hidden);
 #   2. recorded with --off-cpu-thresh 100 and no --sched-delay: the pipe
 #      wait placed at the switch-in and said so, the naps summed as
 #      instants beside the thread, the stretches between waits named for
@@ -68,7 +69,10 @@ record -q -o "$TESTDIR/c.data" --chains -- \
 	"$WORKLOADS/tlorder-nofp" -j "$TESTDIR/c.json" || fail "offcpu record --chains exited $?"
 timeline "$TESTDIR/c.pftrace" -i "$TESTDIR/c.data"
 decode "$TESTDIR/c.pftrace" "$TESTDIR/c.txt"
-TLCHECK chains "$TESTDIR/c.txt" "$TESTDIR/c.json" || fail "timeline_check.py chains"
+# the threads with a sleep whose wakeup the kernel hid (script marks it)
+"$OFFCPU" script -i "$TESTDIR/c.data" | awk '/offcpu-switch: [SD] .* wake-unseen/ { print $2 }' |
+	sort -u >"$TESTDIR/c.unseen" || fail "offcpu script --chains exited $?"
+TLCHECK chains "$TESTDIR/c.txt" "$TESTDIR/c.json" "$TESTDIR/c.unseen" || fail "timeline_check.py chains"
 
 # 2. waits under 100 ms summed, run-queue waits not recorded
 record -q -o "$TESTDIR/p.data" --off-cpu-thresh 100 -- \

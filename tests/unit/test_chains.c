@@ -108,18 +108,26 @@ static void stack(struct perf_writer *w, uint32_t id, uint32_t tid, const int *f
 	put(w, rec, chain_stack__encode(&st, rec));
 }
 
-/* A wait of tid: left at out, woken at wake, back at in; seq: its switch-ins. */
-static void wait_(struct perf_writer *w, uint32_t tid, char state, uint64_t out, uint64_t wake,
-		  uint64_t in, uint32_t stack_id, uint32_t waker, uint32_t waker_stack, uint32_t seq)
+/* A wait of tid with the ring's flags (OFFCPU_CHAIN_*): as wait_. */
+static void wait_flags(struct perf_writer *w, uint32_t tid, char state, uint64_t out, uint64_t wake,
+		       uint64_t in, uint32_t stack_id, uint32_t waker, uint32_t waker_stack,
+		       uint32_t seq, uint16_t flags)
 {
 	struct offcpu_chain_switch r = {
 		.type = OFFCPU_CHAIN_SWITCH, .pid = PID, .tid = tid, .time = in, .out = out,
 		.wake = wake, .waker_tid = waker, .seq = seq, .state = (uint8_t)state,
-		.flags = OFFCPU_CHAIN_TARGET,
+		.flags = OFFCPU_CHAIN_TARGET | flags,
 	};
 	_Alignas(8) uint8_t rec[OFFCPU_SWITCH_RECORD_SIZE];
 
 	put(w, rec, chain_switch__encode(&r, stack_id, waker_stack, rec));
+}
+
+/* A wait of tid: left at out, woken at wake, back at in; seq: its switch-ins. */
+static void wait_(struct perf_writer *w, uint32_t tid, char state, uint64_t out, uint64_t wake,
+		  uint64_t in, uint32_t stack_id, uint32_t waker, uint32_t waker_stack, uint32_t seq)
+{
+	wait_flags(w, tid, state, out, wake, in, stack_id, waker, waker_stack, seq, 0);
 }
 
 static void cpu(struct perf_writer *w, uint32_t tid, uint64_t t, int fn)
@@ -256,6 +264,20 @@ static void scenario_skewed(struct perf_writer *w)
 	wait_(w, 1001, 'S', T0 + 2000 * MS, T0 + 2100 * MS, T0 + 2101 * MS, K_A, 1002, K_W_SEND, 1);
 }
 
+/*
+ * v's waker u slept until 2290 ms, and the kernel hid that wakeup: its
+ * record has no waker and says so (OFFCPU_CHAIN_WAKE_UNSEEN).
+ */
+static void scenario_unseen(struct perf_writer *w)
+{
+	comm(w, 1101, "tv");
+	comm(w, 1102, "tu");
+	stack(w, K_H, 1102, S(F_H));
+	wait_flags(w, 1102, 'S', T0 + 2150 * MS, T0 + 2290 * MS, T0 + 2292 * MS, K_H, 0, 0, 1,
+		   OFFCPU_CHAIN_WAKE_UNSEEN);
+	wait_(w, 1101, 'S', T0 + 2200 * MS, T0 + 2300 * MS, T0 + 2301 * MS, K_A, 1102, K_H, 1);
+}
+
 static void build(void)
 {
 	struct perf_event_attr cpu_attr = { .size = sizeof(cpu_attr), .type = PERF_TYPE_SOFTWARE,
@@ -290,6 +312,7 @@ static void build(void)
 	scenario_gap(w);
 	scenario_new_merge_io(w);
 	scenario_skewed(w);
+	scenario_unseen(w);
 	assert_int_equal(perf_writer__finished_round(w), 0);
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);
@@ -529,6 +552,26 @@ static void test_gap(void **state)
 	unload(&m);
 }
 
+static void test_wake_unseen(void **state)
+{
+	struct model m;
+	struct chain_walk w;
+	struct chain_sel sel;
+	struct chains_stats st;
+
+	(void)state;
+	load(&m);
+	chains__stats(m.c, &st);
+	assert_int_equal(st.wake_unseen, 1);
+	walk_of(&m, 1101, MS, &w, &sel);
+	assert_int_equal(w.nsegs, 3);
+	expect_seg(&m, &w, 0, CHAIN_SEG_ON_CPU, 1102, T0 + 2292 * MS, T0 + 2300 * MS, "h_fn", 1);
+	expect_seg(&m, &w, 1, CHAIN_SEG_RUNQ, 1102, T0 + 2290 * MS, T0 + 2292 * MS, "h_fn", 1);
+	expect_seg(&m, &w, 2, CHAIN_SEG_WAKE_UNSEEN, 1102, T0 + 2200 * MS, T0 + 2290 * MS, "h_fn", 1);
+	assert_string_equal(chain_seg__tag(CHAIN_SEG_WAKE_UNSEEN), "[wakeup unseen]");
+	unload(&m);
+}
+
 static void test_new_thread(void **state)
 {
 	struct model m;
@@ -698,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_three_threads), cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_cycle),	      cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_gap),
+		cmocka_unit_test(test_wake_unseen),
 		cmocka_unit_test(test_new_thread),    cmocka_unit_test(test_merged_and_ends),
 		cmocka_unit_test(test_skewed_times), cmocka_unit_test(test_wakeups_recording),
 	};
