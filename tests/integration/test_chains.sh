@@ -88,7 +88,8 @@ early=$("$OFFCPU" report --header -i "$q" | awk '/chain.woken_before_switch_out:
 read -r sleeps unseen < <("$OFFCPU" script -i "$q" |
 	awk '$1 == "sched-pipe" && / offcpu-switch: S / { n++; if (/ wake-unseen/) u++ } END { print n + 0, u + 0 }')
 measure "pipe on both CPUs: $sleeps sleeps, ${early:-no} woken before their switch-out was traced, $unseen without a waker"
-[ "$sleeps" -ge 10000 ] && [ $((unseen * 1000)) -le "$sleeps" ] ||
+# (a read finds its reply there, unslept, at times: 13 790 to 19 111 sleeps seen)
+[ "$sleeps" -ge 1000 ] && [ $((unseen * 1000)) -le "$sleeps" ] ||
 	{ echo "FAIL: pipe on both CPUs: $unseen of $sleeps sleeps without a waker" >&2; rc=1; }
 
 # 6. wakeups hidden from tracing
