@@ -522,6 +522,8 @@ struct unw_mapping;
 void ustack_fix__mmap(struct ustack_fix *f, uint32_t pid, const struct unw_mapping *m);
 void ustack_fix__exec(struct ustack_fix *f, uint32_t pid);
 void ustack_fix__fork(struct ustack_fix *f, uint32_t ppid, uint32_t pid);
+/* A process there before the recording: its mappings from /proc/PID/maps. */
+void ustack_fix__scan(struct ustack_fix *f, uint32_t pid);
 void ustack_fix__exit(struct ustack_fix *f, uint32_t pid);
 uint64_t ustack_fix__stat(const struct ustack_fix *f, int which);
 

@@ -636,6 +636,7 @@ static void add_process(struct unwind_loader *l, uint32_t pid)
 	unw_tables__add_process(l->t, pid);
 	if (l->py)
 		pyframes__scan(l->py, pid);
+	ustack_fix__scan(l->fix, pid);
 }
 
 /* The files offcpu itself maps executable: libc, ld.so... most processes share them. */

@@ -27,9 +27,12 @@
  * milliseconds after a library is mapped.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "record/record.h"
 #include "unwind/dwfl_stack.h"
@@ -217,6 +220,44 @@ void ustack_fix__fork(struct ustack_fix *f, uint32_t ppid, uint32_t pid)
 		}
 	}
 	pthread_mutex_unlock(&f->lock);
+}
+
+/*
+ * A process followed from the start (-p, -a) mapped its files before it:
+ * no MMAP2 record tells them. Read now, they are what a child it forks
+ * inherits (ustack_fix__fork), and unwind that child's deferred stacks
+ * once it is gone: a child sleeping at once after its fork, before the
+ * unwinder has its tables, then exiting before its deferred stack came
+ * through, kept only its libc frames.
+ */
+void ustack_fix__scan(struct ustack_fix *f, uint32_t pid)
+{
+	char path[64], line[PATH_MAX + 256];
+	struct ufproc *p;
+	FILE *maps;
+
+	if (!f)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return; /* gone already: nothing of it to unwind */
+	pthread_mutex_lock(&f->lock);
+	p = ufproc_get(f, pid);
+	if (p)
+		ufproc_clear(p);
+	while (p && fgets(line, sizeof(line), maps)) {
+		struct proc_map pm;
+		struct dwfl_file_map m;
+
+		if (!proc_maps__parse_line(line, &pm) || !(pm.prot & PROT_EXEC) || pm.file[0] != '/')
+			continue;
+		m = (struct dwfl_file_map){ pm.start, pm.end, pm.pgoff, pm.file };
+		if (ufproc_add(p, &m))
+			break; /* out of memory: its stacks stay as the BPF side left them */
+	}
+	pthread_mutex_unlock(&f->lock);
+	fclose(maps);
 }
 
 void ustack_fix__exit(struct ustack_fix *f, uint32_t pid)
