@@ -201,6 +201,12 @@ struct offcpu_waker {
 	struct offcpu_who who;
 	char comm[16];
 	struct offcpu_kmemo kmemo; /* its kernel stack (stack_kernel) */
+	/*
+	 * Noted before the wait's switch-out was traced (interval 0): the
+	 * sched_info.pcount + 1 of the run it came in, written last (waker_of).
+	 */
+	__u32 tag;
+	__u32 pad;
 };
 
 /*
@@ -530,7 +536,8 @@ static __always_inline __u64 stack_hash(const __u64 *f, __u32 n);
 static __always_inline bool audit_due(__u32 *uses, __u32 mask);
 /* wakers */
 static __always_inline void waker_note(void *ctx, const struct offcpu_run *r,
-				       struct offcpu_task *t);
+				       struct offcpu_task *t, struct task_struct *p);
+static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end);
 /* waits in progress */
 static __always_inline void start_in(struct offcpu_task *t, struct task_struct *next,
 				     const struct offcpu_run *r);
@@ -617,12 +624,13 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	if (test_hide_waking && bpf_get_prandom_u32() % test_hide_waking == 0)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
-	if (!t || !t->ts_out || t->ts_wake || !run_begin(&r, p, RUN_ELSEWHERE)) {
+	/* in a measured wait not yet woken, or about to be (waker_note) */
+	if (!t || (t->ts_out ? t->ts_wake : t->start_pending) || !run_begin(&r, p, RUN_ELSEWHERE)) {
 		if (want_chains)
 			chain_waking(ctx, p, NULL);
 		return 0;
 	}
-	waker_note(ctx, &r, t);
+	waker_note(ctx, &r, t, p);
 	run_end(&r);
 	if (want_chains) /* with the stacks waker_note took */
 		chain_waking(ctx, p, &t->waker.who);
@@ -1102,8 +1110,7 @@ static __always_inline void switch_in(const struct offcpu_run *r, struct task_st
 	end = interval_end(next, t, r->clk);
 	delta = end > t->ts_out ? end - t->ts_out : 0;
 	if (block_time_kept(delta))
-		wait_done(t, r, t->state, delta,
-			  want_wakeups && t->waker.time && t->waker.interval == t->ts_out, 0);
+		wait_done(t, r, t->state, delta, want_wakeups && waker_of(t, end), 0);
 	t->waker.time = 0;
 	t->ts_out = 0;
 }
@@ -2136,12 +2143,20 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask)
 /* ==== wakers (--wakeups) ==== */
 
 /*
- * current wakes t's task, in its measured wait: note who (identity, name,
- * stacks: cached as a sleeper's are) in the task's storage, for its
+ * current wakes t's task p, in its measured wait: note who (identity,
+ * name, stacks: cached as a sleeper's are) in the task's storage, for its
  * switch-in. Wakers of a task are serialised by the scheduler (its
  * pi_lock), and the task is not running: no one else writes there.
+ *
+ * Or p is on its way to a wait, its switch-out not yet traced on its CPU:
+ * sched_waking fires once p's sleeping state matches, and try_to_wake_up
+ * waits for that switch-out after it. Noted the same, untied to a wait
+ * (interval 0) and tagged with the run it came in, written last: the
+ * switch-out on p's CPU writes none of these meanwhile, and the
+ * switch-in that reads them comes after this program's end (waker_of).
  */
-static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, struct offcpu_task *t)
+static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, struct offcpu_task *t,
+				       struct task_struct *p)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
@@ -2150,6 +2165,32 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, NULL);
 	t->waker.interval = t->ts_out;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
+	barrier();
+	t->waker.tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
+}
+
+/* How soon after a wait's switch-out a waking that came before it queues the task. */
+#define WAKER_EARLY_NS 200000
+
+/*
+ * Did t's noted waker end its wait, from ts_out to its wakeup at end? One
+ * noted in the wait did. One noted before the wait's switch-out was traced
+ * (waker_note) did when it came in the same run (tag: sched_info.pcount
+ * then and at the switch-out) and the task was queued right after the
+ * switch-out: one that found the task still running (it never slept then)
+ * is older than a later wait's end, and the later wait's own waking,
+ * seen, replaces it.
+ */
+static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end)
+{
+	if (!t->waker.time)
+		return false;
+	if (t->waker.interval)
+		return t->waker.interval == t->ts_out;
+	if (t->waker.tag != t->pcount_out + 1 || end < t->ts_out || end - t->ts_out > WAKER_EARLY_NS)
+		return false;
+	stat(OFFCPU_STAT_WAKER_EARLY);
+	return true;
 }
 
 /* ==== waits in progress at the start and the stop of the recording ==== */

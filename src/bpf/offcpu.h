@@ -141,7 +141,9 @@ enum offcpu_drop {
 	/* --sched-delay: a wait for a CPU ended unseen, timed by sched_info */ \
 	X(DELAY_CLOSED_BY_SCHED_INFO, "offcpu.delay_closed_by_sched_info") \
 	/* --chains: a sleep's sched_waking came before its switch-out */ \
-	X(CHAIN_WOKEN_EARLY, "chain.woken_before_switch_out")
+	X(CHAIN_WOKEN_EARLY, "chain.woken_before_switch_out")      \
+	/* --wakeups: a wait's sched_waking came before its switch-out */ \
+	X(WAKER_EARLY, "wakeup.woken_before_switch_out")
 
 #define OFFCPU_STAT_ENUM(id, key) OFFCPU_STAT_##id,
 enum offcpu_stat {

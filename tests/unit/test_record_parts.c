@@ -636,6 +636,7 @@ static void test_counter_names(void **state)
 		"kstack.unverified", "offcpu.filtered", "sum.direct", "offcpu.queued_before_wakeup",
 		"offcpu.unclosed_ran_again", "offcpu.unclosed_clock", "offcpu.closed_at_preemption",
 		"offcpu.delay_closed_by_sched_info", "chain.woken_before_switch_out",
+		"wakeup.woken_before_switch_out",
 	};
 
 	assert_int_equal(OFFCPU_DROP__NR, sizeof(drops) / sizeof(drops[0]));
