@@ -8,8 +8,11 @@
 # time, with the lowest and highest pair beside it. Prints a markdown table.
 #
 #   bench/overhead.sh [ROW...]      rows: default fp nice0 wakeups sched-delay
-#                                   no-cpu user-stacks no-kstack-cache chains
+#                                   no-cpu f99 user-stacks no-kstack-cache chains
 #                                   perf perf-new
+#                                   cpu-sampling (Debian perf sampling every
+#                                   CPU at 999 Hz, no callchains: what the
+#                                   sampling interrupts alone cost here)
 #                                   bcc (libbpf-tools' offcputime, Debian
 #                                   package libbpf-tools: bench/with-offcputime.sh)
 #   env: OFFCPU (default build/offcpu), PAIRS (5), LOOPS (40000),
@@ -78,12 +81,14 @@ for r in "${rows[@]}"; do
 	nice0) row "offcpu record --nice 0 (defaults, the recorder at the caller's priority)" "$OFFCPU" record -q --nice 0 -o "$OUT/x" -- ;;
 	wakeups) row "offcpu record --wakeups (defaults + waker stacks at each wakeup)" "$OFFCPU" record -q --wakeups -o "$OUT/x" -- ;;
 	sched-delay) row "offcpu record --sched-delay (defaults + run-queue delay)" "$OFFCPU" record -q --sched-delay -o "$OUT/x" -- ;;
+	f99) row "offcpu record -F 99 (defaults, CPU sampling at 99 Hz)" "$OFFCPU" record -q -F 99 -o "$OUT/x" -- ;;
 	no-cpu) row "offcpu record --no-cpu" "$OFFCPU" record -q --no-cpu -o "$OUT/x" -- ;;
 	user-stacks) row "offcpu record --stacks user" "$OFFCPU" record -q --stacks user -o "$OUT/x" -- ;;
 	no-kstack-cache) row "offcpu record --no-kstack-cache (every kernel stack walked)" "$OFFCPU" record -q --no-kstack-cache -o "$OUT/x" -- ;;
 	chains) row "offcpu record --chains (defaults + every wait of every thread, with wakers)" "$OFFCPU" record -q --chains -o "$OUT/x" -- ;;
 	perf-new) row "perf $("$PERF_NEW" version | awk '{print $3}') \`record --off-cpu -g\` (reference)" "$PERF_NEW" record -q --off-cpu -g -o "$OUT/x" -- ;;
 	bcc) row "libbpf-tools offcputime (BCC's tool; user + kernel stacks at every switch, whole machine)" bench/with-offcputime.sh ;;
+	cpu-sampling) row "perf record -a -F 999 (Debian perf $(perf version | awk '{print $3}'): cpu-clock on every CPU, no callchains; the sampling alone)" perf record -q -a -F 999 -o "$OUT/x" -- ;;
 	perf) row "perf record -g (Debian perf $(perf version | awk '{print $3}'), cpu-clock 4000 Hz, reference)" perf record -q -g -o "$OUT/x" -- ;;
 	*) echo "overhead.sh: unknown row $r" >&2; exit 2 ;;
 	esac
