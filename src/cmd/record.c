@@ -607,60 +607,42 @@ static int check(struct record_opts *o, const struct only *only, int argc, char 
 }
 
 /*
+ * The number in environment variable name into *out, at most max; unset or
+ * empty leaves *out. 0, or 2 with the reason said (what: what it expects).
+ */
+static int env_uint(const char *name, unsigned long long max, const char *what, uint32_t *out)
+{
+	const char *v = getenv(name);
+	unsigned long long n;
+
+	if (!v || !*v)
+		return 0;
+	if (parse_uint(v, max, &n)) {
+		fprintf(stderr, "offcpu record: %s: expected %s, got '%s'\n", name, what, v);
+		return 2;
+	}
+	*out = n;
+	return 0;
+}
+
+/*
  * The test hooks (OFFCPU_TEST_HIDE, OFFCPU_TEST_HIDE_WAKING, OFFCPU_TEST_UNWIND_LATE,
  * OFFCPU_TEST_WAKEUP_PROG, OFFCPU_TEST_STALL, OFFCPU_TEST_UNWIND_FAIL,
  * OFFCPU_TEST_STOP_DELAY): 0, or 2 after the message.
  */
 static int test_knobs(struct record_opts *o)
 {
-	const char *hide = getenv("OFFCPU_TEST_HIDE"), *late = getenv("OFFCPU_TEST_UNWIND_LATE");
-	const char *hidew = getenv("OFFCPU_TEST_HIDE_WAKING");
-	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *stall = getenv("OFFCPU_TEST_STALL");
-	const char *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL"), *sdelay = getenv("OFFCPU_TEST_STOP_DELAY");
-	unsigned long long n;
+	const char *wprog = getenv("OFFCPU_TEST_WAKEUP_PROG"), *ufail = getenv("OFFCPU_TEST_UNWIND_FAIL");
 
 	o->test_wakeup_prog = wprog && *wprog && strcmp(wprog, "0");
 	o->test_unwind_fail = ufail && *ufail && strcmp(ufail, "0");
-	if (hide && *hide) {
-		if (parse_uint(hide, 1000000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE: expected a number, got '%s'\n",
-				hide);
-			return 2;
-		}
-		o->test_hide = n;
-	}
-	if (hidew && *hidew) {
-		if (parse_uint(hidew, 1000000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_HIDE_WAKING: expected a number, got '%s'\n",
-				hidew);
-			return 2;
-		}
-		o->test_hide_waking = n;
-	}
-	if (late && *late) {
-		if (parse_uint(late, 10000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_UNWIND_LATE: expected milliseconds, got '%s'\n",
-				late);
-			return 2;
-		}
-		o->test_unwind_late_ms = n;
-	}
-	if (stall && *stall) {
-		if (parse_uint(stall, 100, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_STALL: expected milliseconds (at most 100), got '%s'\n",
-				stall);
-			return 2;
-		}
-		o->test_stall_ms = n;
-	}
-	if (sdelay && *sdelay) {
-		if (parse_uint(sdelay, 1000, &n)) {
-			fprintf(stderr, "offcpu record: OFFCPU_TEST_STOP_DELAY: expected milliseconds (at most 1000), got '%s'\n",
-				sdelay);
-			return 2;
-		}
-		o->test_stop_delay_ms = n;
-	}
+	if (env_uint("OFFCPU_TEST_HIDE", 1000000, "a number", &o->test_hide) ||
+	    env_uint("OFFCPU_TEST_HIDE_WAKING", 1000000, "a number", &o->test_hide_waking) ||
+	    env_uint("OFFCPU_TEST_UNWIND_LATE", 10000, "milliseconds", &o->test_unwind_late_ms) ||
+	    env_uint("OFFCPU_TEST_STALL", 100, "milliseconds (at most 100)", &o->test_stall_ms) ||
+	    env_uint("OFFCPU_TEST_STOP_DELAY", 1000, "milliseconds (at most 1000)",
+		     &o->test_stop_delay_ms))
+		return 2;
 	return 0;
 }
 

@@ -57,19 +57,27 @@ static void __attribute__((noinline)) wl_park(void)
 		;
 }
 
-/* A thread's state letter from /proc/self/task/TID/stat, 0 if unreadable. */
-static char task_state(pid_t tid)
+/* /proc/self/task/TID/NAME of a thread of ours into buf (size bytes), "" if unreadable. */
+static void task_file(pid_t tid, const char *name, char *buf, size_t size)
 {
-	char path[64], buf[512], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, name);
 	fd = open(path, O_RDONLY);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	n = fd >= 0 ? read(fd, buf, size - 1) : -1;
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = 0;
+}
+
+/* A thread's state letter from its stat, 0 if unreadable. */
+static char task_state(pid_t tid)
+{
+	char buf[512], *p;
+
+	task_file(tid, "stat", buf, sizeof(buf));
 	p = strrchr(buf, ')'); /* after the comm, which may hold anything */
 	return p && p[1] == ' ' ? p[2] : 0;
 }
@@ -77,17 +85,10 @@ static char task_state(pid_t tid)
 /* schedstat's run_delay of a thread of ours, -1 if unreadable. */
 static long long run_delay(pid_t tid)
 {
-	char path[64], buf[128];
+	char buf[128];
 	long long ns;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	fd = open(path, O_RDONLY);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
+	task_file(tid, "schedstat", buf, sizeof(buf));
 	return sscanf(buf, "%*s %lld", &ns) == 1 ? ns : -1;
 }
 
