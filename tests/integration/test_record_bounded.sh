@@ -77,9 +77,10 @@ time.sleep(max(left, 0) / 1e9)' "$1" "$start"
 at 10
 read -r rss10 file10 shm10 <<<"$(rss)"; read -r mem10 ent10 n10 unw10 <<<"$(maps)"
 at $((DURATION - 3))
-read -r rssend fileend shmend <<<"$(rss)"; read -r memend entend nend unwend <<<"$(maps)"
+# peak RSS first: the maps' reading (bpftool) can outlast the recording
+read -r rssend fileend shmend <<<"$(rss)"; hwm=$(awk '/^VmHWM:/ {print $2}' /proc/"$rpid"/status)
+read -r memend entend nend unwend <<<"$(maps)"
 nproc_end=$(ls -d /proc/[0-9]* | wc -l)
-hwm=$(awk '/^VmHWM:/ {print $2}' /proc/"$rpid"/status)
 wait "$rpid"
 rc=$?
 ctx1=$(awk '/^ctxt/ {print $2}' /proc/stat)

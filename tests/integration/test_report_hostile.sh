@@ -7,7 +7,8 @@
 #    tests/data/fp-nobuildid.data, made by Linux perf. On each, offcpu report
 #    exits 0 with a report or non-zero with a message: never by a signal and
 #    never after 10 s. The sanitized build (ASan+UBSan, leaks checked) runs on
-#    every third copy too, and offcpu script on every tenth.
+#    every third copy too, and offcpu script on every tenth. The two sets
+#    run side by side, one a CPU.
 #  - it writes nowhere but its output: under strace, no open for writing,
 #    no creat/rename/unlink/mkdir/link/truncate, writes only to fds 1 and 2
 #    (a sample of 20 copies and the FIFO case below);
@@ -38,35 +39,46 @@ mkdir m1 m2
 "$PY" "$HERE/mutate.py" "$own" m1 150 1 >kinds1.txt || fail "mutate.py failed"
 "$PY" "$HERE/mutate.py" "$ROOT/tests/data/fp-nobuildid.data" m2 150 2 >kinds2.txt || fail "mutate.py failed"
 
+# The two sets run side by side (one a CPU), each in a directory of its
+# own: a failure is a line of its fails file, an outcome one of its
+# outcomes file ("label ok|err").
 # run BIN ARGS...: its exit status, or 124/137 when it ran past 10 s
 run() { timeout -s KILL 10 "$@" >out.txt 2>err.txt; }
-declare -A outcome
 check_one() { # file, kind line, binary name, binary, subcommand
 	local f=$1 what=$2 label=$3 bin=$4 cmd=$5 rc
 	run "$bin" "$cmd" -i "$f"
 	rc=$?
 	if [ $rc -ge 124 ]; then
-		bad "$label $cmd $what: exit $rc ($([ $rc = 137 ] && echo 'past 10 s' || echo "signal $((rc - 128))")): $(grep -m3 -E 'ERROR|runtime error|SUMMARY' err.txt)"
+		echo "$label $cmd $what: exit $rc ($([ $rc = 137 ] && echo 'past 10 s' || echo "signal $((rc - 128))")): $(grep -m3 -E 'ERROR|runtime error|SUMMARY' err.txt)" >>fails
 	elif [ $rc = 0 ]; then
-		[ -s out.txt ] || bad "$label $cmd $what: exit 0 without output"
-		outcome[$label.ok]=$(( ${outcome[$label.ok]:-0} + 1 ))
+		[ -s out.txt ] || echo "$label $cmd $what: exit 0 without output" >>fails
+		echo "$label ok" >>outcomes
 	else
-		[ -s err.txt ] || bad "$label $cmd $what: exit $rc without a message"
-		outcome[$label.err]=$(( ${outcome[$label.err]:-0} + 1 ))
+		[ -s err.txt ] || echo "$label $cmd $what: exit $rc without a message" >>fails
+		echo "$label err" >>outcomes
 	fi
 }
-t0=$(mono_ns)
-n=0
-for set in 1 2; do
+run_set() { # set: the copies of m$set, from r$set/
+	local n=0 name kind detail f
+	mkdir "r$1" && cd "r$1" || return
+	: >fails; : >outcomes
 	while read -r name kind detail; do
-		f=m$set/$name
-		check_one "$f" "$f ($kind $detail)" plain "$OFFCPU" report
-		[ -n "$SAN" ] && [ $((n % 3)) = 0 ] && check_one "$f" "$f ($kind $detail)" san "$SAN" report
-		[ $((n % 10)) = 0 ] && check_one "$f" "$f ($kind $detail)" script "$OFFCPU" script
+		f=../m$1/$name
+		check_one "$f" "m$1/$name ($kind $detail)" plain "$OFFCPU" report
+		[ -n "$SAN" ] && [ $((n % 3)) = 0 ] && check_one "$f" "m$1/$name ($kind $detail)" san "$SAN" report
+		[ $((n % 10)) = 0 ] && check_one "$f" "m$1/$name ($kind $detail)" script "$OFFCPU" script
 		n=$((n + 1))
-	done <kinds$set.txt
-done
-measure "$n mutated copies ($(basename "$own"), fp-nobuildid.data) in $(( ($(mono_ns) - t0) / 1000000 )) ms: report ${outcome[plain.ok]:-0} reports, ${outcome[plain.err]:-0} errors; sanitized ${outcome[san.ok]:-0} reports, ${outcome[san.err]:-0} errors; script ${outcome[script.ok]:-0}/${outcome[script.err]:-0}"
+	done <"../kinds$1.txt"
+}
+t0=$(mono_ns)
+run_set 1 &
+run_set 2 &
+wait
+while IFS= read -r l; do bad "$l"; done < <(cat r1/fails r2/fails)
+n=$(cat kinds1.txt kinds2.txt | wc -l)
+count() { cat r1/outcomes r2/outcomes | grep -c "^$1\$"; }
+measure "$n mutated copies ($(basename "$own"), fp-nobuildid.data) in $(( ($(mono_ns) - t0) / 1000000 )) ms, two at a time: report $(count 'plain ok') reports, $(count 'plain err') errors; sanitized $(count 'san ok') reports, $(count 'san err') errors; script $(count 'script ok')/$(count 'script err')"
+[ $(( $(count 'plain ok') + $(count 'plain err') )) = "$n" ] || bad "$n copies, $(count 'plain ok') + $(count 'plain err') outcomes of report"
 [ -n "$SAN" ] || measure "sanitized build not given (OFFCPU_SAN): plain binary only"
 
 # Writes nowhere: strace every file-changing call.
