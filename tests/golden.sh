@@ -59,6 +59,12 @@ run() {
 		(cd "$T/run" && timeout 60 "$x" "$@" -i "$f" >$b.out 2>$b.err; echo $? >$b.rc)
 	done
 	nrun=$((nrun + 1))
+	# a gzipped output (--pprof -) by its content: the compression may differ
+	for b in base new; do
+		[ "$(head -c 2 "$T/run/$b.out" | od -An -tx1 | tr -d ' ')" = 1f8b ] &&
+			gzip -dc "$T/run/$b.out" >"$T/run/$b.gunzip" 2>/dev/null &&
+			mv "$T/run/$b.gunzip" "$T/run/$b.out"
+	done
 	for n in out err rc; do
 		cmp -s "$T/run/base.$n" "$T/run/new.$n" && continue
 		ndiff=$((ndiff + 1))
