@@ -624,8 +624,9 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	if (test_hide_waking && bpf_get_prandom_u32() % test_hide_waking == 0)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
-	/* in a measured wait not yet woken, or about to be (waker_note) */
-	if (!t || (t->ts_out ? t->ts_wake : t->start_pending) || !run_begin(&r, p, RUN_ELSEWHERE)) {
+	/* in a measured wait not yet woken, or about to be (waker_note): its state says which */
+	if (!t || (t->ts_out ? t->ts_wake : t->start_pending || !(p->__state & state_mask)) ||
+	    !run_begin(&r, p, RUN_ELSEWHERE)) {
 		if (want_chains)
 			chain_waking(ctx, p, NULL);
 		return 0;
