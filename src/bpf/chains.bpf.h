@@ -125,24 +125,16 @@ static __always_inline __u16 chain_unseen(const struct offcpu_chain_task *ct)
 	return (ct->state == 'S' || ct->state == 'D') && !ct->wake ? OFFCPU_CHAIN_WAKE_UNSEEN : 0;
 }
 
-/* How soon after a sleep's switch-out a waking that came before it enqueues the task. */
-#define CHAIN_EARLY_NS 200000
-
 /*
  * A sleep (S, D) of ct, queued again at queued (the samples' clock) with no
- * waking seen since its switch-out: was it woken by the waking noted
- * before that switch-out (e_*)? sched_waking fires once the task's
- * sleeping state matches, and try_to_wake_up then waits for the switch-out
- * to end before it queues the task: such a waking is the sleep's when it
- * came in the same run (e_tag) and the task was queued right after the
- * switch-out. One that found the task still running (it never slept then)
- * is older than a later sleep's end. Then it is copied as the sleep's
- * waker; else the waking stays unseen.
+ * waking seen since its switch-out: when the waking noted before that
+ * switch-out (e_*) was the sleep's (woken_before_out), it is copied as the
+ * sleep's waker; else the waking stays unseen.
  */
 static __always_inline void chain_early(struct offcpu_chain_task *ct, __u64 queued)
 {
-	if (ct->wake || (ct->state != 'S' && ct->state != 'D') || !ct->e_tag ||
-	    ct->e_tag != ct->pcount_out + 1 || queued > ct->out + CHAIN_EARLY_NS)
+	if (ct->wake || (ct->state != 'S' && ct->state != 'D') ||
+	    !woken_before_out(ct->e_tag, ct->pcount_out, ct->out, queued))
 		return;
 	ct->wake = ct->e_time; /* before out: chain_emit makes it out */
 	ct->waker = ct->e_tid;

@@ -538,6 +538,7 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask);
 static __always_inline void waker_note(void *ctx, const struct offcpu_run *r,
 				       struct offcpu_task *t, struct task_struct *p);
 static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end);
+static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 out, __u64 queued);
 /* waits in progress */
 static __always_inline void start_in(struct offcpu_task *t, struct task_struct *next,
 				     const struct offcpu_run *r);
@@ -2170,17 +2171,29 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 	t->waker.tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
 }
 
-/* How soon after a wait's switch-out a waking that came before it queues the task. */
-#define WAKER_EARLY_NS 200000
+/* How soon after a sleep's switch-out a waking that came before it queues the task. */
+#define EARLY_WAKING_NS 200000
+
+/*
+ * Is a waking noted before a sleep's switch-out was traced (tag: the
+ * sleeper's sched_info.pcount + 1 then; 0: none) the one that ended the
+ * sleep that switch-out began (pcount_out, at out), the sleeper queued at
+ * queued? sched_waking fires once the sleeper's state matches, and
+ * try_to_wake_up then waits for that switch-out before it queues the
+ * task: such a waking is the sleep's when it came in the same run and the
+ * task was queued right after the switch-out. One that found the task
+ * still running (it never slept then) is older than a later sleep's end.
+ * The rule of both --wakeups (waker_of) and --chains (chain_early).
+ */
+static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 out, __u64 queued)
+{
+	return tag && tag == pcount_out + 1 && queued <= out + EARLY_WAKING_NS;
+}
 
 /*
  * Did t's noted waker end its wait, from ts_out to its wakeup at end? One
- * noted in the wait did. One noted before the wait's switch-out was traced
- * (waker_note) did when it came in the same run (tag: sched_info.pcount
- * then and at the switch-out) and the task was queued right after the
- * switch-out: one that found the task still running (it never slept then)
- * is older than a later wait's end, and the later wait's own waking,
- * seen, replaces it.
+ * noted in the wait did; one noted before its switch-out as
+ * woken_before_out says (a later wait's own waking, seen, replaces it).
  */
 static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end)
 {
@@ -2188,7 +2201,7 @@ static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end)
 		return false;
 	if (t->waker.interval)
 		return t->waker.interval == t->ts_out;
-	if (t->waker.tag != t->pcount_out + 1 || end < t->ts_out || end - t->ts_out > WAKER_EARLY_NS)
+	if (!woken_before_out(t->waker.tag, t->pcount_out, t->ts_out, end))
 		return false;
 	stat(OFFCPU_STAT_WAKER_EARLY);
 	return true;
