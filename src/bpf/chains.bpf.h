@@ -175,22 +175,24 @@ static __always_inline void chain_repair(struct task_struct *prev, struct offcpu
 /*
  * prev leaves the CPU: note its wait. A target whose switch-out the switch
  * program noted with stacks (a measured wait; any with --sched-delay) has
- * them in its storage (t->who): they are not taken twice.
+ * them in its storage (t->who): they are not taken twice. Else its
+ * storage is returned, for the caller to take its stacks into.
  */
-static __always_inline void chain_out(void *ctx, const struct offcpu_run *r,
-				      struct task_struct *prev, struct task_struct *next,
-				      unsigned int prev_state)
+static __always_inline struct offcpu_chain_task *chain_out(const struct offcpu_run *r,
+							   struct task_struct *prev,
+							   struct task_struct *next,
+							   unsigned int prev_state)
 {
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 	struct offcpu_chain_task *ct;
 	struct offcpu_task *t;
 
 	if (!prev->pid || prev->exit_state)
-		return;
+		return NULL;
 	ct = bpf_task_storage_get(&chain_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ct) {
 		drop(OFFCPU_DROP_CHAIN_STORAGE);
-		return;
+		return NULL;
 	}
 	if (ct->pending)
 		chain_repair(prev, ct, r);
@@ -221,9 +223,9 @@ static __always_inline void chain_out(void *ctx, const struct offcpu_run *r,
 	if (!stopping && t && target_known(t) && ((state & state_mask) || want_sched_delay)) {
 		ct->ustack = t->who.ustack; /* switch_out's, just taken */
 		ct->kstack = t->who.kstack;
-		return;
+		return NULL;
 	}
-	chain_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &ct->kmemo, &ct->ustack, &ct->kstack);
+	return ct;
 }
 
 /* The switch record of p's wait (ct), back on a CPU at in, woken at wake. */
@@ -305,13 +307,21 @@ static __always_inline void chain_in(const struct offcpu_run *r, struct task_str
 	chain_emit(next, ct, now, wake, chain_unseen(ct));
 }
 
-/* One context switch (offcpu_switch, inside its run r): prev's wait begins, next's ends. */
-static __always_inline void chain_switch(void *ctx, const struct offcpu_run *r,
-					 struct task_struct *prev, struct task_struct *next,
-					 unsigned int prev_state)
+/*
+ * One context switch (offcpu_switch, inside its run r): prev's wait
+ * begins, next's ends. Returns prev's storage when its stacks are to be
+ * taken (chain_stacks, by the caller: a step of its own, so that this
+ * step's frame is not under the stacks' walk).
+ */
+static __noinline struct offcpu_chain_task *chain_switch(const struct offcpu_run *r,
+							 struct task_struct *prev,
+							 struct task_struct *next,
+							 unsigned int prev_state)
 {
-	chain_out(ctx, r, prev, next, prev_state);
+	struct offcpu_chain_task *ct = chain_out(r, prev, next, prev_state);
+
 	chain_in(r, next);
+	return ct;
 }
 
 /*

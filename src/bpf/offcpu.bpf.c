@@ -468,9 +468,9 @@ static __always_inline bool run_begin(struct offcpu_run *r, struct task_struct *
 static __always_inline __u64 now_of(struct offcpu_cpu_state *c, __u64 clk);
 static __always_inline void run_end(struct offcpu_run *r);
 /* the switch */
-static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
-				       struct task_struct *prev, unsigned int prev_state);
-static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next);
+static __noinline struct offcpu_task *switch_out(const struct offcpu_run *r,
+						 struct task_struct *prev, unsigned int prev_state);
+static __noinline void switch_in(const struct offcpu_run *r, struct task_struct *next);
 static __always_inline void preempted(struct task_struct *prev, const struct offcpu_run *r);
 static __always_inline void interval_unclosed(struct offcpu_task *t, struct task_struct *p,
 					      const struct offcpu_run *r);
@@ -493,8 +493,14 @@ static __always_inline __u64 interval_end(struct task_struct *p, const struct of
 static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu_run *r,
 				      __u32 state, __u64 delta, bool waker, __u64 at);
 static __always_inline __u64 mono_of(__u64 now, __u64 clk_now, __u64 clk);
-static __always_inline bool key_equal(const struct offcpu_sum_key *a,
-				      const struct offcpu_sum_key *b);
+static __always_inline void key_fill(struct offcpu_sum_key *k, const struct offcpu_task *t,
+				     __u32 state);
+static __always_inline bool key_is(const struct offcpu_sum_key *k, const struct offcpu_task *t,
+				   __u32 state);
+static __always_inline void value_fill(struct offcpu_sum *v, const struct offcpu_task *t,
+				       __u32 state, __u64 time, __u64 delta, __u32 cpu);
+static __always_inline struct offcpu_sample *sample_reserve(__u32 flags, __u32 state, __u32 lost);
+static __always_inline void sample_submit(struct offcpu_sample *s);
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
 					__u32 flags, __u32 lost);
 static __always_inline __u64 ringbuf_flags(void);
@@ -509,6 +515,10 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *cur, __u3
 					struct offcpu_umemo *umemo);
 __u64 stack_user(void *ctx, __u32 hook, __u32 keep, __u64 memo_check);
 __u64 stack_user_memo(void *ctx, __u32 hook, struct offcpu_umemo *um);
+#define UNW_CALL_KEEP 0x100
+#define UNW_CALL_FRAMES 0x200
+#define UNW_CALL_NO_TABLES (~0ULL)
+__u64 unwind_user_call(__u64 ip, __u64 sp, __u64 bp, __u32 how, __u64 memo_check);
 static __always_inline __u32 ustack_fp(__u64 ip, __u64 fp, __u64 *stack);
 __u64 stack_kernel(void *ctx, __u32 hook, __u64 uhash, struct offcpu_kmemo *m);
 static __always_inline void kstack_calibrate(void *ctx, __u32 hook);
@@ -548,8 +558,8 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 				      const struct offcpu_run *r);
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
 				       const struct offcpu_run *r);
-static __always_inline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
-					struct task_struct *next);
+static __noinline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
+				    struct task_struct *next);
 static __always_inline void stop_task(struct seq_file *seq, struct task_struct *p,
 				      const struct offcpu_run *r);
 static __always_inline bool stop_claim(struct offcpu_task *t, __u64 owner);
@@ -588,12 +598,18 @@ struct offcpu_uframe {
  * books (schedstat counts it as asleep), and perf --off-cpu counts it too.
  * While the recording is stopping, only what the stop needs is noted
  * (stop_switch). --chains notes every switch of every thread, stopping or
- * not (chain_switch).
+ * not (chain_switch). The steps are functions of their own, and the
+ * stacks are taken here, after them: a tracepoint program and what it
+ * calls share 512 bytes of stack where the kernel gives it no private
+ * one (before 6.13, and some builds since), and the user stack's walk
+ * needs most of it.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	struct offcpu_chain_task *ct;
+	struct offcpu_task *t;
 	struct offcpu_run r;
 
 	if (!run_begin(&r, prev, RUN_SWITCH))
@@ -601,11 +617,16 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	if (stopping) {
 		stop_switch(&r, prev, next);
 	} else {
-		switch_out(ctx, &r, prev, prev_state);
+		t = switch_out(&r, prev, prev_state);
+		if (t)
+			take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo, &t->umemo);
 		switch_in(&r, next);
 	}
-	if (want_chains)
-		chain_switch(ctx, &r, prev, next, prev_state);
+	if (want_chains) {
+		ct = chain_switch(&r, prev, next, prev_state);
+		if (ct)
+			chain_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &ct->kmemo, &ct->ustack, &ct->kstack);
+	}
 	run_end(&r);
 	return 0;
 }
@@ -1011,14 +1032,14 @@ static __always_inline void run_end(struct offcpu_run *r)
 /* ==== the switch ==== */
 
 /*
- * prev leaves the CPU. Waiting in a recorded state: its wait starts, noted
- * with its stacks. Otherwise (preempted, or asleep in another state) only
- * --sched-delay notes it: its wait for a CPU starts now, or at its wakeup.
- * A preemption needs no storage lookup either, unless the kernel hid the
- * task's switch-in (preempted).
+ * prev leaves the CPU. Waiting in a recorded state: its wait starts, its
+ * storage returned for its stacks (the caller takes them). Otherwise (preempted, or asleep in another state) only
+ * --sched-delay notes it (with stacks too): its wait for a CPU starts now,
+ * or at its wakeup. A preemption needs no storage lookup either, unless
+ * the kernel hid the task's switch-in (preempted).
  */
-static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
-				       struct task_struct *prev, unsigned int prev_state)
+static __noinline struct offcpu_task *switch_out(const struct offcpu_run *r,
+						 struct task_struct *prev, unsigned int prev_state)
 {
 	__u32 state = prev_state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 	bool measured = state & state_mask;
@@ -1028,22 +1049,21 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 	if (!measured && !want_sched_delay) {
 		if (!prev_state && !(r->cs && r->cs->last_in == prev->pid))
 			preempted(prev, r); /* its switch-in hidden */
-		return;
+		return NULL;
 	}
 	t = bpf_task_storage_get(&tasks, prev, 0, 0);
 	if (!t || !target_known(t)) {
 		if (!thread_kind_wanted(prev->flags) || !wanted(prev->tgid, prev->pid))
-			return;
+			return NULL;
 		t = task_of(prev, true);
 		if (!t) {
 			drop(measured ? OFFCPU_DROP_TASK_STORAGE : OFFCPU_DROP_DELAY_STORAGE);
-			return;
+			return NULL;
 		}
 		target_note(t);
 	}
 	if (t->ts_out || t->start_pending || (want_sched_delay && (t->ts_queued || t->delay_pending)))
 		interval_unclosed(t, prev, r); /* its switch-in was missed */
-	take_stacks(ctx, prev, OFFCPU_HOOK_SWITCH, &t->who, &t->kmemo, &t->umemo);
 	if (bpf_core_field_exists(prev->sched_info.last_arrival)) {
 		t->pcount_out = prev->sched_info.pcount;
 		t->delay_out = prev->sched_info.run_delay;
@@ -1059,12 +1079,13 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
 			t->delay_pending = 1; /* from its wakeup (offcpu_wakeup) */
 			t->ts_queued = 0;
 		}
-		return;
+		return t;
 	}
 	t->state = state;
 	t->ts_wake = 0;
 	arrival = r->clk;
 	t->ts_out = arrival;
+	return t;
 }
 
 /*
@@ -1074,7 +1095,7 @@ static __always_inline void switch_out(void *ctx, const struct offcpu_run *r,
  * switch-out (the scheduler counted one more than the program saw) ends
  * the interval from sched_info first.
  */
-static __always_inline void switch_in(const struct offcpu_run *r, struct task_struct *next)
+static __noinline void switch_in(const struct offcpu_run *r, struct task_struct *next)
 {
 	struct offcpu_task *t;
 	__u64 end, delta;
@@ -1318,85 +1339,129 @@ static __always_inline void wait_done(struct offcpu_task *t, const struct offcpu
 {
 	__u32 slot = r->half | (state & OFFCPU_SCHED_DELAY ? OFFCPU_ACC_DELAY : 0);
 	struct offcpu_acc *a = &t->acc[slot & 3];
-	struct offcpu_sum_key k;
-	struct offcpu_sum v;
-	__u64 count, period;
+	struct offcpu_sample *s;
+	__u64 count, period, time = at ? at : r->now;
 
-	__builtin_memset(&k, 0, sizeof(k));
-	k.who = t->who;
-	k.state = state;
-	k.gen = t->gen;
-	v.time = at ? at : r->now;
-	v.period = delta;
-	v.count = 1;
-	v.cpu = r->cpu;
-	v.pad = 0;
-	__builtin_memset(v.wcomm, 0, sizeof(v.wcomm));
-	if (waker) {
-		k.state |= OFFCPU_WAKER;
-		k.waker = t->waker.who;
-		__builtin_memcpy(v.wcomm, t->waker.comm, sizeof(v.wcomm));
-	}
+	if (waker)
+		state |= OFFCPU_WAKER;
 	/* the accumulator, read once: it is written below from what was read */
 	count = a->v.count;
 	period = a->v.period;
 	if (test_stall_ns && bpf_get_prandom_u32() % 8 == 0)
 		test_stall(); /* the worst place to be stopped: between that read and the writes */
 	if (delta >= thresh_ns || r->direct) {
-		if (!at) /* its time is its own: read in full */
-			v.time = bpf_ktime_get_ns();
-		sample_emit(&k, &v, OFFCPU_SAMPLE_TIMED, OFFCPU_DROP_RINGBUF);
+		s = sample_reserve(OFFCPU_SAMPLE_TIMED, state, OFFCPU_DROP_RINGBUF);
+		if (!s)
+			return;
+		key_fill(&s->k, t, state);
+		/* its time is its own: read in full */
+		value_fill(&s->v, t, state, at ? at : bpf_ktime_get_ns(), delta, r->cpu);
+		sample_submit(s);
 		return;
 	}
 	t->summed = 1;
-	if (count && key_equal(&a->k, &k)) {
+	if (count && key_is(&a->k, t, state)) {
 		a->v.period = period + delta;
 		a->v.count = count + 1;
-		a->v.time = v.time;
+		a->v.time = time;
 		a->v.cpu = r->cpu;
 		return;
 	}
 	if (count)
 		sum_add(r->half, &a->k, &a->v);
-	a->k = k;
-	a->v = v;
+	key_fill(&a->k, t, state);
+	value_fill(&a->v, t, state, time, delta, r->cpu);
 }
 
-/* Are two sum keys the same (word by word: BPF has no memcmp)? */
-static __always_inline bool key_equal(const struct offcpu_sum_key *a,
-				      const struct offcpu_sum_key *b)
+/*
+ * The sum key of t's wait in state (OFFCPU_WAKER set: with its waker),
+ * written in place (a sample being written, an accumulator): no copy of
+ * its 88 bytes on the BPF stack, which tracepoint programs share with
+ * every function they call (512 bytes in all, without a private stack).
+ */
+static __always_inline void key_fill(struct offcpu_sum_key *k, const struct offcpu_task *t,
+				     __u32 state)
 {
-	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+	k->who = t->who;
+	k->state = state;
+	k->gen = t->gen;
+	if (state & OFFCPU_WAKER)
+		k->waker = t->waker.who;
+	else
+		__builtin_memset(&k->waker, 0, sizeof(k->waker));
+}
 
-	for (__u32 i = 0; i < sizeof(*a) / 8; i++)
-		if (x[i] != y[i])
+/* Is k the key key_fill would write (word by word: BPF has no memcmp)? */
+static __always_inline bool key_is(const struct offcpu_sum_key *k, const struct offcpu_task *t,
+				   __u32 state)
+{
+	const __u64 *x = (const __u64 *)&k->who, *y = (const __u64 *)&t->who;
+	const __u64 *w = (const __u64 *)&k->waker, *z = (const __u64 *)&t->waker.who;
+	bool has_waker = state & OFFCPU_WAKER;
+
+	if (k->state != state || k->gen != t->gen)
+		return false;
+	for (__u32 i = 0; i < sizeof(k->who) / 8; i++)
+		if (x[i] != y[i] || w[i] != (has_waker ? z[i] : 0))
 			return false;
 	return true;
 }
 
+/* A wait's figures, in place: one interval of delta ns ending at time. */
+static __always_inline void value_fill(struct offcpu_sum *v, const struct offcpu_task *t,
+				       __u32 state, __u64 time, __u64 delta, __u32 cpu)
+{
+	v->time = time;
+	v->period = delta;
+	v->count = 1;
+	v->cpu = cpu;
+	v->pad = 0;
+	if (state & OFFCPU_WAKER)
+		__builtin_memcpy(v->wcomm, t->waker.comm, sizeof(v->wcomm));
+	else
+		__builtin_memset(v->wcomm, 0, sizeof(v->wcomm));
+}
+
 /*
- * One sample on the ring buffer: a direct one (flags 0: its time is now),
- * or a sum that could not go to the sum map (OFFCPU_SAMPLE_SUM). false, counted as
- * `lost` (and its waker's sample too): the ring buffer is full.
+ * Room for one sample on the ring buffer (kind and flags written), for the
+ * caller to fill and sample_submit. NULL, counted as `lost` (and its
+ * waker's sample too, when state has OFFCPU_WAKER): the ring buffer is
+ * full.
  */
-static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
-					__u32 flags, __u32 lost)
+static __always_inline struct offcpu_sample *sample_reserve(__u32 flags, __u32 state, __u32 lost)
 {
 	struct offcpu_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
 
 	if (!s) {
 		drop(lost);
-		if (k->state & OFFCPU_WAKER)
+		if (state & OFFCPU_WAKER)
 			drop(OFFCPU_DROP_WAKER_LOST);
-		return false;
+		return NULL;
 	}
 	s->kind = OFFCPU_REC_SAMPLE;
 	s->flags = flags;
+	return s;
+}
+
+static __always_inline void sample_submit(struct offcpu_sample *s)
+{
+	bpf_ringbuf_submit(s, ringbuf_flags());
+}
+
+/*
+ * A sum that could not go to the sum map (key k, value v), as one sample
+ * on the ring buffer. false, counted as `lost`: the ring buffer is full.
+ */
+static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
+					__u32 flags, __u32 lost)
+{
+	struct offcpu_sample *s = sample_reserve(flags, k->state, lost);
+
+	if (!s)
+		return false;
 	s->k = *k;
 	s->v = *v;
-	if (!(flags & (OFFCPU_SAMPLE_SUM | OFFCPU_SAMPLE_TIMED)))
-		s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
-	bpf_ringbuf_submit(s, ringbuf_flags());
+	sample_submit(s);
 	return true;
 }
 
@@ -1538,7 +1603,7 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook, __u32 keep, __u64 m
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 slot = hook & 3;
 	struct offcpu_stack *st = bpf_map_lookup_elem(&stack_scratch, &slot);
-	__u64 id = 0;
+	__u64 id;
 	long n;
 
 	if (!st)
@@ -1554,7 +1619,8 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook, __u32 keep, __u64 m
 	}
 	if (unwind_dwarf && want_python && py_maybe(bpf_get_current_pid_tgid() >> 32)) {
 		/* the native frames, then the thread's Python frames: a stack of its own */
-		if (!unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, st->frames, &st->nr, 0, 0))
+		id = unwind_user_call(regs->ip, regs->sp, regs->bp, slot | UNW_CALL_FRAMES, 0);
+		if (id == UNW_CALL_NO_TABLES)
 			goto fp;
 		n = py_frames((struct py_ustack *)st->frames, st->nr, slot);
 		if (n == st->nr)
@@ -1562,12 +1628,41 @@ __noinline __u64 stack_user(void *ctx __arg_ctx, __u32 hook, __u32 keep, __u64 m
 		st->nr = n;
 		return stack_announce(st);
 	}
-	if (unwind_dwarf &&
-	    unwind_user(regs->ip, regs->sp, regs->bp, slot, &id, NULL, NULL, keep, memo_check))
-		return id;
+	if (unwind_dwarf) {
+		id = unwind_user_call(regs->ip, regs->sp, regs->bp, slot | (keep ? UNW_CALL_KEEP : 0),
+				      memo_check);
+		if (id != UNW_CALL_NO_TABLES)
+			return id;
+	}
 fp:
 	st->nr = ustack_fp(regs->ip, regs->bp, st->frames);
 	return stack_announce(st);
+}
+
+/*
+ * unwind_user for the tracepoint programs, as a function of its own: its
+ * frame is not on stack_user's, so that the Python walk stack_user calls
+ * after it does not stack on it (a tracepoint program and the functions
+ * it calls share 512 bytes of stack where the kernel gives it no private
+ * one). how: the slot (UNW_SCRATCH_*), UNW_CALL_KEEP (unwind_user's keep),
+ * UNW_CALL_FRAMES (the frames into the slot's stack_scratch, nr set).
+ * Returns the stack's id, or UNW_CALL_NO_TABLES (unwind_user's false).
+ */
+__noinline __u64 unwind_user_call(__u64 ip, __u64 sp, __u64 bp, __u32 how, __u64 memo_check)
+{
+	__u32 slot = how & 3;
+	struct offcpu_stack *st = NULL;
+	__u64 id = 0;
+
+	if (how & UNW_CALL_FRAMES) {
+		st = bpf_map_lookup_elem(&stack_scratch, &slot);
+		if (!st)
+			return UNW_CALL_NO_TABLES;
+	}
+	if (!unwind_user(ip, sp, bp, slot, &id, st ? st->frames : NULL, st ? &st->nr : NULL,
+			 !!(how & UNW_CALL_KEEP), memo_check))
+		return UNW_CALL_NO_TABLES;
+	return id;
 }
 
 /*
@@ -2310,18 +2405,19 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
 				       const struct offcpu_run *r)
 {
-	struct offcpu_sum_key k;
-	struct offcpu_sum v;
+	struct offcpu_sample *s = sample_reserve(0, 0, OFFCPU_DROP_RINGBUF);
 
-	__builtin_memset(&k, 0, sizeof(k));
-	__builtin_memset(&v, 0, sizeof(v));
-	k.who = st->who;
-	k.state = state;
-	v.time = r->now;
-	v.period = period;
-	v.count = 1;
-	v.cpu = r->cpu;
-	sample_emit(&k, &v, 0, OFFCPU_DROP_RINGBUF);
+	if (!s)
+		return;
+	__builtin_memset(&s->k, 0, sizeof(s->k));
+	__builtin_memset(&s->v, 0, sizeof(s->v));
+	s->k.who = st->who;
+	s->k.state = state;
+	s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
+	s->v.period = period;
+	s->v.count = 1;
+	s->v.cpu = r->cpu;
+	sample_submit(s);
 }
 
 /*
@@ -2338,8 +2434,8 @@ static __always_inline void start_emit(const struct offcpu_start *st, __u32 stat
  * still time it, as the switch does in normal mode, and claimed, as the
  * iterator claims its waits (stop_claim).
  */
-static __always_inline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
-					struct task_struct *next)
+static __noinline void stop_switch(const struct offcpu_run *r, struct task_struct *prev,
+				    struct task_struct *next)
 {
 	struct offcpu_start *st;
 	struct offcpu_task *t;

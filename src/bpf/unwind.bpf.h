@@ -545,6 +545,17 @@ __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u64 miss_sp, __u64 ge
 }
 
 /*
+ * What a hit of the cache serves, as it was read (once) by unw_confirm:
+ * the stack's id and frame count, and its facts.
+ */
+struct unw_hit {
+	__u64 id;
+	__u64 missing_pc;
+	__u32 nr;
+	__u32 stats;
+};
+
+/*
  * The walk's state. It lives in a per-CPU map value, not on the BPF stack:
  * values loaded from a map are unknown to the verifier, so each bpf_loop
  * callback is verified once, where scalars on the stack that change at
@@ -573,6 +584,14 @@ struct unw_state {
 	/* the stack window in unw_spans: [win_lo, win_lo + win_len) */
 	__u64 win_lo, win_len;
 	struct offcpu_unw_map extra; /* the mapping unw_late_map found */
+	/* unwind_user's arguments, and what its steps pass on: off the BPF stack */
+	__u64 ip0, sp0, bp0; /* the registers it starts from */
+	__u64 exec_id;
+	__u32 tgid, scratch;
+	__u32 early_nr;      /* the early table's mappings before the walk */
+	__u8 keep, checking; /* unw_lookup's: the walk checks a hit (hit.id) */
+	struct offcpu_unw_key key;
+	struct unw_hit hit;
 };
 
 struct {
@@ -1089,17 +1108,6 @@ __noinline int unw_memo_keep(struct offcpu_umemo *um, struct offcpu_unw_cached *
 }
 
 /*
- * What a hit of the cache serves, as it was read (once) by unw_confirm:
- * the stack's id and frame count, and its facts.
- */
-struct unw_hit {
-	__u64 id;
-	__u64 missing_pc;
-	__u32 nr;
-	__u32 stats;
-};
-
-/*
  * Does the cached stack e still hold: the same task image, the starting rbp
  * if the walk used it, and every word it used the same? The words are read
  * in spans of up to UNW_SPAN bytes into buf (each span ends at most at the
@@ -1286,59 +1294,102 @@ static __always_inline bool unw_serve(struct offcpu_unw_cached *e, const struct 
  * false: the process has no tables (yet, or for this image): the caller
  * walks frame pointers.
  */
+enum { UNW_LOOKUP_WALK, UNW_LOOKUP_SERVED };
+static __noinline int unw_lookup(struct unw_state *st, __u64 *out, __u32 *n, __u64 memo_check);
+static __noinline int unw_walk(struct unw_state *st);
+static __noinline __u64 unw_finish(struct unw_state *st, __u64 *out, __u32 *n);
+
 static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scratch, __u64 *id,
 					__u64 *out, __u32 *n, __u32 keep, __u64 memo_check)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, execs = 0, nf, gi = tgid % OFFCPU_UNW_PGEN;
-	__u64 exec_id = bpf_get_current_task_btf()->self_exec_id;
-	__u32 early_nr = 0;
-	struct offcpu_unw_cached *e, *rec;
-	struct offcpu_unw_key k = {};
-	struct unw_hit hit = {};
-	struct unw_exec *ne;
-	struct unw_state *st;
-	struct unw_span *buf;
+	struct unw_state *st = bpf_map_lookup_elem(&unw_state, &scratch);
+	int r;
+
+	if (!st)
+		return false;
+	st->ip0 = ip;
+	st->sp0 = sp;
+	st->bp0 = bp;
+	st->scratch = scratch;
+	st->keep = keep;
+	st->tgid = bpf_get_current_pid_tgid() >> 32;
+	st->exec_id = bpf_get_current_task_btf()->self_exec_id;
+	r = unw_lookup(st, out, n, memo_check);
+	if (r == UNW_LOOKUP_SERVED) {
+		*id = st->hit.id;
+		return true;
+	}
+	if (r < 0 || unw_walk(st) < 0)
+		return false;
+	*id = unw_finish(st, out, n);
+	return true;
+}
+
+/*
+ * unwind_user's first step: the cache (a hit needs neither the process's
+ * table nor its exec count). UNW_LOOKUP_SERVED: the hit's stack (st->hit,
+ * its frames in out[] when given); UNW_LOOKUP_WALK: to be walked
+ * (st->checking: the walk checks a hit due its audit, st->hit's id); < 0:
+ * no scratch. Each step a function of its own: their frames do not add
+ * up on the BPF stack, their live values do not spill onto one frame.
+ */
+static __noinline int unw_lookup(struct unw_state *st, __u64 *out, __u32 *n, __u64 memo_check)
+{
+	__u32 scratch = st->scratch, gi = st->tgid % OFFCPU_UNW_PGEN;
+	struct offcpu_unw_key *k = &st->key;
+	struct unw_hit *hit = &st->hit;
 	struct offcpu_umemo *um = NULL;
-	struct unw_ctx c;
-	bool checking = false;
+	struct offcpu_unw_cached *e;
+	struct unw_span *buf;
 	__u64 *gen;
 
-	/* A hit needs neither the process's table nor its exec count. */
 	gen = bpf_map_lookup_elem(&unw_pgen, &gi);
-	if (!gen)
-		return false;
-	k.tgid = tgid;
-	k.gen = (__u32)*gen;
-	k.ip = ip;
-	k.sp = sp;
 	buf = bpf_map_lookup_elem(&unw_spans, &scratch);
-	if (!buf)
-		return false;
+	if (!gen || !buf)
+		return -1;
+	hit->id = 0;
+	hit->missing_pc = 0;
+	hit->nr = 0;
+	hit->stats = 0;
+	k->tgid = st->tgid;
+	k->gen = (__u32)*gen;
+	k->ip = st->ip0;
+	k->sp = st->sp0;
+	st->checking = 0;
 	if (!out) {
 		um = bpf_map_lookup_elem(&unw_memos, &scratch);
 		if (!um)
-			return false;
-	}
-	if (!out && memo_check) {
-		/* a hit of the memo due its check (unw_memo_try): walked, not looked up */
-		checking = true;
-		hit.id = memo_check;
-		e = NULL;
-	} else {
-		e = bpf_map_lookup_elem(&unw_cache, &k);
-	}
-	if (e) {
-		if (unw_confirm(e, buf, bp, exec_id, &hit, &k, um, keep)) {
-			checking = audit_due(&e->uses, unw_audit_mask);
-			if (!checking && unw_serve(e, &hit, out, n)) {
-				*id = hit.id;
-				unw_stat_add(OFFCPU_UNW_CACHED, 1);
-				if (hit.stats)
-					unw_stats_of(hit.stats, hit.missing_pc, tgid);
-				return true;
-			}
+			return -1;
+		if (memo_check) {
+			/* a hit of the memo due its check (unw_memo_try): walked, not looked up */
+			st->checking = 1;
+			hit->id = memo_check;
+			return UNW_LOOKUP_WALK;
 		}
 	}
+	e = bpf_map_lookup_elem(&unw_cache, k);
+	if (!e || !unw_confirm(e, buf, st->bp0, st->exec_id, hit, k, um, st->keep))
+		return UNW_LOOKUP_WALK;
+	st->checking = audit_due(&e->uses, unw_audit_mask);
+	if (st->checking || !unw_serve(e, hit, out, n))
+		return UNW_LOOKUP_WALK;
+	unw_stat_add(OFFCPU_UNW_CACHED, 1);
+	if (hit->stats)
+		unw_stats_of(hit->stats, hit->missing_pc, st->tgid);
+	return UNW_LOOKUP_SERVED;
+}
+
+/*
+ * unwind_user's walk, from st's registers, into the slot's unw_scratch
+ * record. < 0: no table applies (or no scratch): no stack.
+ */
+static __noinline int unw_walk(struct unw_state *st)
+{
+	__u32 scratch = st->scratch, tgid = st->tgid, execs = 0;
+	__u64 exec_id = st->exec_id;
+	struct offcpu_unw_cached *rec;
+	struct unw_exec *ne;
+	struct unw_ctx c;
 
 	ne = bpf_map_lookup_elem(&unw_execs, &tgid);
 	if (ne) {
@@ -1350,9 +1401,6 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 
 		bpf_map_update_elem(&unw_execs, &tgid, &first, BPF_NOEXIST);
 	}
-	st = bpf_map_lookup_elem(&unw_state, &scratch);
-	if (!st)
-		return false;
 	/*
 	 * No table of this image yet: ask for it, and meanwhile find the
 	 * mappings from what the kernel knows (unw_early_table). Inside an exec, the
@@ -1365,17 +1413,17 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 		c.proc = bpf_map_lookup_elem(&unw_vprocs, &scratch);
 		if (execs == ~0u || !c.proc) {
 			unw_stat_add(OFFCPU_UNW_NO_TABLE, 1);
-			return false;
+			return -1;
 		}
 		if (unw_early_load(c.proc, tgid, exec_id) < 0)
 			unw_early_table(c.proc);
-		early_nr = c.proc->nr;
+		st->early_nr = c.proc->nr;
 		st->by_vma = 1;
 	}
 	rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
 	c.win = bpf_map_lookup_elem(&unw_spans, &scratch);
 	if (!rec || !c.win)
-		return false;
+		return -1;
 	st->win_lo = 0;
 	st->win_len = 0;
 	rec->hi = 0;
@@ -1384,10 +1432,10 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	rec->bp_used = 0;
 	rec->bp = 0;
 	rec->uses = 1;
-	rec->st.frames[0] = ip;
-	st->pc = ip;
-	st->sp = sp;
-	st->bp = bp;
+	rec->st.frames[0] = st->ip0;
+	st->pc = st->ip0;
+	st->sp = st->sp0;
+	st->bp = st->bp0;
 	st->n = 1;
 	st->map = 0;
 	st->stop = UNW_STOP_NONE;
@@ -1403,13 +1451,31 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	c.st = st;
 	c.rec = rec;
 	bpf_loop(OFFCPU_MAX_STACK, unw_step, &c, 0);
-	nf = st->n;
+	return 0;
+}
+
+/*
+ * unwind_user's last step, after the walk: the stack deferred to user
+ * space where the walk missed a table, announced, its frames into out[]
+ * when given, counted, and cached (with the memo) when it can be. Returns
+ * its id.
+ */
+static __noinline __u64 unw_finish(struct unw_state *st, __u64 *out, __u32 *n)
+{
+	__u32 scratch = st->scratch, tgid = st->tgid, nf = st->n;
+	struct offcpu_unw_cached *rec = bpf_map_lookup_elem(&unw_scratch, &scratch);
+	struct offcpu_umemo *um = NULL;
+	struct offcpu_unw_proc *proc;
+	__u64 id;
+
+	if (!rec)
+		return 0;
 	if (nf > OFFCPU_MAX_STACK)
 		nf = OFFCPU_MAX_STACK;
 	if (st->stop == UNW_STOP_MISS) {
 		/* the frames so far, then the deferred stack's mark; never cached */
-		__u64 did = unw_defer(ip, sp, bp, st->sp,
-				      (((__u64)k.gen << 8 | (nf & 0xff)) << 8) | (scratch & 0xff));
+		__u64 did = unw_defer(st->ip0, st->sp0, st->bp0, st->sp,
+				      (((__u64)st->key.gen << 8 | (nf & 0xff)) << 8) | (scratch & 0xff));
 
 		st->stop = did == UNW_DEFER_UNREADABLE ? OFFCPU_UNW_READ_FAILED
 			   : did == UNW_DEFER_LOST     ? OFFCPU_UNW_DEFER_LOST
@@ -1421,7 +1487,7 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 		}
 	}
 	rec->st.nr = nf;
-	*id = stack_announce(&rec->st);
+	id = stack_announce(&rec->st);
 	if (out) {
 		if (bpf_probe_read_kernel(out, (nf & 127) * 8, rec->st.frames))
 			nf = 0;
@@ -1442,8 +1508,11 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	rec->missing_pc = st->missing_pc;
 	if (rec->stats)
 		unw_stats_of(rec->stats, rec->missing_pc, tgid);
-	if (st->by_vma && c.proc->nr != early_nr)
-		unw_early_keep(c.proc, tgid, exec_id);
+	if (st->by_vma) {
+		proc = bpf_map_lookup_elem(&unw_vprocs, &scratch);
+		if (proc && proc->nr != st->early_nr)
+			unw_early_keep(proc, tgid, st->exec_id);
+	}
 	/*
 	 * A frame placed by a late mapping: the process's table may give
 	 * it otherwise, and may never bump the generation. A stack of the
@@ -1453,26 +1522,28 @@ static __always_inline bool unwind_user(__u64 ip, __u64 sp, __u64 bp, __u32 scra
 	 * walk finds what this one found.
 	 */
 	if (st->late)
-		return true;
-	if (checking) {
+		return id;
+	if (!out)
+		um = bpf_map_lookup_elem(&unw_memos, &scratch);
+	if (st->checking) {
 		unw_stat_add(OFFCPU_UNW_CHECKED, 1);
-		if (hit.id == rec->st.id)
-			return true;
+		if (st->hit.id == rec->st.id)
+			return id;
 		unw_stat_add(OFFCPU_UNW_STALE, 1);
-		if (!out)
+		if (um)
 			um->valid = 0; /* made of the stale stack (or its entry): not served again */
 	}
 	/* only a stack user space has: a hit serves its id */
-	if (st->cacheable && *id) {
+	if (st->cacheable && id) {
 		rec->seal = unw_seal(rec);
-		bpf_map_update_elem(&unw_cache, &k, rec, BPF_ANY);
-		if (!out) {
-			unw_memo_head(um, &k, rec->bp, rec->bp_used, exec_id, *id, rec->stats,
+		bpf_map_update_elem(&unw_cache, &st->key, rec, BPF_ANY);
+		if (um) {
+			unw_memo_head(um, &st->key, rec->bp, rec->bp_used, st->exec_id, id, rec->stats,
 				      rec->missing_pc);
-			unw_memo_keep(um, rec, rec->nreads, 0, keep);
+			unw_memo_keep(um, rec, rec->nreads, 0, st->keep);
 		}
 	}
-	return true;
+	return id;
 }
 
 /* A new generation of tgid's table: its cached stacks are not used again. */
