@@ -2405,7 +2405,7 @@ static __always_inline void start_end(const struct offcpu_start *st, __u64 wake,
 static __always_inline void start_emit(const struct offcpu_start *st, __u32 state, __u64 period,
 				       const struct offcpu_run *r)
 {
-	struct offcpu_sample *s = sample_reserve(0, 0, OFFCPU_DROP_RINGBUF);
+	struct offcpu_sample *s = sample_reserve(0, state, OFFCPU_DROP_RINGBUF);
 
 	if (!s)
 		return;
