@@ -109,18 +109,22 @@ static __always_inline void py_stat(__u32 what, __u64 n)
  * Per tgid % PY_HINTS: a Python process found not running Python (its
  * interpreter not initialised, or finalised: Debian's perf links
  * libpython3.11 and never starts it). Its stacks skip the Python frames
- * until PY_RECHECK_NS have passed, then one looks again: an interpreter
- * started late is seen within a millisecond, and a process without one
- * pays a clock read a stack and a look a millisecond. Cleared at its exec
- * and exit, and by a look that finds it running. (Not a count of stacks:
- * a process that blocks a few times a second would skip seconds.)
+ * until the kernel's clock has ticked twice (2-20 ms, by CONFIG_HZ), then
+ * one looks again: an interpreter started late is seen that soon, and a
+ * process without one pays a read of jiffies a stack (bpf_ktime_get_ns
+ * cost 45 ns a switch more on the pipe benchmark, whose perf links
+ * libpython) and a look a tick. Cleared at its exec and exit, and by a look
+ * that finds it running. (Not a count of stacks: a process that blocks a
+ * few times a second would skip seconds.)
  */
+#define PY_RECHECK_TICKS 2
+/* A thread of a Python process without a thread state: its next search (py_frames). */
 #define PY_RECHECK_NS 1000000
 
 struct py_idle {
 	__u32 tgid;
 	__u32 pad;
-	__u64 until; /* bpf_ktime_get_ns() of the next look */
+	__u64 until; /* bpf_jiffies64() of the next look */
 };
 
 struct {
@@ -143,7 +147,7 @@ static __always_inline bool py_maybe(__u32 tgid)
 	if (!h || !*h)
 		return false;
 	q = bpf_map_lookup_elem(&py_idle, &i);
-	return !q || q->tgid != tgid || bpf_ktime_get_ns() >= q->until;
+	return !q || q->tgid != tgid || bpf_jiffies64() >= q->until;
 }
 
 /* tgid is running Python (idle false) or not: py_maybe's memo. */
@@ -155,7 +159,7 @@ static __always_inline void py_idle_set(__u32 tgid, bool idle)
 	if (!q)
 		return;
 	if (idle) {
-		q->until = bpf_ktime_get_ns() + PY_RECHECK_NS;
+		q->until = bpf_jiffies64() + PY_RECHECK_TICKS;
 		q->tgid = tgid;
 	} else if (q->tgid == tgid) {
 		q->tgid = 0;
