@@ -1032,11 +1032,12 @@ static __always_inline void run_end(struct offcpu_run *r)
 /* ==== the switch ==== */
 
 /*
- * prev leaves the CPU. Waiting in a recorded state: its wait starts, its
- * storage returned for its stacks (the caller takes them). Otherwise (preempted, or asleep in another state) only
- * --sched-delay notes it (with stacks too): its wait for a CPU starts now,
- * or at its wakeup. A preemption needs no storage lookup either, unless
- * the kernel hid the task's switch-in (preempted).
+ * prev leaves the CPU. Waiting in a recorded state: its wait starts, and
+ * its storage is returned for its stacks (the caller takes them).
+ * Otherwise (preempted, or asleep in another state) only --sched-delay
+ * notes it (with stacks too): its wait for a CPU starts now, or at its
+ * wakeup. A preemption needs no storage lookup either, unless the kernel
+ * hid the task's switch-in (preempted).
  */
 static __noinline struct offcpu_task *switch_out(const struct offcpu_run *r,
 						 struct task_struct *prev, unsigned int prev_state)
