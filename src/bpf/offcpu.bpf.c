@@ -174,7 +174,8 @@ struct offcpu_kmemo {
  * same rbp if the walk used it), the words the walk used are read again in
  * one span and compared here, and the cache is not looked up. Made from a
  * confirmed hit of the cache or from a walk. Written only by the task's
- * own switch-outs, so read without a seal.
+ * own switch-outs, so read without a seal. Its last waker's (--wakeups)
+ * is kept alike, written by its wakers, which the scheduler serialises.
  */
 #define OFFCPU_UMEMO_WORDS 16
 struct offcpu_umemo {
@@ -201,6 +202,7 @@ struct offcpu_waker {
 	struct offcpu_who who;
 	char comm[16];
 	struct offcpu_kmemo kmemo; /* its kernel stack (stack_kernel) */
+	struct offcpu_umemo umemo; /* its DWARF user stack (stack_user_memo) */
 	/*
 	 * Noted before the wait's switch-out was traced (interval 0): the
 	 * sched_info.pcount + 1 of the run it came in, written last (waker_of).
@@ -2242,8 +2244,9 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask)
 
 /*
  * current wakes t's task p, in its measured wait: note who (identity,
- * name, stacks: cached as a sleeper's are) in the task's storage, for its
- * switch-in. Wakers of a task are serialised by the scheduler (its
+ * name, stacks: cached as a sleeper's are, with memos of the last waker's
+ * stacks in p's storage: a task is mostly woken from the same place) in
+ * the task's storage, for its switch-in. Wakers of a task are serialised by the scheduler (its
  * pi_lock), and the task is not running: no one else writes there.
  *
  * Or p is on its way to a wait, its switch-out not yet traced on its CPU:
@@ -2260,7 +2263,7 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
-	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, NULL);
+	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, &t->waker.umemo);
 	t->waker.interval = t->ts_out;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 	barrier();

@@ -17,8 +17,8 @@
 #     every wait a direct sample (--off-cpu-thresh 0): a waking on one CPU
 #     often comes before the sleeper's switch-out on the other is traced
 #     (wakeup.woken_before_switch_out); the wait keeps that waker: at most
-#     1 in 1000 of the waits without one (an interrupt's waking the kernel
-#     hid), and every waker is the other process.
+#     1 in 1000 of the waits in a pipe read without one (an interrupt's
+#     waking the kernel hid), and every such waker is the other process.
 # perf report must read every file (Debian's perf 6.1).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
@@ -57,13 +57,23 @@ f=$TESTDIR/pipe2.data
 record -q --wakeups --off-cpu-thresh 0 -o "$f" -- perf bench sched pipe -l 10000 >/dev/null ||
 	fail "offcpu record --wakeups -- perf bench sched pipe exited $?"
 early=$("$OFFCPU" report --header -i "$f" | awk '/wakeup.woken_before_switch_out:/ { print $NF }')
-# per sched-pipe wait: its offcpu-time sample, then its offcpu-wakeup (waker: comm pid/tid)
+# per sched-pipe wait in a pipe read: its offcpu-time sample, then its
+# offcpu-wakeup (same tid, time and period; waker: comm pid/tid). Only pipe
+# reads: a wait elsewhere (a page fault's read from disk at the start) is
+# ended by whatever an interrupt came upon.
 read -r waits woken wrong < <("$OFFCPU" script -i "$f" | awk '
-	/^[^ \t]/ { ev = ""; if ($1 == "sched-pipe" && / offcpu-time: /) waits++
-		     if ($1 == "sched-pipe" && / offcpu-wakeup: /) { ev = "w"; tid = $2; woken++ } }
-	ev == "w" && $1 == "waker:" { split($3, a, "/"); if ($2 != "sched-pipe" || a[2] == tid) wrong++ }
-	END { print waits + 0, woken + 0, wrong + 0 }')
-measure "pipe on both CPUs: $waits waits, ${early:-no} woken before their switch-out was traced, $((waits - woken)) without a waker, $wrong wakers not the other process"
+	/^[^ \t]/ {
+		if (cur == "t" && pipe) { waits++; last = tkey } else last = ""
+		cur = ""
+		k = $2 " " $4 " " $5
+		if ($1 == "sched-pipe" && $6 == "offcpu-time:") { cur = "t"; pipe = 0; tkey = k }
+		else if ($6 == "offcpu-wakeup:" && k == last) { cur = "w"; tid = $2; woken++ }
+		next
+	}
+	cur == "t" && /pipe_read\+/ { pipe = 1 }
+	cur == "w" && $1 == "waker:" { split($3, a, "/"); if ($2 != "sched-pipe" || a[2] == tid) wrong++ }
+	END { if (cur == "t" && pipe) waits++; print waits + 0, woken + 0, wrong + 0 }')
+measure "pipe on both CPUs: $waits pipe reads waited, ${early:-no} woken before their switch-out was traced, $((waits - woken)) without a waker, $wrong wakers not the other process"
 # (a read finds its reply there, unslept, at times: about 14 000 of 20 000 reads wait)
 [ "$waits" -ge 1000 ] && [ $(((waits - woken) * 1000)) -le "$waits" ] ||
 	{ echo "FAIL: pipe on both CPUs: $((waits - woken)) of $waits waits without a waker" >&2; rc=1; }
