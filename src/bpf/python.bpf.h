@@ -109,13 +109,13 @@ static __always_inline void py_stat(__u32 what, __u64 n)
  * Per tgid % PY_HINTS: a Python process found not running Python (its
  * interpreter not initialised, or finalised: Debian's perf links
  * libpython3.11 and never starts it). Its stacks skip the Python frames
- * until the kernel's clock has ticked twice (2-20 ms, by CONFIG_HZ), then
- * one looks again: an interpreter started late is seen that soon, and a
- * process without one pays a read of jiffies a stack (bpf_ktime_get_ns
- * cost 45 ns a switch more on the pipe benchmark, whose perf links
- * libpython) and a look a tick. Cleared at its exec and exit, and by a look
- * that finds it running. (Not a count of stacks: a process that blocks a
- * few times a second would skip seconds.)
+ * until jiffies has moved on twice (1-2 ticks: 4-8 ms at CONFIG_HZ=250),
+ * then one looks again: an interpreter started late is seen that soon,
+ * and a process without one pays a read of jiffies a stack (a
+ * bpf_ktime_get_ns there cost about 45 ns a switch on the pipe benchmark,
+ * whose perf links libpython) and a look every tick or two. Cleared at its
+ * exec and exit, and by a look that finds it running. (Not a count of
+ * stacks: a process that blocks a few times a second would skip seconds.)
  */
 #define PY_RECHECK_TICKS 2
 /* A thread of a Python process without a thread state: its next search (py_frames). */
