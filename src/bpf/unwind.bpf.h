@@ -537,7 +537,8 @@ __noinline __u64 unw_defer(__u64 ip, __u64 sp, __u64 bp, __u64 miss_sp, __u64 ge
 	d->len = len;
 	if (!len)
 		return UNW_DEFER_UNREADABLE;
-	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, 0))
+	/* no wakeup: in no epoll set, the ring is read at each turn of the loop and when a stack names a copy */
+	if (bpf_ringbuf_output(&unw_deferred, d, OFFCPU_UNW_DEFERRED_HDR + len, BPF_RB_NO_WAKEUP))
 		return UNW_DEFER_LOST;
 	if (k.tgid)
 		bpf_map_update_elem(&unw_defer_memo, &k, &d->id, BPF_ANY);
