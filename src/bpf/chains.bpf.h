@@ -378,8 +378,14 @@ static __always_inline void chain_waking(void *ctx, struct task_struct *p,
 		ct->e_time = bpf_ktime_get_ns();
 		ct->e_tid = cur->pid;
 		ct->e_pid = cur->tgid;
-		chain_stacks(ctx, cur, OFFCPU_HOOK_WAKING, bpf_map_lookup_elem(&chain_kmemo, &zero),
-			     &ct->e_ustack, &ct->e_kstack);
+		if (noted) { /* taken once */
+			ct->e_ustack = noted->ustack;
+			ct->e_kstack = noted->kstack;
+		} else {
+			chain_stacks(ctx, cur, OFFCPU_HOOK_WAKING,
+				     bpf_map_lookup_elem(&chain_kmemo, &zero), &ct->e_ustack,
+				     &ct->e_kstack);
+		}
 		barrier();
 		ct->e_tag = p->sched_info.pcount + 1;
 		return;
