@@ -550,6 +550,7 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask);
 static __always_inline void waker_note(void *ctx, const struct offcpu_run *r,
 				       struct offcpu_task *t, struct task_struct *p);
 static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end);
+static __always_inline bool wait_open(const struct offcpu_task *t, struct task_struct *p);
 static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 out, __u64 queued);
 /* waits in progress */
 static __always_inline void start_in(struct offcpu_task *t, struct task_struct *next,
@@ -649,7 +650,7 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
 	/* in a measured wait not yet woken, or about to be (waker_note): its state says which */
-	if (!t || (t->ts_out ? t->ts_wake : t->start_pending || !(p->__state & state_mask)) ||
+	if (!t || (wait_open(t, p) ? t->ts_wake : t->start_pending || !(p->__state & state_mask)) ||
 	    !run_begin(&r, p, RUN_ELSEWHERE)) {
 		if (want_chains)
 			chain_waking(ctx, p, NULL);
@@ -1244,11 +1245,12 @@ __noinline __u64 wait_unclosed(struct offcpu_task *t, struct offcpu_unclosed *u)
 		t->delay_pending = 0;
 	} else if (t->ts_wake && t->ts_wake >= t->ts_out) {
 		if (block_time_kept(t->ts_wake - t->ts_out))
-			wait_done(t, r, t->state, t->ts_wake - t->ts_out, false, at);
+			wait_done(t, r, t->state, t->ts_wake - t->ts_out,
+				  want_wakeups && waker_of(t, t->ts_wake), at);
 		stat(OFFCPU_STAT_CLOSED_AT_WAKEUP);
 	} else if (wake) {
 		if (block_time_kept(wake - t->ts_out))
-			wait_done(t, r, t->state, wake - t->ts_out, false, at);
+			wait_done(t, r, t->state, wake - t->ts_out, want_wakeups && waker_of(t, wake), at);
 		stat(OFFCPU_STAT_CLOSED_BY_SCHED_INFO);
 	} else {
 		drop(OFFCPU_DROP_UNCLOSED);
@@ -1256,7 +1258,14 @@ __noinline __u64 wait_unclosed(struct offcpu_task *t, struct offcpu_unclosed *u)
 	}
 	if (want_sched_delay && once && (wait || !queued))
 		wait_done(t, r, OFFCPU_SCHED_DELAY | (queued ? t->delay_state : t->state), wait, false, at);
-	t->waker.time = 0;
+	/*
+	 * A waker noted in this interval is done with; one noted before a
+	 * switch-out, untied (interval 0), may be the coming sleep's: the
+	 * task ran since this interval, and was woken before its next
+	 * switch-out was traced (its tag decides, at that sleep's end).
+	 */
+	if (t->waker.interval)
+		t->waker.time = 0;
 	t->ts_out = 0;
 	return 0;
 }
@@ -2264,10 +2273,22 @@ static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, st
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
 	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, &t->waker.umemo);
-	t->waker.interval = t->ts_out;
+	t->waker.interval = wait_open(t, p) ? t->ts_out : 0;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 	barrier();
 	t->waker.tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
+}
+
+/*
+ * Is t's interval (ts_out) still p's wait? Not when the kernel hid the
+ * switch-in that ended it: p has run since (its count of switch-ins moved
+ * on), and a waking now is for the sleep p is on its way to, as one
+ * before that sleep's switch-out is (noted untied to a wait).
+ */
+static __always_inline bool wait_open(const struct offcpu_task *t, struct task_struct *p)
+{
+	return t->ts_out && (!bpf_core_field_exists(p->sched_info.pcount) ||
+			     p->sched_info.pcount == t->pcount_out);
 }
 
 /* How soon after a sleep's switch-out a waking that came before it queues the task. */
