@@ -548,7 +548,7 @@ static __always_inline __u64 stack_hash(const __u64 *f, __u32 n);
 static __always_inline bool audit_due(__u32 *uses, __u32 mask);
 /* wakers */
 static __always_inline void waker_note(void *ctx, const struct offcpu_run *r,
-				       struct offcpu_task *t, struct task_struct *p);
+				       struct offcpu_task *t, struct task_struct *p, bool open);
 static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end);
 static __always_inline bool wait_open(const struct offcpu_task *t, struct task_struct *p);
 static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 out, __u64 queued);
@@ -645,18 +645,20 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 {
 	struct offcpu_task *t;
 	struct offcpu_run r;
+	bool open;
 
 	if (test_hide_waking && bpf_get_prandom_u32() % test_hide_waking == 0)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, 0, 0);
+	open = t && wait_open(t, p);
 	/* in a measured wait not yet woken, or about to be (waker_note): its state says which */
-	if (!t || (wait_open(t, p) ? t->ts_wake : t->start_pending || !(p->__state & state_mask)) ||
+	if (!t || (open ? t->ts_wake : t->start_pending || !(p->__state & state_mask)) ||
 	    !run_begin(&r, p, RUN_ELSEWHERE)) {
 		if (want_chains)
 			chain_waking(ctx, p, NULL);
 		return 0;
 	}
-	waker_note(ctx, &r, t, p);
+	waker_note(ctx, &r, t, p, open);
 	run_end(&r);
 	if (want_chains) /* with the stacks waker_note took */
 		chain_waking(ctx, p, &t->waker.who);
@@ -2264,16 +2266,17 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask)
  * (interval 0) and tagged with the run it came in, written last: the
  * switch-out on p's CPU writes none of these meanwhile, and the
  * switch-in that reads them comes after this program's end (waker_of).
+ * open: the caller's wait_open(t, p), which tells the two apart.
  */
 static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, struct offcpu_task *t,
-				       struct task_struct *p)
+				       struct task_struct *p, bool open)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
 	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, &t->waker.umemo);
-	t->waker.interval = wait_open(t, p) ? t->ts_out : 0;
+	t->waker.interval = open ? t->ts_out : 0;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 	barrier();
 	t->waker.tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
