@@ -13,7 +13,7 @@
 #  - the stop, while waits end all the time (napper: threads sleeping
 #    0.5-3 ms of their own random lengths, recorded with -p for 1 s, every
 #    interval a direct sample): no wait written by the stop iterator was
-#    also ended by the programs (the same thread and period to the ns), at
+#    also ended by the programs (a wait of the same thread overlapping it), at
 #    most one wait open per thread at the stop; nothing lost.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"

@@ -19,8 +19,8 @@
 #    before it and on a run queue at it, waiting for a CPU (its wait
 #    ended at its wakeup, not in progress: a machine as busy as the
 #    suite's has such threads at the stop, 3 of 6 at times);
-#  - none also ended before the stop (the same thread and period), at most
-#    one a thread;
+#  - none also ended before the stop (a wait of the same thread that
+#    overlaps it), at most one a thread;
 #  - the same with napper killed during those 300 ms: its threads exit
 #    before the iterator sees them, and their exits end their waits.
 . "$(dirname "$0")/lib.sh"

@@ -2,7 +2,7 @@
 /*
  * napper: threads that wait, wake and wait again without pause, each wait
  * a nanosleep of its own random length (0.5-3 ms), so that waits end all
- * the time and no two waits of a thread last the same to the nanosecond.
+ * the time.
  * For the tests of what a recording does while waits end: its stop
  * (test_record_stall.sh). With WORK_MS, each thread runs that long after
  * each wait; more threads than CPUs then take turns, and a thread is
