@@ -189,7 +189,7 @@ static __always_inline struct offcpu_chain_task *chain_out(const struct offcpu_r
 
 	if (!prev->pid || prev->exit_state)
 		return NULL;
-	ct = bpf_task_storage_get(&chain_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ct = task_storage_make(&chain_tasks, prev);
 	if (!ct) {
 		drop(OFFCPU_DROP_CHAIN_STORAGE);
 		return NULL;
@@ -281,7 +281,7 @@ static __always_inline void chain_in(const struct offcpu_run *r, struct task_str
 		return;
 	ct = bpf_task_storage_get(&chain_tasks, next, 0, 0);
 	if (!ct) { /* runnable since before the recording */
-		ct = bpf_task_storage_get(&chain_tasks, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ct = task_storage_make(&chain_tasks, next);
 		if (!ct) {
 			drop(OFFCPU_DROP_CHAIN_STORAGE);
 			return;
@@ -344,7 +344,7 @@ static __always_inline void chain_waking(void *ctx, struct task_struct *p,
 		return;
 	ct = bpf_task_storage_get(&chain_tasks, p, 0, 0);
 	if (!ct) {
-		ct = bpf_task_storage_get(&chain_tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ct = task_storage_make(&chain_tasks, p);
 		if (!ct) {
 			drop(OFFCPU_DROP_CHAIN_STORAGE);
 			return;
@@ -411,7 +411,7 @@ static __always_inline void chain_new(void *ctx, struct task_struct *p)
 	struct offcpu_chain_task *ct;
 	__u32 one = 1;
 
-	ct = bpf_task_storage_get(&chain_tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ct = task_storage_make(&chain_tasks, p);
 	if (!ct) {
 		drop(OFFCPU_DROP_CHAIN_STORAGE);
 		return;

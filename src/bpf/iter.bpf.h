@@ -223,7 +223,7 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
 	if (bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen)) || !kind)
 		return 0;
-	st = bpf_task_storage_get(&starts, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = task_storage_make(&starts, p);
 	if (!st) {
 		drop(OFFCPU_DROP_TASK_STORAGE);
 		return 0;
@@ -236,11 +236,20 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	if (kind == OFFCPU_START_QUEUED)
 		st->state = 0;
 	take_task_stacks(p, &st->who, defer);
-	t = task_of(p, true);
+	/*
+	 * Storage made meanwhile by p's switch-out (found here, or this
+	 * creation fails, having lost the race to make it) is not the
+	 * iterator's: p ran, its wait is not in progress since the start.
+	 */
+	t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
-		drop(OFFCPU_DROP_TASK_STORAGE);
+		if (!bpf_task_storage_get(&tasks, p, 0, 0))
+			drop(OFFCPU_DROP_TASK_STORAGE);
 		return 0;
 	}
+	if (t->who.tid || p->sched_info.pcount != pcount)
+		return 0;
+	who_init(&t->who, p);
 	/*
 	 * Publish (an atomic add to 0, a full barrier: st is written
 	 * before), then make sure p did not run meanwhile.

@@ -571,7 +571,8 @@ static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *
 /* targets and counters */
 static __always_inline bool target_known(const struct offcpu_task *t);
 static __always_inline void target_note(struct offcpu_task *t);
-static __always_inline struct offcpu_task *task_of(struct task_struct *p, bool create);
+static __always_inline struct offcpu_task *task_of(struct task_struct *p);
+static __always_inline void *task_storage_make(void *map, struct task_struct *p);
 static __always_inline void who_init(struct offcpu_who *who, struct task_struct *p);
 static __always_inline bool wanted(__u32 tgid, __u32 tid);
 static __always_inline bool thread_kind_wanted(unsigned int flags);
@@ -720,7 +721,7 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 	    !run_begin(&r, p, RUN_ELSEWHERE))
 		return 0;
 	/* stopping (read inside the run, as run_begin reads `stopped`): no new wait */
-	t = stopping ? NULL : task_of(p, true);
+	t = stopping ? NULL : task_of(p);
 	if (t) {
 		t->who.cgroup = task_cgroup(p);
 		t->who.ustack = 0;
@@ -1061,7 +1062,7 @@ static __noinline struct offcpu_task *switch_out(const struct offcpu_run *r,
 	if (!t || !target_known(t)) {
 		if (!thread_kind_wanted(prev->flags) || !wanted(prev->tgid, prev->pid))
 			return NULL;
-		t = task_of(prev, true);
+		t = task_of(prev);
 		if (!t) {
 			drop(measured ? OFFCPU_DROP_TASK_STORAGE : OFFCPU_DROP_DELAY_STORAGE);
 			return NULL;
@@ -2621,15 +2622,32 @@ static __always_inline void target_note(struct offcpu_task *t)
 	t->target_gen = targets_gen + 1;
 }
 
-/* p's task storage, made when asked and missing, with p's identity. */
-static __always_inline struct offcpu_task *task_of(struct task_struct *p, bool create)
+/* p's task storage, made when missing, with p's identity. */
+static __always_inline struct offcpu_task *task_of(struct task_struct *p)
 {
-	struct offcpu_task *t = bpf_task_storage_get(&tasks, p, 0,
-						     create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	struct offcpu_task *t = task_storage_make(&tasks, p);
 
 	if (t && !t->who.tid)
 		who_init(&t->who, p);
 	return t;
+}
+
+/*
+ * p's storage in the task-storage map `map`, made when missing. Two CPUs
+ * that make storage for one task at once (its switch-out and the start
+ * iterator; a waker's chain note and the wakee's switch-out) both miss it,
+ * and one loses: -EEXIST when both make this map's, -EAGAIN when both make
+ * the task's first storage of any map (1 recording in 75 lost a wait so at
+ * its start). The loser asks again: it finds the winner's, or makes its
+ * own beside it. NULL when none is to be had: no memory, or a program
+ * inside the task-storage code on this CPU (the sleepable start iterator,
+ * descheduled there), which makes every creation here fail.
+ */
+static __always_inline void *task_storage_make(void *map, struct task_struct *p)
+{
+	void *v = bpf_task_storage_get(map, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	return v ? v : bpf_task_storage_get(map, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 /* who is p: its ids (an exec by a thread other than the leader changes them). */

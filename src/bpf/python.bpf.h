@@ -349,7 +349,7 @@ __noinline __u32 py_frames(struct py_ustack *out, __u32 ulen, __u32 scratch)
 
 	if (!out || ulen >= OFFCPU_MAX_STACK - 1)
 		return ulen;
-	t = bpf_task_storage_get(&py_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = task_storage_make(&py_tasks, task);
 	if (!t)
 		return ulen;
 	/*
