@@ -212,6 +212,20 @@ struct offcpu_waker {
 };
 
 /*
+ * A waker noted before a sleep's switch-out was traced while the waker of
+ * the task's last wait, whose switch-in the kernel hid, still waits for
+ * that switch-out to end the wait (waker_note): kept aside, without the
+ * memos, until then (waker_of).
+ */
+struct offcpu_waker_early {
+	__u64 time; /* 0 when none is kept */
+	struct offcpu_who who;
+	char comm[16];
+	__u32 tag;
+	__u32 pad;
+};
+
+/*
  * Short waits of one key, summed in the task's own storage while the key
  * repeats (plain adds: only the task's own switch-in and exit write it),
  * flushed to the sum map of its half when the key changes, at exit and
@@ -245,6 +259,7 @@ struct offcpu_task {
 	struct offcpu_kmemo kmemo; /* its last kernel stack (stack_kernel) */
 	struct offcpu_umemo umemo; /* its last DWARF user stack (unwind_user) */
 	struct offcpu_waker waker;
+	struct offcpu_waker_early early;
 	struct offcpu_acc acc[4];
 };
 
@@ -547,9 +562,10 @@ __u64 stack_announce(struct offcpu_stack *st);
 static __always_inline __u64 stack_hash(const __u64 *f, __u32 n);
 static __always_inline bool audit_due(__u32 *uses, __u32 mask);
 /* wakers */
-static __always_inline void waker_note(void *ctx, const struct offcpu_run *r,
-				       struct offcpu_task *t, struct task_struct *p, bool open);
-static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end);
+static __always_inline struct offcpu_who *waker_note(void *ctx, const struct offcpu_run *r,
+						     struct offcpu_task *t, struct task_struct *p,
+						     bool open);
+static __always_inline bool waker_of(struct offcpu_task *t, __u64 end);
 static __always_inline bool wait_open(const struct offcpu_task *t, struct task_struct *p);
 static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 out, __u64 queued);
 /* waits in progress */
@@ -644,6 +660,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking, struct task_struct *p)
 {
+	struct offcpu_who *who;
 	struct offcpu_task *t;
 	struct offcpu_run r;
 	bool open;
@@ -659,10 +676,10 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 			chain_waking(ctx, p, NULL);
 		return 0;
 	}
-	waker_note(ctx, &r, t, p, open);
+	who = waker_note(ctx, &r, t, p, open);
 	run_end(&r);
 	if (want_chains) /* with the stacks waker_note took */
-		chain_waking(ctx, p, &t->waker.who);
+		chain_waking(ctx, p, who);
 	return 0;
 }
 
@@ -2267,20 +2284,39 @@ static __always_inline bool audit_due(__u32 *uses, __u32 mask)
  * (interval 0) and tagged with the run it came in, written last: the
  * switch-out on p's CPU writes none of these meanwhile, and the
  * switch-in that reads them comes after this program's end (waker_of).
- * open: the caller's wait_open(t, p), which tells the two apart.
+ * open: the caller's wait_open(t, p), which tells the two apart. When the
+ * kernel hid the switch-in of p's last wait, that wait's waker is still
+ * noted (tied to it, or untied and tagged with the run before it) until
+ * p's switch-out ends the wait: this one is kept aside then (t->early),
+ * not over it (with one switch-in in three hidden, 1 of 400 pipe reads
+ * lost its waker so). The waker's identity, as noted.
  */
-static __always_inline void waker_note(void *ctx, const struct offcpu_run *r, struct offcpu_task *t,
-				       struct task_struct *p, bool open)
+static __always_inline struct offcpu_who *waker_note(void *ctx, const struct offcpu_run *r,
+						     struct offcpu_task *t, struct task_struct *p,
+						     bool open)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
 
+	if (!open && t->ts_out && t->waker.time &&
+	    (t->waker.interval ? t->waker.interval == t->ts_out : t->waker.tag == t->pcount_out + 1)) {
+		who_init(&t->early.who, cur);
+		bpf_get_current_comm(t->early.comm, sizeof(t->early.comm));
+		take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->early.who, &t->waker.kmemo,
+			    &t->waker.umemo);
+		t->early.tag = tag;
+		barrier();
+		t->early.time = r->clk;
+		return &t->early.who;
+	}
 	who_init(&t->waker.who, cur);
 	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
 	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, &t->waker.umemo);
 	t->waker.interval = open ? t->ts_out : 0;
 	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 	barrier();
-	t->waker.tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
+	t->waker.tag = tag;
+	return &t->waker.who;
 }
 
 /*
@@ -2318,9 +2354,19 @@ static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 
  * Did t's noted waker end its wait, from ts_out to its wakeup at end? One
  * noted in the wait did; one noted before its switch-out as
  * woken_before_out says (a later wait's own waking, seen, replaces it).
+ * One kept aside (t->early) becomes the noted one once that is done with.
  */
-static __always_inline bool waker_of(const struct offcpu_task *t, __u64 end)
+static __always_inline bool waker_of(struct offcpu_task *t, __u64 end)
 {
+	if (!t->waker.time && t->early.time) {
+		/* kept aside (waker_note), the waker before it now done with */
+		t->waker.who = t->early.who;
+		__builtin_memcpy(t->waker.comm, t->early.comm, sizeof(t->waker.comm));
+		t->waker.interval = 0;
+		t->waker.tag = t->early.tag;
+		t->waker.time = t->early.time;
+		t->early.time = 0;
+	}
 	if (!t->waker.time)
 		return false;
 	if (t->waker.interval)
