@@ -195,34 +195,25 @@ struct offcpu_umemo {
 	__u64 val[OFFCPU_UMEMO_WORDS];
 };
 
-/* --wakeups: the last waker of a waiting task, noted at sched_waking. */
-struct offcpu_waker {
-	__u64 time;     /* of the sched_waking; 0 when none is pending */
-	__u64 interval; /* the wait it ended (its ts_out): ties the waker to it */
+/* --wakeups: a waker of a waiting task, as sched_waking noted it (waker_note). */
+struct offcpu_waker_note {
+	__u64 time; /* of the sched_waking; 0 when none is pending */
 	struct offcpu_who who;
 	char comm[16];
-	struct offcpu_kmemo kmemo; /* its kernel stack (stack_kernel) */
-	struct offcpu_umemo umemo; /* its DWARF user stack (stack_user_memo) */
 	/*
-	 * Noted before the wait's switch-out was traced (interval 0): the
+	 * Noted before the wait's switch-out was traced (untied): the
 	 * sched_info.pcount + 1 of the run it came in, written last (waker_of).
 	 */
 	__u32 tag;
 	__u32 pad;
 };
 
-/*
- * A waker noted before a sleep's switch-out was traced while the waker of
- * the task's last wait, whose switch-in the kernel hid, still waits for
- * that switch-out to end the wait (waker_note): kept aside, without the
- * memos, until then (waker_of).
- */
-struct offcpu_waker_early {
-	__u64 time; /* 0 when none is kept */
-	struct offcpu_who who;
-	char comm[16];
-	__u32 tag;
-	__u32 pad;
+/* --wakeups: the last waker of a waiting task, with memos of its stacks. */
+struct offcpu_waker {
+	struct offcpu_waker_note n;
+	__u64 interval; /* the wait it ended (its ts_out): ties the waker to it; 0: untied */
+	struct offcpu_kmemo kmemo; /* its kernel stack (stack_kernel) */
+	struct offcpu_umemo umemo; /* its DWARF user stack (stack_user_memo) */
 };
 
 /*
@@ -259,7 +250,13 @@ struct offcpu_task {
 	struct offcpu_kmemo kmemo; /* its last kernel stack (stack_kernel) */
 	struct offcpu_umemo umemo; /* its last DWARF user stack (unwind_user) */
 	struct offcpu_waker waker;
-	struct offcpu_waker_early early;
+	/*
+	 * A waker noted before a sleep's switch-out was traced while the
+	 * waker of the task's last wait, whose switch-in the kernel hid,
+	 * still waits for that switch-out to end the wait: kept aside until
+	 * then (waker_note, waker_of).
+	 */
+	struct offcpu_waker_note early;
 	struct offcpu_acc acc[4];
 };
 
@@ -1158,7 +1155,7 @@ static __noinline void switch_in(const struct offcpu_run *r, struct task_struct 
 	delta = end > t->ts_out ? end - t->ts_out : 0;
 	if (block_time_kept(delta))
 		wait_done(t, r, t->state, delta, want_wakeups && waker_of(t, end), 0);
-	t->waker.time = 0;
+	t->waker.n.time = 0;
 	t->ts_out = 0;
 }
 
@@ -1285,7 +1282,7 @@ __noinline __u64 wait_unclosed(struct offcpu_task *t, struct offcpu_unclosed *u)
 	 * switch-out was traced (its tag decides, at that sleep's end).
 	 */
 	if (t->waker.interval)
-		t->waker.time = 0;
+		t->waker.n.time = 0;
 	t->ts_out = 0;
 	return 0;
 }
@@ -1418,7 +1415,7 @@ static __always_inline void key_fill(struct offcpu_sum_key *k, const struct offc
 	k->state = state;
 	k->gen = t->gen;
 	if (state & OFFCPU_WAKER)
-		k->waker = t->waker.who;
+		k->waker = t->waker.n.who;
 	else
 		__builtin_memset(&k->waker, 0, sizeof(k->waker));
 }
@@ -1428,7 +1425,7 @@ static __always_inline bool key_is(const struct offcpu_sum_key *k, const struct 
 				   __u32 state)
 {
 	const __u64 *x = (const __u64 *)&k->who, *y = (const __u64 *)&t->who;
-	const __u64 *w = (const __u64 *)&k->waker, *z = (const __u64 *)&t->waker.who;
+	const __u64 *w = (const __u64 *)&k->waker, *z = (const __u64 *)&t->waker.n.who;
 	bool has_waker = state & OFFCPU_WAKER;
 
 	if (k->state != state || k->gen != t->gen)
@@ -1449,7 +1446,7 @@ static __always_inline void value_fill(struct offcpu_sum *v, const struct offcpu
 	v->cpu = cpu;
 	v->pad = 0;
 	if (state & OFFCPU_WAKER)
-		__builtin_memcpy(v->wcomm, t->waker.comm, sizeof(v->wcomm));
+		__builtin_memcpy(v->wcomm, t->waker.n.comm, sizeof(v->wcomm));
 	else
 		__builtin_memset(v->wcomm, 0, sizeof(v->wcomm));
 }
@@ -2296,27 +2293,21 @@ static __always_inline struct offcpu_who *waker_note(void *ctx, const struct off
 						     bool open)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
-	__u32 tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
+	/* the waker of p's last wait, its switch-in hidden, still pending */
+	bool aside = !open && t->ts_out && t->waker.n.time &&
+		     (t->waker.interval ? t->waker.interval == t->ts_out
+					: t->waker.n.tag == t->pcount_out + 1);
+	struct offcpu_waker_note *n = aside ? &t->early : &t->waker.n;
 
-	if (!open && t->ts_out && t->waker.time &&
-	    (t->waker.interval ? t->waker.interval == t->ts_out : t->waker.tag == t->pcount_out + 1)) {
-		who_init(&t->early.who, cur);
-		bpf_get_current_comm(t->early.comm, sizeof(t->early.comm));
-		take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->early.who, &t->waker.kmemo,
-			    &t->waker.umemo);
-		t->early.tag = tag;
-		barrier();
-		t->early.time = r->clk;
-		return &t->early.who;
-	}
-	who_init(&t->waker.who, cur);
-	bpf_get_current_comm(t->waker.comm, sizeof(t->waker.comm));
-	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &t->waker.who, &t->waker.kmemo, &t->waker.umemo);
-	t->waker.interval = open ? t->ts_out : 0;
-	t->waker.time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
+	who_init(&n->who, cur);
+	bpf_get_current_comm(n->comm, sizeof(n->comm));
+	take_stacks(ctx, cur, OFFCPU_HOOK_WAKING, &n->who, &t->waker.kmemo, &t->waker.umemo);
+	if (!aside)
+		t->waker.interval = open ? t->ts_out : 0;
+	n->time = r->clk; /* the wakee's run queue's clock: only not 0 matters */
 	barrier();
-	t->waker.tag = tag;
-	return &t->waker.who;
+	n->tag = bpf_core_field_exists(p->sched_info.pcount) ? p->sched_info.pcount + 1 : 0;
+	return &n->who;
 }
 
 /*
@@ -2358,20 +2349,17 @@ static __always_inline bool woken_before_out(__u32 tag, __u32 pcount_out, __u64 
  */
 static __always_inline bool waker_of(struct offcpu_task *t, __u64 end)
 {
-	if (!t->waker.time && t->early.time) {
+	if (!t->waker.n.time && t->early.time) {
 		/* kept aside (waker_note), the waker before it now done with */
-		t->waker.who = t->early.who;
-		__builtin_memcpy(t->waker.comm, t->early.comm, sizeof(t->waker.comm));
+		t->waker.n = t->early;
 		t->waker.interval = 0;
-		t->waker.tag = t->early.tag;
-		t->waker.time = t->early.time;
 		t->early.time = 0;
 	}
-	if (!t->waker.time)
+	if (!t->waker.n.time)
 		return false;
 	if (t->waker.interval)
 		return t->waker.interval == t->ts_out;
-	if (!woken_before_out(t->waker.tag, t->pcount_out, t->ts_out, end))
+	if (!woken_before_out(t->waker.n.tag, t->pcount_out, t->ts_out, end))
 		return false;
 	stat(OFFCPU_STAT_WAKER_EARLY);
 	return true;
