@@ -42,10 +42,15 @@ struct batch {
 /*
  * The producer runs ahead of the consumer by at most this many batches,
  * and by one only once PIPE_MAX_MAPPED chunks are mapped (rounds of
- * offcpu's recordings are a second of data each, megabytes).
+ * offcpu's recordings are a second of data each, megabytes). 32 MiB of
+ * the file mapped lets the scan run several batches ahead, so that its
+ * stalls (populating a chunk, a turn of the three threads on two cores)
+ * are not the consumer's: with 4 MiB the consumer waited for it 15-55 ms
+ * of a 0.7 s report of a 300 MB recording, and the report took 12 % more
+ * time.
  */
 #define PIPE_MAX_BATCHES 8
-#define PIPE_MAX_MAPPED 2
+#define PIPE_MAX_MAPPED 16
 #define BATCH_MIN 8192  /* records: a batch is several rounds when they are small */
 #define BATCH_MAX 8192  /* records: and part of a round when it is large */
 #define PREFETCH_AHEAD 6
