@@ -29,6 +29,7 @@
 #include "profile/callgraph.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/psort.h"
 #include "util/vec.h"
 
 struct entry {
@@ -39,7 +40,8 @@ struct entry {
 	uint64_t cgroup;
 	uint64_t self, self_samples, children, children_samples;
 	uint32_t root; /* its call graph's node in rep.cg (CG_NONE: none) */
-	size_t text;   /* while sorting: its columns' text in rep.text, one string each */
+	uint32_t textlen; /* bytes of its columns' text, their NULs counted */
+	size_t text;      /* its columns' text in rep.text, one string each */
 };
 
 struct rep {
@@ -58,7 +60,11 @@ struct rep {
 	 * not thousands of small ones growing side by side).
 	 */
 	struct callgraph *cg;
-	char *text;    /* while sorting: every entry's columns (entry.text) */
+	/*
+	 * Every entry's columns (entry.text), made once for the sort, which
+	 * compares each many times, and kept for the widths and the rows.
+	 */
+	char *text;
 };
 
 static void make_key(const struct rep *r, const struct pstack *st, const uint32_t *fr, int i,
@@ -266,30 +272,18 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 	}
 }
 
+/*
+ * The keys' text compared column by column, as strcmp on each: one memcmp
+ * of the NUL-separated columns orders them the same (a shorter column
+ * ends with a NUL where the longer goes on), and two texts equal over the
+ * shorter's length are the same text (both end with their last column's
+ * NUL).
+ */
 static int cmp_keys(const struct entry *x, const struct entry *y, const struct rep *r)
 {
-	char bx[1024], by[1024];
+	uint32_t n = x->textlen < y->textlen ? x->textlen : y->textlen;
 
-	if (r->text) { /* made once per entry: a sort compares each many times */
-		const char *px = r->text + x->text, *py = r->text + y->text;
-
-		for (int k = 0; k < r->o->nr_sort; k++) {
-			int c = strcmp(px, py);
-
-			if (c)
-				return c;
-			px += strlen(px) + 1;
-			py += strlen(py) + 1;
-		}
-		return 0;
-	}
-	for (int k = 0; k < r->o->nr_sort; k++) {
-		int c = strcmp(col(r, x, r->o->sort[k], bx, sizeof(bx)),
-			       col(r, y, r->o->sort[k], by, sizeof(by)));
-		if (c)
-			return c;
-	}
-	return 0;
+	return memcmp(r->text + x->text, r->text + y->text, n);
 }
 
 /* perf's output order: the shown value, then the other, then the keys' text. */
@@ -392,7 +386,7 @@ static int print_graph(const struct rep *r, uint32_t root)
 	return 0;
 }
 
-/* Each entry's columns as the sort compares them, once: 0 or -ENOMEM. */
+/* Each entry's columns as the sort compares them and the rows show them, once: 0 or -ENOMEM. */
 static int sort_texts(struct rep *r, size_t n)
 {
 	char buf[1024];
@@ -414,6 +408,7 @@ static int sort_texts(struct rep *r, size_t n)
 			memcpy(r->text + len, t, l);
 			len += l;
 		}
+		e->textlen = (uint32_t)(len - e->text);
 	}
 	return 0;
 }
@@ -426,7 +421,6 @@ static int sort_texts(struct rep *r, size_t n)
 static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[SK_MAX])
 {
 	const struct report_opts *o = r->o;
-	char buf[1024];
 	size_t n;
 	int err;
 
@@ -438,20 +432,20 @@ static int make_entries(struct rep *r, bool caller, size_t *shown, size_t width[
 	err = sort_texts(r, n);
 	if (err)
 		return err;
-	if (n) /* no NULL array to qsort_r, even empty */
-		qsort_r(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
-	free(r->text);
-	r->text = NULL;
+	psort(r->ents.v, n, sizeof(struct entry), cmp_entries, r);
 	for (*shown = 0; *shown < n; ++*shown) {
 		const struct entry *e = ent_at(r, *shown);
 		uint64_t v = r->children ? e->children : e->self;
+		const char *t = r->text + e->text;
 
 		if (o->percent_limit > 0 && pct(v, r->total) < o->percent_limit)
 			break;
 		for (int k = 0; k < o->nr_sort; k++) {
-			size_t l = strlen(col(r, e, o->sort[k], buf, sizeof(buf)));
+			size_t l = strlen(t);
+
 			if (l > width[k])
 				width[k] = l;
+			t += l + 1;
 		}
 	}
 	return htab__reindex(&r->ents, *shown, key_hash); /* sorted: index again */
@@ -535,11 +529,12 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 		      const size_t width[SK_MAX])
 {
 	const struct report_opts *o = r->o;
-	char buf[1024], tbuf[32];
+	char tbuf[32];
 	int err = 0;
 
 	for (size_t i = 0; i < shown && !err; i++) {
 		const struct entry *e = ent_at(r, i);
+		const char *t = r->text + e->text;
 
 		if (r->children)
 			fprintf(r->f, "  %7.2f%%  %7.2f%%", pct(e->children, r->total), pct(e->self, r->total));
@@ -551,9 +546,16 @@ static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 			report__fmt_ns(tbuf, sizeof(tbuf), r->children ? e->children : e->self);
 			fprintf(r->f, "  %10s", tbuf);
 		}
-		for (int k = 0; k < o->nr_sort; k++)
-			fprintf(r->f, "  %-*s", k + 1 < o->nr_sort ? (int)width[k] : 0,
-				col(r, e, o->sort[k], buf, sizeof(buf)));
+		for (int k = 0; k < o->nr_sort; k++) {
+			size_t l = strlen(t);
+
+			/* "  %-*s", the last column unpadded */
+			fputs("  ", r->f);
+			fwrite(t, 1, l, r->f);
+			if (k + 1 < o->nr_sort && l < width[k])
+				fprintf(r->f, "%*s", (int)(width[k] - l), "");
+			t += l + 1;
+		}
 		fputc('\n', r->f);
 		if (graphs && e->root != CG_NONE)
 			err = print_graph(r, e->root);
@@ -591,6 +593,8 @@ static int print_event(struct rep *r, int ev)
 		fprintf(r->f, o->quiet ? "\n" : "\n\n");
 	}
 	free_graphs(r);
+	free(r->text);
+	r->text = NULL;
 	return err;
 }
 
