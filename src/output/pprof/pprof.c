@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "output/format.h"
 #include "output/outputs.h"
 #include "output/pprof/pprof.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/gzip.h"
 #include "util/intern.h"
 #include "util/outfile.h"
 
@@ -418,7 +418,6 @@ cleanup:
 int pprof__gzip(const char *path, const void *data, size_t len)
 {
 	struct outfile of;
-	gzFile gz;
 	int err = outfile__open(&of, path, 0644);
 
 	if (err)
@@ -427,21 +426,9 @@ int pprof__gzip(const char *path, const void *data, size_t len)
 	 * Level 1, as Go's runtime/pprof writes its profiles: on a 13.7 MB
 	 * profile 0.15 s against level 6's 0.30 s, for a file 14 % larger.
 	 */
-	gz = gzdopen(of.fd, "wb1");
-	if (!gz) {
-		close(of.fd);
-		return outfile__commit(&of, -ENOMEM);
-	}
-	while (len && !err) {
-		unsigned int n = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
-
-		if (gzwrite(gz, data, n) != (int)n)
-			err = -EIO;
-		data = (const char *)data + n;
-		len -= n;
-	}
-	if (gzclose(gz) != Z_OK && !err)
-		err = -EIO;
+	err = gzip__write(of.fd, data, len, 1);
+	if (close(of.fd) && !err)
+		err = -errno; /* a full disk can say so at close */
 	return outfile__commit(&of, err);
 }
 

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The two-core helpers of util/ against their one-core originals:
+ * - psort (util/psort.h) against qsort_r: arrays above and below the size
+ *   it splits at, with many equal keys, must come out the same, element
+ *   for element, equal keys in the same order (each element carries its
+ *   original place, which the comparison does not look at);
+ * - gzip__write (util/gzip.h): what zlib's gzread (which reads every
+ *   member) gets back is what was written, below and above the size it
+ *   splits at; a descriptor it cannot write to is an error.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <cmocka.h>
+
+#include "util/gzip.h"
+#include "util/psort.h"
+
+struct elem {
+	uint32_t key;
+	uint32_t place;
+	char pad[40]; /* a report entry's size, not a word's */
+};
+
+static int cmp(const void *a, const void *b, void *ctx)
+{
+	const struct elem *x = a, *y = b;
+
+	__atomic_fetch_add((int *)ctx, 1, __ATOMIC_RELAXED); /* the context reaches both threads */
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void check(size_t n, uint32_t keys)
+{
+	struct elem *a = calloc(n ? n : 1, sizeof(*a)), *b = calloc(n ? n : 1, sizeof(*b));
+	uint64_t x = 88172645463325252ULL;
+	int calls = 0, dummy = 0;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a[i].key = (uint32_t)(x % keys);
+		a[i].place = (uint32_t)i;
+	}
+	memcpy(b, a, n * sizeof(*a));
+	qsort_r(a, n, sizeof(*a), cmp, &dummy);
+	psort(b, n, sizeof(*b), cmp, &calls);
+	assert_memory_equal(a, b, n * sizeof(*a));
+	if (n > 1)
+		assert_true(calls > 0);
+	free(a);
+	free(b);
+}
+
+static void test_psort_small(void **state)
+{
+	(void)state;
+	check(0, 10);
+	check(1, 10);
+	check(1000, 10);
+}
+
+static void test_psort_split(void **state)
+{
+	(void)state;
+	check(100000, 7);      /* mostly ties */
+	check(100001, 100000); /* mostly distinct, odd count */
+	check(16384, 3);
+}
+
+/* gzip__write of n bytes (text-like: compressible) read back whole by gzread. */
+static void gzip_round_trip(size_t n)
+{
+	char path[] = "/tmp/offcpu-test-gzip.XXXXXX";
+	unsigned char *in = malloc(n ? n : 1), *back = malloc(n + 16);
+	int fd = mkstemp(path), got;
+	gzFile gz;
+
+	assert_true(fd >= 0);
+	assert_non_null(in);
+	assert_non_null(back);
+	for (size_t i = 0; i < n; i++)
+		in[i] = (unsigned char)("offcpu-time "[i % 12] + (i / 4096) % 3);
+	assert_int_equal(gzip__write(fd, in, n, 1), 0);
+	assert_int_equal(close(fd), 0);
+	gz = gzopen(path, "rb");
+	assert_non_null(gz);
+	got = gzread(gz, back, (unsigned int)(n + 16));
+	assert_int_equal(got, (int)n);
+	assert_memory_equal(in, back, n);
+	assert_int_equal(gzclose(gz), Z_OK);
+	unlink(path);
+	free(in);
+	free(back);
+}
+
+static void test_gzip(void **state)
+{
+	char byte = 0;
+
+	(void)state;
+	gzip_round_trip(0);
+	gzip_round_trip(1000);
+	gzip_round_trip((3u << 20) + 7); /* two members */
+	assert_int_equal(gzip__write(-1, &byte, 1, 1), -EBADF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_psort_small),
+		cmocka_unit_test(test_psort_split),
+		cmocka_unit_test(test_gzip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
