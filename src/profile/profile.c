@@ -83,11 +83,14 @@ static uint64_t frames_hash(const uint32_t *f, uint32_t n)
 	return hash__mix(h);
 }
 
-/* The place of the sequence fr[0..n) in p->frames, interned on first sight: 0 or -ENOMEM. */
-static int seq_get(struct profile *p, const uint32_t *fr, uint32_t n, uint32_t *off)
+/*
+ * The place of the sequence fr[0..n) (h: its frames_hash()) in p->frames,
+ * interned on first sight: 0 or -ENOMEM.
+ */
+static int seq_get_hashed(struct profile *p, const uint32_t *fr, uint32_t n, uint64_t h,
+			  uint32_t *off)
 {
 	struct seq_key k = { fr, n, p->frames };
-	uint64_t h = frames_hash(fr, n);
 	struct seq_ent *e = htab__find(&p->seqs, h, seq_eq, &k);
 	bool added;
 
@@ -109,6 +112,11 @@ static int seq_get(struct profile *p, const uint32_t *fr, uint32_t n, uint32_t *
 	}
 	*off = e->off;
 	return 0;
+}
+
+static int seq_get(struct profile *p, const uint32_t *fr, uint32_t n, uint32_t *off)
+{
+	return seq_get_hashed(p, fr, n, frames_hash(fr, n), off);
 }
 
 static bool stack_eq(const void *entry, const void *key)
@@ -165,13 +173,16 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
-/* The stack of key k (its frames_off set), made on first sight with zero counts; NULL on ENOMEM. */
-static struct pstack *stack_get(struct profile *p, const struct pstack *k)
+/*
+ * The stack of key k (its frames_off set; h its stack_hash()), made on
+ * first sight with zero counts; NULL on ENOMEM.
+ */
+static struct pstack *stack_get_hashed(struct profile *p, const struct pstack *k, uint64_t h)
 {
 	struct pstack *e;
 	bool added;
 
-	e = htab__get(&p->stacks, stack_hash(k), stack_eq, k, &added);
+	e = htab__get(&p->stacks, h, stack_eq, k, &added);
 	if (e && added) {
 		*e = *k;
 		e->samples = e->period = e->count = 0;
@@ -273,6 +284,50 @@ int profile__add(struct profile *p, const struct rsample *rs)
 }
 
 /*
+ * A stack on its way through rehash(): its key, its frames rewritten
+ * (fr[0..k.nr)), the hash of its sequence, then of its key.
+ */
+struct rehash_slot {
+	struct pstack k;
+	uint32_t *buf, *fr;
+	size_t cap;
+	uint64_t h;
+};
+
+/*
+ * Rehash's lookups wait for memory (each stack's sequence slot, then its
+ * stack slot, in tables of hundreds of thousands): each stack is rewritten
+ * and its sequence's slot fetched REHASH_AHEAD stacks before its sequence
+ * is interned, which fetches its stack's slot REHASH_AHEAD stacks before
+ * the stack is added, so that the waits overlap.
+ */
+#define REHASH_AHEAD 8
+#define REHASH_RING (2 * REHASH_AHEAD)
+
+/* Stage 1 of stack i: its frames copied, mapped and rewritten into sl. 0 or -ENOMEM. */
+static int rehash_rewrite(struct profile *p, struct rehash_slot *sl, const uint32_t *old_frames,
+			  size_t i, profile_rewrite_fn fn, void *ctx, const uint32_t *map, uint32_t nmap)
+{
+	uint32_t before;
+
+	sl->k = *(const struct pstack *)htab__at(&p->stacks, i);
+	before = sl->k.frames_off;
+	if (vec__reserve((void **)&sl->buf, &sl->cap, sl->k.nr ? sl->k.nr : 1, sizeof(*sl->buf), 64))
+		return -ENOMEM;
+	if (sl->k.nr)
+		memcpy(sl->buf, old_frames + sl->k.frames_off, sl->k.nr * sizeof(*sl->buf));
+	for (uint32_t j = 0; map && j < sl->k.nr; j++)
+		if (sl->buf[j] < nmap)
+			sl->buf[j] = map[sl->buf[j]];
+	if (fn)
+		fn(ctx, &sl->k, sl->buf);
+	sl->fr = sl->buf + (sl->k.frames_off - before);
+	sl->h = frames_hash(sl->fr, sl->k.nr);
+	htab__prefetch(&p->seqs, sl->h, false);
+	return 0;
+}
+
+/*
  * Every stack again, in its order, after its frames changed: fn (when
  * set) rewrites a copy of each stack's frames (it may shorten the stack or
  * move its start), map (when set) replaces frame ids; the result is
@@ -284,9 +339,9 @@ int profile__add(struct profile *p, const struct rsample *rs)
 static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uint32_t *map,
 		  uint32_t nmap)
 {
+	struct rehash_slot ring[REHASH_RING] = { 0 };
+	uint32_t *old_frames = p->frames;
 	size_t n;
-	uint32_t *old_frames = p->frames, *tmp = NULL;
-	size_t cap = 0;
 	int err = 0;
 
 	pending_flush(p);
@@ -298,38 +353,40 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 	free(p->by_id); /* session stack ids no longer name these sequences */
 	p->by_id = NULL;
 	p->cap_by_id = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct pstack k = *(const struct pstack *)htab__at(&p->stacks, i);
-		uint32_t before = k.frames_off, *fr;
-		struct pstack *e;
+	/*
+	 * At step i: stack i - 2 AHEAD added (its slot is stack i's next),
+	 * stack i - AHEAD's sequence interned, stack i rewritten. Stack i is
+	 * read after i - 2 AHEAD + 1 additions: before the i-th.
+	 */
+	for (size_t i = 0; i < n + 2 * REHASH_AHEAD && !err; i++) {
+		struct rehash_slot *sl;
 
-		if (vec__reserve((void **)&tmp, &cap, k.nr ? k.nr : 1, sizeof(*tmp), 64)) {
-			err = -ENOMEM;
-			break;
+		if (i >= 2 * REHASH_AHEAD) {
+			struct pstack *e;
+
+			sl = &ring[(i - 2 * REHASH_AHEAD) % REHASH_RING];
+			e = stack_get_hashed(p, &sl->k, sl->h);
+			if (!e) {
+				err = -ENOMEM;
+				break;
+			}
+			e->samples += sl->k.samples;
+			e->period += sl->k.period;
+			e->count += sl->k.count;
 		}
-		if (k.nr)
-			memcpy(tmp, old_frames + k.frames_off, k.nr * sizeof(*tmp));
-		for (uint32_t j = 0; map && j < k.nr; j++)
-			if (tmp[j] < nmap)
-				tmp[j] = map[tmp[j]];
-		if (fn)
-			fn(ctx, &k, tmp);
-		fr = tmp + (k.frames_off - before);
-		err = seq_get(p, fr, k.nr, &k.frames_off);
-		if (err)
-			break;
-		e = stack_get(p, &k);
-		if (!e) {
-			err = -ENOMEM;
-			break;
+		if (i >= REHASH_AHEAD && i - REHASH_AHEAD < n) {
+			sl = &ring[(i - REHASH_AHEAD) % REHASH_RING];
+			err = seq_get_hashed(p, sl->fr, sl->k.nr, sl->h, &sl->k.frames_off);
+			sl->h = stack_hash(&sl->k);
+			htab__prefetch(&p->stacks, sl->h, false);
 		}
-		e->samples += k.samples;
-		e->period += k.period;
-		e->count += k.count;
+		if (!err && i < n)
+			err = rehash_rewrite(p, &ring[i % REHASH_RING], old_frames, i, fn, ctx, map, nmap);
 	}
 	if (err)
 		htab__clear(&p->stacks); /* half rebuilt: the caller frees it */
-	free(tmp);
+	for (int i = 0; i < REHASH_RING; i++)
+		free(ring[i].buf);
 	free(old_frames);
 	return err;
 }
