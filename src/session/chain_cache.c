@@ -247,7 +247,7 @@ static int slots_reserve(struct chain_cache *c)
 		n *= 2;
 	if (n == c->nslots)
 		return 0;
-	ss = calloc(n, sizeof(*ss));
+	ss = vec__zalloc(n, sizeof(*ss)); /* probed before written: see vec__zalloc */
 	if (!ss)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->nslots; i++) {

@@ -51,7 +51,7 @@ static int index_reserve(struct htab *t, size_t n)
 		return 0;
 	if (nslots > (size_t)UINT32_MAX + 1)
 		return -ENOMEM;
-	ss = calloc(nslots, sizeof(*ss));
+	ss = vec__zalloc(nslots, sizeof(*ss)); /* probed before written: see vec__zalloc */
 	if (!ss)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nslots; i++)

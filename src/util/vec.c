@@ -28,6 +28,20 @@ int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
 	return 0;
 }
 
+void *vec__zalloc(size_t n, size_t elem)
+{
+	size_t bytes;
+	void *p;
+
+	if (elem && n > SIZE_MAX / elem)
+		return NULL;
+	bytes = n * elem;
+	p = malloc(bytes ? bytes : 1);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 void *vec__push(void **arr, size_t *n, size_t *cap, size_t elem)
 {
 	void *e;

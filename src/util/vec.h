@@ -14,6 +14,16 @@
  */
 int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
 
+/*
+ * n zeroed elements of elem bytes, every page written now; NULL on
+ * ENOMEM or overflow. For hash tables' slot arrays: calloc leaves a large
+ * block's pages unmapped, so a table probed before it is written maps
+ * each page to the zero page, then faults it again at the first write
+ * (copy on write), which flushes the TLB of every CPU the process's
+ * threads run on.
+ */
+void *vec__zalloc(size_t n, size_t elem);
+
 /* Append one zeroed element: its address, or NULL (ENOMEM). */
 void *vec__push(void **arr, size_t *n, size_t *cap, size_t elem);
 
