@@ -41,15 +41,18 @@ struct batch {
 
 /*
  * The producer runs ahead of the consumer by at most this many batches,
- * and by one only once PIPE_MAX_MAPPED chunks are mapped (rounds of
- * offcpu's recordings are a second of data each, megabytes). 32 MiB of
- * the file mapped lets the scan run several batches ahead, so that its
- * stalls (populating a chunk, a turn of the three threads on two cores)
- * are not the consumer's: with 4 MiB the consumer waited for it 15-55 ms
- * of a 0.7 s report of a 300 MB recording, and the report took 12 % more
- * time.
+ * and by one only once max_mapped chunks are mapped (rounds of offcpu's
+ * recordings are a second of data each, megabytes). The mapped chunks are
+ * a thirty-second of the data, 2 to 16 of them (4 to 32 MiB): on big files
+ * the scan runs several batches ahead, so that its stalls (populating a
+ * chunk, a turn of the three threads on two cores) are not the
+ * consumer's (with 4 MiB the consumer waited for it 15-55 ms of a 0.7 s
+ * report of a 300 MB recording); on small ones the mapped pages, which
+ * count in the peak RSS, stay few (a report of 100 MB peaks at 54 MB with
+ * 4 MiB mapped, where perf's peaks at 200).
  */
 #define PIPE_MAX_BATCHES 8
+#define PIPE_MIN_MAPPED 2
 #define PIPE_MAX_MAPPED 16
 #define BATCH_MIN 8192  /* records: a batch is several rounds when they are small */
 #define BATCH_MAX 8192  /* records: and part of a round when it is large */
@@ -70,6 +73,7 @@ struct pipe {
 	bool have_prev;
 	bool window_warned;
 	size_t nr_mapped;   /* chunks mapped */
+	size_t max_mapped;  /* see PIPE_MAX_MAPPED */
 	uint64_t window;    /* window_max() */
 	uint64_t span_start; /* see window_full() */
 	bool at_end;        /* the scan is over: what is left in rel goes out */
@@ -155,7 +159,7 @@ static void chunk_done(struct perf_reader *r, struct pipe *pp, size_t i)
 static void chunk_evict(struct perf_reader *r, struct pipe *pp, size_t i)
 {
 	if (r->chunks[i] && !r->chunk_inflight[i] && i < pp->pos >> CHUNK_SHIFT &&
-	    pp->nr_mapped > PIPE_MAX_MAPPED) {
+	    pp->nr_mapped > pp->max_mapped) {
 		reader__unmap_chunk(r, i);
 		pp->nr_mapped--;
 	}
@@ -268,7 +272,7 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		uint16_t size;
 		const uint8_t *rec;
 
-		if (ready >= BATCH_MIN || (ready && (pp->at_end || pp->nr_mapped > PIPE_MAX_MAPPED))) {
+		if (ready >= BATCH_MIN || (ready && (pp->at_end || pp->nr_mapped > pp->max_mapped))) {
 			err = emit(pp, b, false);
 			if (err)
 				return err;
@@ -451,7 +455,7 @@ static void *producer(void *arg)
 		}
 		pthread_cond_broadcast(&pp->cv);
 		while (ret > 0 && !pp->stop &&
-		       (pp->nready >= PIPE_MAX_BATCHES || (pp->nready && pp->nr_mapped > PIPE_MAX_MAPPED)))
+		       (pp->nready >= PIPE_MAX_BATCHES || (pp->nready && pp->nr_mapped > pp->max_mapped)))
 			pthread_cond_wait(&pp->cv, &pp->mu);
 		if (pp->stop)
 			ret = 0;
@@ -516,6 +520,11 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 
 	pthread_mutex_init(&pp.mu, NULL);
 	pthread_cond_init(&pp.cv, NULL);
+	pp.max_mapped = (r->data_end - r->data_start) / 32 >> CHUNK_SHIFT;
+	if (pp.max_mapped < PIPE_MIN_MAPPED)
+		pp.max_mapped = PIPE_MIN_MAPPED;
+	if (pp.max_mapped > PIPE_MAX_MAPPED)
+		pp.max_mapped = PIPE_MAX_MAPPED;
 	threaded = use_thread(r) && !pthread_create(&th, NULL, producer, &pp);
 	for (;;) {
 		if (threaded) {
