@@ -40,18 +40,20 @@ struct batch {
 };
 
 /*
- * The producer runs ahead of the consumer by at most this many batches,
- * and by one only once max_mapped chunks are mapped (rounds of offcpu's
- * recordings are a second of data each, megabytes). The mapped chunks are
- * a thirty-second of the data, 2 to 16 of them (4 to 32 MiB): on big files
- * the scan runs several batches ahead, so that its stalls (populating a
- * chunk, a turn of the three threads on two cores) are not the
- * consumer's (with 4 MiB the consumer waited for it 15-55 ms of a 0.7 s
- * report of a 300 MB recording); on small ones the mapped pages, which
- * count in the peak RSS, stay few (a report of 100 MB peaks at 54 MB with
- * 4 MiB mapped, where perf's peaks at 200).
+ * The producer runs ahead of the consumer by at most PIPE_MAX_BATCHES
+ * batches, and by PIPE_MAPPED_BATCHES once max_mapped chunks are mapped
+ * (rounds of offcpu's recordings are a second of data each, megabytes).
+ * The mapped chunks are a thirty-second of the data, 2 to 16 of them (4
+ * to 32 MiB): mapped pages count in the peak RSS, and a report of 100 MB
+ * peaks at 54 MB with 4 MiB mapped (perf's at 200 MB). The batches kept
+ * ready past that are what keeps the consumer from waiting for the scan's
+ * stalls (populating a chunk, a turn of the three threads on two cores):
+ * with one, the consumer of a 100 MB report waited 70 ms for the scan
+ * (recorded by offcpu, under its overhead), with four 3-9 ms, with the
+ * same peak RSS.
  */
 #define PIPE_MAX_BATCHES 8
+#define PIPE_MAPPED_BATCHES 4
 #define PIPE_MIN_MAPPED 2
 #define PIPE_MAX_MAPPED 16
 #define BATCH_MIN 8192  /* records: a batch is several rounds when they are small */
@@ -455,7 +457,8 @@ static void *producer(void *arg)
 		}
 		pthread_cond_broadcast(&pp->cv);
 		while (ret > 0 && !pp->stop &&
-		       (pp->nready >= PIPE_MAX_BATCHES || (pp->nready && pp->nr_mapped > pp->max_mapped)))
+		       (pp->nready >= PIPE_MAX_BATCHES ||
+			(pp->nready >= PIPE_MAPPED_BATCHES && pp->nr_mapped > pp->max_mapped)))
 			pthread_cond_wait(&pp->cv, &pp->mu);
 		if (pp->stop)
 			ret = 0;
