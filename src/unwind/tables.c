@@ -688,7 +688,8 @@ int unw_tables__fork(struct unw_tables *t, uint32_t ppid, uint32_t pid)
 		return 0;
 	if (vec__reserve((void **)&c->v, &c->cap, pp->n + 2, sizeof(*c->v), 64))
 		return -ENOMEM;
-	memcpy(c->v, pp->v, pp->n * sizeof(*c->v));
+	if (pp->n) /* a parent without mappings (a kernel thread) has no array */
+		memcpy(c->v, pp->v, pp->n * sizeof(*c->v));
 	c->n = pp->n;
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].f)
