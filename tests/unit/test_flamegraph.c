@@ -70,9 +70,10 @@ static void well_formed(const char *svg, size_t len)
 static void test_tree(void **state)
 {
 	struct fg_tree *t = fg_tree__new();
-	struct fg_frame a = { "a", NULL, FG_COLOR_CPU }, b = { "b", "libx.so", FG_COLOR_CPU };
-	struct fg_frame c = { "c", NULL, FG_COLOR_CPU }, d = { "d", NULL, FG_COLOR_CPU };
-	struct fg_frame bk = { "b", "libx.so", FG_COLOR_OFF };
+	struct fg_frame a = { .name = "a", .color = FG_COLOR_CPU };
+	struct fg_frame b = { .name = "b", .detail = "libx.so", .color = FG_COLOR_CPU };
+	struct fg_frame c = { .name = "c", .color = FG_COLOR_CPU }, d = { .name = "d", .color = FG_COLOR_CPU };
+	struct fg_frame bk = { .name = "b", .detail = "libx.so", .color = FG_COLOR_OFF }, bref;
 	struct fg_frame p1[] = { a, b, d }, p2[] = { a, b, c }, p3[] = { a, b }, p4[] = { a, bk };
 	struct fg_svg_opts o = { .title = "t", .width = 1200 };
 	double x, y, w, xc, wc, xd, wd, yr;
@@ -83,6 +84,11 @@ static void test_tree(void **state)
 	assert_int_equal(fg_tree__add(t, p1, 3, FG_ON_CPU, 50), 0);
 	assert_int_equal(fg_tree__add(t, p2, 3, FG_ON_CPU, 100), 0);
 	assert_int_equal(fg_tree__add(t, p3, 2, FG_OFF_CPU, 25), 0);
+	/* b as interned references (fg_tree__intern) is the same frame as b by its strings */
+	bref = (struct fg_frame){ .color = FG_COLOR_CPU };
+	assert_int_equal(fg_tree__intern(t, "b", &bref.name_ref), 0);
+	assert_int_equal(fg_tree__intern(t, "libx.so", &bref.detail_ref), 0);
+	p2[1] = bref;
 	assert_int_equal(fg_tree__add(t, p2, 3, FG_ON_CPU, 1), 0);
 	/* the same name in another colour is another frame */
 	assert_int_equal(fg_tree__add(t, p4, 2, FG_OFF_CPU, 24), 0);
@@ -139,11 +145,12 @@ static void test_tree(void **state)
 static void test_off_wake(void **state)
 {
 	struct fg_tree *t = fg_tree__new();
-	struct fg_frame p[] = { { "app", NULL, FG_COLOR_META }, { "read", "libc.so.6", FG_COLOR_OFF },
-				{ "schedule", "[kernel.kallsyms]", FG_COLOR_OFF_KERNEL },
-				{ "--", NULL, FG_COLOR_SEPARATOR },
-				{ "try_to_wake_up", "[kernel.kallsyms]", FG_COLOR_WAKER_KERNEL },
-				{ "write", "libc.so.6", FG_COLOR_WAKER } };
+	struct fg_frame p[] = { { .name = "app", .color = FG_COLOR_META },
+				{ .name = "read", .detail = "libc.so.6", .color = FG_COLOR_OFF },
+				{ .name = "schedule", .detail = "[kernel.kallsyms]", .color = FG_COLOR_OFF_KERNEL },
+				{ .name = "--", .color = FG_COLOR_SEPARATOR },
+				{ .name = "try_to_wake_up", .detail = "[kernel.kallsyms]", .color = FG_COLOR_WAKER_KERNEL },
+				{ .name = "write", .detail = "libc.so.6", .color = FG_COLOR_WAKER } };
 	struct fg_svg_opts o = { .width = 1200 };
 	size_t len, drawn;
 	char *svg;
@@ -167,8 +174,9 @@ static void test_escaping(void **state)
 	struct fg_tree *t = fg_tree__new();
 	/* markup, a control character, a stray continuation byte, a cut sequence,
 	 * and a valid two-byte character */
-	struct fg_frame f[] = { { "operator<<(a&b, \"c\")\x01\x80x\xc3", "d>e", FG_COLOR_OFF_KERNEL },
-				{ "caf\xc3\xa9", NULL, FG_COLOR_OFF } };
+	struct fg_frame f[] = { { .name = "operator<<(a&b, \"c\")\x01\x80x\xc3", .detail = "d>e",
+				  .color = FG_COLOR_OFF_KERNEL },
+				{ .name = "caf\xc3\xa9", .color = FG_COLOR_OFF } };
 	struct fg_svg_opts o = { .title = "<title & more>", .subtitle = "a\"b", .width = 1200 };
 	size_t len, drawn;
 	char *svg;
@@ -213,8 +221,9 @@ static char *many(size_t n, size_t *len, size_t *drawn)
 	char *svg;
 
 	for (size_t i = 0; i < n; i++) {
-		struct fg_frame p[3] = { { "main", "app", FG_COLOR_CPU }, { mid, "app", FG_COLOR_CPU },
-					 { leaf, "libc.so.6", FG_COLOR_CPU_KERNEL } };
+		struct fg_frame p[3] = { { .name = "main", .detail = "app", .color = FG_COLOR_CPU },
+					 { .name = mid, .detail = "app", .color = FG_COLOR_CPU },
+					 { .name = leaf, .detail = "libc.so.6", .color = FG_COLOR_CPU_KERNEL } };
 
 		snprintf(mid, sizeof(mid), "mid_%03zu", i / 100);
 		snprintf(leaf, sizeof(leaf), "leaf_%05zu", i);

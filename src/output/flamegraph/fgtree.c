@@ -19,6 +19,16 @@ static uint32_t str_id(struct fg_tree *t, const char *s)
 	return intern__id(&t->strs, s ? s : "", &id) ? UINT32_MAX : id;
 }
 
+int fg_tree__intern(struct fg_tree *t, const char *s, uint32_t *ref)
+{
+	uint32_t id = str_id(t, s);
+
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	*ref = id + 1;
+	return 0;
+}
+
 struct node_key {
 	uint32_t parent, name, detail;
 	uint8_t color;
@@ -36,7 +46,8 @@ static bool node_eq(const void *entry, const void *key)
 /* The child of parent with this frame, created on first sight; UINT32_MAX on ENOMEM. */
 static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
 {
-	struct node_key k = { parent, str_id(t, f->name), str_id(t, f->detail), (uint8_t)f->color };
+	struct node_key k = { parent, f->name_ref ? f->name_ref - 1 : str_id(t, f->name),
+			      f->detail_ref ? f->detail_ref - 1 : str_id(t, f->detail), (uint8_t)f->color };
 	struct fg_node *n;
 	bool added;
 
@@ -59,7 +70,7 @@ static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame 
 
 struct fg_tree *fg_tree__new(void)
 {
-	static const struct fg_frame all = { "all", NULL, FG_COLOR_META };
+	static const struct fg_frame all = { .name = "all", .color = FG_COLOR_META };
 	struct fg_tree *t = calloc(1, sizeof(*t));
 
 	if (!t)

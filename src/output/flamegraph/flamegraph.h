@@ -44,12 +44,21 @@ struct fg_frame {
 	const char *name;   /* drawn, searched, first line of the tooltip */
 	const char *detail; /* tooltip only (DSO, thread ids), or NULL */
 	enum fg_color color;
+	/*
+	 * name and detail as fg_tree__intern() made them, for a caller that
+	 * adds one frame to many paths (each string is then hashed once);
+	 * 0: name and detail are taken.
+	 */
+	uint32_t name_ref, detail_ref;
 };
 
 struct fg_tree;
 
 struct fg_tree *fg_tree__new(void);
 void fg_tree__free(struct fg_tree *t);
+
+/* s (NULL: none) interned in t, as fg_frame.name_ref or detail_ref: 0 or -ENOMEM. */
+int fg_tree__intern(struct fg_tree *t, const char *s, uint32_t *ref);
 
 /*
  * Add value (ns) of class cls along a path of n frames, outermost first,

@@ -24,7 +24,8 @@
 static struct fg_frame to_fg(const struct frame *fr, enum fg_color c, char *name, size_t nlen,
 			     char *detail, size_t dlen)
 {
-	struct fg_frame f = { frame__name(fr, name, nlen), fr->kernel ? fr->dso : fr->dso_short, c };
+	struct fg_frame f = { .name = frame__name(fr, name, nlen),
+			       .detail = fr->kernel ? fr->dso : fr->dso_short, .color = c };
 
 	if (fr->inlined) {
 		snprintf(detail, dlen, "%s (inlined)", f.detail);
@@ -71,11 +72,11 @@ static struct fg_frame group_frame(const struct session *s, const struct pstack 
 				   bool per_thread, char *group, size_t glen, char *ids, size_t ilen)
 {
 	if (!per_thread)
-		return (struct fg_frame){ session__comm(s, st->comm), NULL, FG_COLOR_META };
+		return (struct fg_frame){ .name = session__comm(s, st->comm), .color = FG_COLOR_META };
 	snprintf(group, glen, "%s-%d/%d", session__comm(s, st->comm), (int32_t)st->pid,
 		 (int32_t)st->tid);
 	snprintf(ids, ilen, "pid %d, tid %d", (int32_t)st->pid, (int32_t)st->tid);
-	return (struct fg_frame){ group, ids, FG_COLOR_META };
+	return (struct fg_frame){ .name = group, .detail = ids, .color = FG_COLOR_META };
 }
 
 int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
@@ -84,7 +85,9 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 	static const char *const split[FG_NR_CLASSES] = { "[on-cpu]", "[off-cpu]" };
 	bool both = o->cpu_event >= 0 && o->off_event >= 0;
 	struct path_scratch sc = {};
-	int err = 0;
+	/* per session frame: its name and detail interned in t, made on first sight */
+	uint32_t nfr = session__nr_frames(s), (*refs)[2] = calloc(nfr ? nfr : 1, sizeof(*refs));
+	int err = refs ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
 		const struct pstack *st = profile__stack(p, i);
@@ -104,18 +107,36 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 			break;
 		sc.path[n++] = group_frame(s, st, o->per_thread, group, sizeof(group), ids, sizeof(ids));
 		if (both)
-			sc.path[n++] = (struct fg_frame){ split[cls], NULL,
-						       cls == FG_ON_CPU ? FG_COLOR_CPU : FG_COLOR_OFF };
-		for (uint32_t j = st->nr; j-- > 0;) {
+			sc.path[n++] = (struct fg_frame){ .name = split[cls],
+						       .color = cls == FG_ON_CPU ? FG_COLOR_CPU : FG_COLOR_OFF };
+		for (uint32_t j = st->nr; j-- > 0 && !err;) {
 			const struct frame *f = session__frame(s, fr[j]);
 			enum fg_color c = cls == FG_ON_CPU ? (f->kernel ? FG_COLOR_CPU_KERNEL : FG_COLOR_CPU)
 							   : (f->kernel ? FG_COLOR_OFF_KERNEL : FG_COLOR_OFF);
+			uint32_t *r = fr[j] < nfr ? refs[fr[j]] : NULL;
 
+			if (r && r[0]) {
+				sc.path[n++] = (struct fg_frame){ .color = c, .name_ref = r[0], .detail_ref = r[1] };
+				continue;
+			}
 			sc.path[n] = to_fg(f, c, sc.names[n], sizeof(sc.names[n]), sc.details[n], sizeof(sc.details[n]));
+			if (r) {
+				uint32_t name, detail;
+
+				err = fg_tree__intern(t, sc.path[n].name, &name);
+				if (!err)
+					err = fg_tree__intern(t, sc.path[n].detail, &detail);
+				if (!err) {
+					r[0] = name;
+					r[1] = detail;
+				}
+			}
 			n++;
 		}
-		err = fg_tree__add(t, sc.path, n, cls, st->period);
+		if (!err)
+			err = fg_tree__add(t, sc.path, n, cls, st->period);
 	}
+	free(refs);
 	path_scratch__free(&sc);
 	return err;
 }
@@ -146,12 +167,12 @@ int fg__from_offwake(struct fg_tree *t, struct session *s, const struct profile 
 			enum fg_color c;
 
 			if (fr[j] == sep) {
-				sc.path[n++] = (struct fg_frame){ "--", NULL, FG_COLOR_SEPARATOR };
+				sc.path[n++] = (struct fg_frame){ .name = "--", .color = FG_COLOR_SEPARATOR };
 				waker = true;
 				continue;
 			}
 			if (!j && waker) { /* the waker's name */
-				sc.path[n++] = (struct fg_frame){ f->sym, "waker", FG_COLOR_META };
+				sc.path[n++] = (struct fg_frame){ .name = f->sym, .detail = "waker", .color = FG_COLOR_META };
 				continue;
 			}
 			if (waker)
@@ -214,8 +235,8 @@ int fg__from_chains(struct fg_tree *t, const struct session *s, const struct pro
 				bool marker = is_hop_marker(f);
 
 				hop += marker;
-				sc.path[n++] = (struct fg_frame){ f->sym, marker ? "woken by" : "end",
-							       marker ? FG_COLOR_SEPARATOR : FG_COLOR_META };
+				sc.path[n++] = (struct fg_frame){ .name = f->sym, .detail = marker ? "woken by" : "end",
+							       .color = marker ? FG_COLOR_SEPARATOR : FG_COLOR_META };
 				continue;
 			}
 			if (!hop)
