@@ -193,29 +193,34 @@ static bool chain_eq(const struct chain_rec *e, const struct chain_key *k)
 }
 
 /*
- * Hash of a raw callchain and what else its frames depend on: two words
- * a multiply, a full mix at the end (every sample with a callchain is
- * hashed here).
+ * Hash of a raw callchain and what else its frames depend on. Every
+ * sample with a callchain is hashed here, so the words go through four
+ * independent multiply lanes (a chain of 16 words is 4 multiplies deep,
+ * not 16), folded and mixed at the end.
  */
 static uint64_t chain_hash(const struct perf_sample *ps, uint32_t space, bool has_ip)
 {
 	const uint8_t *b = ps->callchain;
 	uint64_t n = ps->nr_callchain, i = 0;
-	uint64_t h = (ps->ip ^ n * 0x9e3779b97f4a7c15ULL) + ((uint64_t)space << 20 | ps->cpumode << 1 | has_ip);
+	uint64_t h0 = (ps->ip ^ n * 0x9e3779b97f4a7c15ULL) + ((uint64_t)space << 20 | ps->cpumode << 1 | has_ip);
+	uint64_t h1 = 0x243f6a8885a308d3ULL, h2 = 0x13198a2e03707344ULL, h3 = 0xa4093822299f31d0ULL;
 
-	for (; i + 2 <= n; i += 2) {
-		uint64_t v[2];
+	for (; i + 4 <= n; i += 4) {
+		uint64_t v[4];
 
-		memcpy(v, b + 8 * i, 16);
-		h = (h ^ v[0]) * 0x9e3779b97f4a7c15ULL + ((h >> 29) ^ v[1]) * 0xc2b2ae3d27d4eb4fULL;
+		memcpy(v, b + 8 * i, 32);
+		h0 = (h0 ^ v[0]) * 0x9e3779b97f4a7c15ULL;
+		h1 = (h1 ^ v[1]) * 0xc2b2ae3d27d4eb4fULL;
+		h2 = (h2 ^ v[2]) * 0x165667b19e3779f9ULL;
+		h3 = (h3 ^ v[3]) * 0xd6e8feb86659fd93ULL;
 	}
-	if (i < n) {
+	for (; i < n; i++) {
 		uint64_t v;
 
 		memcpy(&v, b + 8 * i, 8);
-		h = (h ^ v) * 0x9e3779b97f4a7c15ULL + (h >> 29);
+		h1 = (h1 ^ v) * 0x9e3779b97f4a7c15ULL;
 	}
-	return hash__mix(h);
+	return hash__mix(h0 ^ (h1 >> 29 | h1 << 35) ^ (h2 >> 17 | h2 << 47) ^ (h3 >> 41 | h3 << 23));
 }
 
 static inline struct chain_rec *rec_at(const struct chain_cache *c, uint32_t slot_rec)
