@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Two gzip members compressed side by side. zlib compresses on one core;
- * a profile's last step (its 10 MB compressed, 80 ms at level 1) ran while
- * the other core had nothing to do. Two members cost 20 bytes of header
- * and trailer and the second half's first matches, about nothing.
+ * gzip with both cores. zlib compresses on one core; a profile's last
+ * step (its 10 MB compressed, 80 ms at level 1) ran while the other core
+ * had nothing to do. So the data goes out as gzip members of about a
+ * megabyte, compressed by a thread of the stream's while the caller still
+ * makes the rest, and by the caller too once it is done. A member costs
+ * 20 bytes of header and trailer and its first matches, about nothing.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,33 +13,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "util/gzip.h"
-
-#define SPLIT_MIN (1u << 20) /* below, one member, this thread */
+#include "util/vec.h"
 
 struct member {
-	const uint8_t *in;
+	uint8_t *in;  /* malloc'd, the stream's: freed once compressed */
 	size_t len;
-	int level;
 	uint8_t *out; /* malloc'd */
 	size_t nout;
 	int err;
 };
 
-/* Compress m->in into m->out as one gzip member; m->err 0 or a negative errno. */
-static void *member_deflate(void *arg)
+/* Compress m->in into m->out as one gzip member; 0 or a negative errno. */
+static int member_deflate(struct member *m, int level)
 {
-	struct member *m = arg;
 	z_stream zs = { 0 };
 	size_t bound, in_left = m->len;
-	int ret;
+	int ret, err = -ENOMEM;
 
-	m->err = -ENOMEM;
-	if (deflateInit2(&zs, m->level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
+	if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return err;
 	bound = deflateBound(&zs, m->len);
 	m->out = malloc(bound);
 	if (!m->out)
@@ -56,13 +55,13 @@ static void *member_deflate(void *arg)
 	} while (ret == Z_OK);
 	if (ret == Z_STREAM_END) {
 		m->nout = (size_t)(zs.next_out - m->out);
-		m->err = 0;
+		err = 0;
 	} else {
-		m->err = -EIO;
+		err = -EIO;
 	}
 cleanup:
 	deflateEnd(&zs);
-	return NULL;
+	return err;
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -80,31 +79,123 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int gzip__write(int fd, const void *data, size_t len, int level)
-{
-	struct member m[2] = {
-		{ .in = data, .len = len >= SPLIT_MIN ? len / 2 : len, .level = level },
-		{ .level = level },
-	};
-	bool threaded = false;
+/*
+ * The members in order; next is the first nobody has taken. Under lock:
+ * next, nr (and the array), compressed, done, and each member's out and
+ * err once it is compressed (the taker's until then). They are written
+ * at the end, in order.
+ */
+struct gzip_stream {
+	int fd, level;
+	int err;            /* under lock: the first put's that failed */
+	bool threaded, done;
 	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct member **m;
+	size_t nr, cap, next, compressed;
+};
+
+/* Compress the next member nobody has taken; false when there is none (called under lock). */
+static bool take_one(struct gzip_stream *z)
+{
+	struct member *m;
 	int err;
 
-	m[1].in = m[0].in + m[0].len;
-	m[1].len = len - m[0].len;
-	if (m[1].len)
-		threaded = !pthread_create(&th, NULL, member_deflate, &m[1]);
-	member_deflate(&m[0]);
-	if (threaded)
-		pthread_join(th, NULL);
-	else if (m[1].len) /* no thread: the second half here too */
-		member_deflate(&m[1]);
-	err = m[0].err ? m[0].err : m[1].err;
-	if (!err)
-		err = write_all(fd, m[0].out, m[0].nout);
-	if (!err && m[1].len)
-		err = write_all(fd, m[1].out, m[1].nout);
-	free(m[0].out);
-	free(m[1].out);
+	if (z->next == z->nr)
+		return false;
+	m = z->m[z->next++];
+	pthread_mutex_unlock(&z->lock);
+	err = member_deflate(m, z->level);
+	free(m->in);
+	m->in = NULL;
+	pthread_mutex_lock(&z->lock);
+	m->err = err;
+	z->compressed++;
+	pthread_cond_broadcast(&z->cond);
+	return true;
+}
+
+/* The stream's thread: every member, in order, until the last is taken. */
+static void *compressor(void *arg)
+{
+	struct gzip_stream *z = arg;
+
+	pthread_setname_np(pthread_self(), "offcpu-gzip"); /* in top and in profiles */
+	pthread_mutex_lock(&z->lock);
+	for (;;) {
+		if (take_one(z))
+			continue;
+		if (z->done)
+			break;
+		pthread_cond_wait(&z->cond, &z->lock);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return NULL;
+}
+
+struct gzip_stream *gzip__stream_new(int fd, int level)
+{
+	struct gzip_stream *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->fd = fd;
+	z->level = level;
+	pthread_mutex_init(&z->lock, NULL);
+	pthread_cond_init(&z->cond, NULL);
+	z->threaded = !pthread_create(&z->th, NULL, compressor, z);
+	return z; /* no thread: gzip__stream_finish() compresses it all */
+}
+
+int gzip__stream_put(struct gzip_stream *z, void *data, size_t len)
+{
+	struct member *m = calloc(1, sizeof(*m));
+	int err = 0;
+
+	pthread_mutex_lock(&z->lock);
+	if (!m || vec__reserve((void **)&z->m, &z->cap, z->nr + 1, sizeof(*z->m), 16)) {
+		err = z->err = z->err ? z->err : -ENOMEM; /* said again by gzip__stream_finish() */
+		free(data);
+		free(m);
+	} else {
+		m->in = data;
+		m->len = len;
+		z->m[z->nr++] = m;
+		pthread_cond_broadcast(&z->cond);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return err;
+}
+
+int gzip__stream_finish(struct gzip_stream *z)
+{
+	int err;
+
+	if (!z->nr)
+		gzip__stream_put(z, NULL, 0); /* no data: one empty member */
+	pthread_mutex_lock(&z->lock);
+	z->done = true;
+	pthread_cond_broadcast(&z->cond);
+	while (take_one(z)) /* the rest, beside the stream's thread */
+		;
+	while (z->compressed < z->nr)
+		pthread_cond_wait(&z->cond, &z->lock);
+	pthread_mutex_unlock(&z->lock);
+	if (z->threaded)
+		pthread_join(z->th, NULL);
+	err = z->err;
+	for (size_t i = 0; i < z->nr; i++) {
+		struct member *m = z->m[i];
+
+		if (!err)
+			err = m->err ? m->err : write_all(z->fd, m->out, m->nout);
+		free(m->out);
+		free(m);
+	}
+	pthread_mutex_destroy(&z->lock);
+	pthread_cond_destroy(&z->cond);
+	free(z->m);
+	free(z);
 	return err;
 }

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A gzip file written with both cores. */
+/* A gzip file written with both cores, while its data is still being made. */
 #ifndef OFFCPU_UTIL_GZIP_H
 #define OFFCPU_UTIL_GZIP_H
 
 #include <stddef.h>
 
 /*
- * Write data[0..len) to fd, gzip-compressed at zlib level (1-9). From a
- * megabyte on, the halves are compressed at once, by this thread and one
- * more, as two gzip members one after the other: a gzip file (RFC 1952
- * section 2.2) that gunzip, zlib's gzread and Go's compress/gzip (and so
- * `go tool pprof`) read as the whole. 0 or a negative errno.
+ * The stream writes to fd, at zlib level (1-9), each piece put as one gzip
+ * member, in order: a gzip file (RFC 1952 section 2.2) that gunzip,
+ * zlib's gzread and Go's compress/gzip (and so `go tool pprof`) read as
+ * the whole. Pieces are compressed by a thread of the stream's as they
+ * come, and by the caller's thread too in gzip__stream_finish(); about a
+ * megabyte each keeps both busy.
  */
-int gzip__write(int fd, const void *data, size_t len, int level);
+struct gzip_stream;
+
+/* NULL when out of memory. */
+struct gzip_stream *gzip__stream_new(int fd, int level);
+/* Hand data[0..len) over: malloc'd, the stream frees it. 0 or -ENOMEM (data freed). */
+int gzip__stream_put(struct gzip_stream *z, void *data, size_t len);
+/*
+ * Compress what is left, write every member, free the stream (fd stays
+ * open). 0, or the first negative errno of a put, a member or a write.
+ */
+int gzip__stream_finish(struct gzip_stream *z);
 
 #endif

@@ -4,7 +4,8 @@
  * output decoded field by field: a byte-built recording (cpu-clock and
  * offcpu-time samples of two threads) through session, profile and
  * pprof__encode(), read back with a small decoder written here from the
- * wire format and profile.proto; the gzip writer read back through zlib.
+ * wire format and profile.proto; pprof__write's file read back through
+ * zlib.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -288,7 +289,7 @@ static void test_profile(void **state)
 	assert_int_equal(session__run(s, add, p), 0);
 	report_opts__init(&o);
 	o.input = path;
-	assert_int_equal(pprof__encode(b, s, p, 0, 1, &o), 0);
+	assert_int_equal(pprof__encode(b, NULL, s, p, 0, 1, &o), 0);
 	decode(pb__data(b), pb__len(b), d);
 
 	assert_true(d->nstr > 0);
@@ -350,7 +351,7 @@ static void test_profile(void **state)
 	/* only one of the events */
 	pb__free(b);
 	b = pb__new();
-	assert_int_equal(pprof__encode(b, s, p, 0, -1, &o), 0);
+	assert_int_equal(pprof__encode(b, NULL, s, p, 0, -1, &o), 0);
 	decode(pb__data(b), pb__len(b), d);
 	assert_int_equal(d->nsample, 1);
 	assert_string_equal(S(d, d->default_sample_type), "cpu");
@@ -364,25 +365,72 @@ static void test_profile(void **state)
 	unlink(path);
 }
 
-static void test_gzip(void **state)
+/*
+ * pprof__write: a profile of 40 000 stacks (about 2 MB encoded, so its
+ * samples go to the gzip stream in pieces while the rest is encoded) read
+ * back through zlib is byte for byte what pprof__encode() makes in memory;
+ * an unwritable place is an error, with no file left behind.
+ */
+static void test_write(void **state)
 {
-	char path[64], back[70000];
-	static char data[65536];
+	static const uint64_t st[1] = { ST };
+	static const char *const names[1] = { "cpu-clock" };
+	struct session_opts so = { .no_symbols = true };
+	char path[64], out[64], err[256];
+	size_t cap = 8u << 20;
+	unsigned char *back = malloc(cap);
+	struct pb *b = pb__new();
+	struct report_opts o;
+	struct session *s;
+	struct profile *p;
+	struct pdb pb;
 	gzFile gz;
+	int got;
 
-	for (size_t i = 0; i < sizeof(data); i++)
-		data[i] = (char)(i * 7 + i / 300);
-	snprintf(path, sizeof(path), "/tmp/offcpu-ut-pprof-%d.pb.gz", getpid());
-	assert_int_equal(pprof__gzip(path, data, sizeof(data)), 0);
-	gz = gzopen(path, "rb");
+	(void)state;
+	assert_non_null(back);
+	snprintf(path, sizeof(path), "/tmp/offcpu-ut-pprof-w-%d.data", getpid());
+	snprintf(out, sizeof(out), "/tmp/offcpu-ut-pprof-w-%d.pb.gz", getpid());
+	pdb_init(&pb, 1, st, names);
+	pdb_comm(&pb, 10, 10, "worker", 1);
+	pdb_mmap2(&pb, 10, 0x400000, 0x100000, 0, "/nonexistent/app", 2);
+	for (uint64_t i = 0; i < 40000; i++) {
+		uint64_t ips[2] = { 0x400000 + 16 * i, 0x4ff000 };
+
+		pdb_sample(&pb, 0, 10, 10, 1000 + i, 1000000, ips, 2, NULL, 0);
+	}
+	pdb_finish(&pb, path);
+	s = session__new(path, &so, err, sizeof(err));
+	assert_non_null(s);
+	p = profile__new(1, PROFILE_KEEP_PID | PROFILE_KEEP_TID);
+	assert_int_equal(session__run(s, add, p), 0);
+	report_opts__init(&o);
+	o.input = path;
+	assert_int_equal(pprof__encode(b, NULL, s, p, 0, -1, &o), 0);
+	assert_true(pb__len(b) > (1u << 20) && pb__len(b) < cap);
+
+	assert_int_equal(pprof__write(out, s, p, &o, NULL, err, sizeof(err)), 0);
+	gz = gzopen(out, "rb");
 	assert_non_null(gz);
 	assert_int_equal(gzdirect(gz), 0); /* really compressed */
-	assert_int_equal(gzread(gz, back, sizeof(back)), sizeof(data));
+	got = gzread(gz, back, (unsigned int)cap);
 	gzclose(gz);
-	assert_memory_equal(back, data, sizeof(data));
-	unlink(path);
+	assert_int_equal(got, (int)pb__len(b));
+	assert_memory_equal(back, pb__data(b), pb__len(b));
+	unlink(out);
+
 	/* an unwritable place: an error, and no file left behind */
-	assert_int_equal(pprof__gzip("/nonexistent-dir/x.pb.gz", data, 10), -ENOENT);
+	assert_int_equal(pprof__write("/nonexistent-dir/x.pb.gz", s, p, &o, NULL, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.pb.gz"));
+
+	report_opts__free(&o);
+	profile__free(p);
+	session__free(s);
+	pb__free(b);
+	free(back);
+	free(pb.buf);
+	unlink(path);
 }
 
 int main(void)
@@ -390,7 +438,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_profile),
-		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

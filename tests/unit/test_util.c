@@ -5,9 +5,10 @@
  *   it splits at, with many equal keys, must come out the same, element
  *   for element, equal keys in the same order (each element carries its
  *   original place, which the comparison does not look at);
- * - gzip__write (util/gzip.h): what zlib's gzread (which reads every
- *   member) gets back is what was written, below and above the size it
- *   splits at; a descriptor it cannot write to is an error.
+ * - the gzip stream (util/gzip.h): what zlib's gzread (which reads every
+ *   member) gets back is what was put, in order: nothing, one piece, many
+ *   pieces of all sizes (more than the stream's thread keeps up with); a
+ *   descriptor it cannot write to is an error.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -76,12 +77,16 @@ static void test_psort_split(void **state)
 	check(16384, 3);
 }
 
-/* gzip__write of n bytes (text-like: compressible) read back whole by gzread. */
-static void gzip_round_trip(size_t n)
+/*
+ * n bytes (text-like: compressible) put in pieces of at most piece bytes,
+ * read back whole by gzread.
+ */
+static void gzip_round_trip(size_t n, size_t piece)
 {
 	char path[] = "/tmp/offcpu-test-gzip.XXXXXX";
 	unsigned char *in = malloc(n ? n : 1), *back = malloc(n + 16);
 	int fd = mkstemp(path), got;
+	struct gzip_stream *z;
 	gzFile gz;
 
 	assert_true(fd >= 0);
@@ -89,7 +94,17 @@ static void gzip_round_trip(size_t n)
 	assert_non_null(back);
 	for (size_t i = 0; i < n; i++)
 		in[i] = (unsigned char)("offcpu-time "[i % 12] + (i / 4096) % 3);
-	assert_int_equal(gzip__write(fd, in, n, 1), 0);
+	z = gzip__stream_new(fd, 1);
+	assert_non_null(z);
+	for (size_t off = 0; off < n; off += piece) {
+		size_t len = n - off < piece ? n - off : piece;
+		void *copy = malloc(len);
+
+		assert_non_null(copy);
+		memcpy(copy, in + off, len);
+		assert_int_equal(gzip__stream_put(z, copy, len), 0);
+	}
+	assert_int_equal(gzip__stream_finish(z), 0);
 	assert_int_equal(close(fd), 0);
 	gz = gzopen(path, "rb");
 	assert_non_null(gz);
@@ -104,13 +119,17 @@ static void gzip_round_trip(size_t n)
 
 static void test_gzip(void **state)
 {
-	char byte = 0;
+	struct gzip_stream *z;
 
 	(void)state;
-	gzip_round_trip(0);
-	gzip_round_trip(1000);
-	gzip_round_trip((3u << 20) + 7); /* two members */
-	assert_int_equal(gzip__write(-1, &byte, 1, 1), -EBADF);
+	gzip_round_trip(0, 1);        /* nothing put: one empty member */
+	gzip_round_trip(1000, 1000);  /* one member */
+	gzip_round_trip((3u << 20) + 7, 1u << 20);
+	gzip_round_trip(200000, 997); /* 201 members, faster than they compress */
+	z = gzip__stream_new(-1, 1);
+	assert_non_null(z);
+	assert_int_equal(gzip__stream_put(z, strdup("x"), 1), 0);
+	assert_int_equal(gzip__stream_finish(z), -EBADF);
 }
 
 int main(void)

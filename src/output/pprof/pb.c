@@ -35,6 +35,18 @@ void pb__reset(struct pb *b)
 	b->err = 0;
 }
 
+void *pb__take(struct pb *b, size_t *len)
+{
+	void *buf = b->err || !b->len ? NULL : b->buf;
+
+	*len = buf ? b->len : 0;
+	if (buf) {
+		b->buf = NULL;
+		b->len = b->cap = 0;
+	}
+	return buf;
+}
+
 const uint8_t *pb__data(const struct pb *b)
 {
 	return b->buf;

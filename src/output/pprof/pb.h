@@ -27,6 +27,12 @@ void pb__free(struct pb *b);
 
 /* Empty the buffer for the next message, keeping its memory (and clearing an error). */
 void pb__reset(struct pb *b);
+/*
+ * What the buffer holds, handed over (malloc'd, the caller's to free; NULL
+ * when empty or after an error), the buffer left empty: only between two
+ * top-level fields, where no pb__begin() mark is open.
+ */
+void *pb__take(struct pb *b, size_t *len);
 const uint8_t *pb__data(const struct pb *b);
 size_t pb__len(const struct pb *b);
 int pb__error(const struct pb *b);

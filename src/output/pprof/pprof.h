@@ -22,16 +22,18 @@
 #include "output/pprof/pb.h"
 #include "output/report.h"
 
+struct gzip_stream;
+
 /*
  * Encode the stacks of events cpu_ev and off_ev (attr indexes, -1 for none)
- * as an uncompressed Profile message into out. 0 or negative errno.
+ * as an uncompressed Profile message: into out; with a stream z, the
+ * samples go to z as they fill out (pprof__flush), and what out holds at
+ * the end is the message's rest. 0 or negative errno.
  */
-int pprof__encode(struct pb *out, const struct session *s, const struct profile *p, int cpu_ev,
-		  int off_ev, const struct report_opts *o);
-
-/* gzip data into path ("-" for stdout), through path.tmp and a rename. 0 or negative errno. */
-int pprof__gzip(const char *path, const void *data, size_t len);
-
+int pprof__encode(struct pb *out, struct gzip_stream *z, const struct session *s,
+		  const struct profile *p, int cpu_ev, int off_ev, const struct report_opts *o);
+/* What out holds, to z (between two top-level fields). 0 or negative errno. */
+int pprof__flush(struct pb *out, struct gzip_stream *z);
 /*
  * `offcpu report --pprof path`: pick the time events, encode, gzip. 0, or
  * negative errno with a message in errbuf (-ENODATA, nothing written:
