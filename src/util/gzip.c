@@ -168,28 +168,35 @@ int gzip__stream_put(struct gzip_stream *z, void *data, size_t len)
 	return err;
 }
 
-int gzip__stream_finish(struct gzip_stream *z)
+int gzip__stream_finish(struct gzip_stream *z, bool write)
 {
+	size_t taken;
 	int err;
 
-	if (!z->nr)
+	if (!z->nr && write)
 		gzip__stream_put(z, NULL, 0); /* no data: one empty member */
 	pthread_mutex_lock(&z->lock);
 	z->done = true;
+	taken = z->next;
+	if (!write)
+		z->next = z->nr; /* what nobody took stays as it is */
 	pthread_cond_broadcast(&z->cond);
 	while (take_one(z)) /* the rest, beside the stream's thread */
 		;
-	while (z->compressed < z->nr)
+	if (write)
+		taken = z->nr;
+	while (z->compressed < taken)
 		pthread_cond_wait(&z->cond, &z->lock);
 	pthread_mutex_unlock(&z->lock);
 	if (z->threaded)
 		pthread_join(z->th, NULL);
-	err = z->err;
+	err = write ? z->err : 0;
 	for (size_t i = 0; i < z->nr; i++) {
 		struct member *m = z->m[i];
 
-		if (!err)
+		if (!err && write)
 			err = m->err ? m->err : write_all(z->fd, m->out, m->nout);
+		free(m->in);
 		free(m->out);
 		free(m);
 	}

@@ -3,6 +3,7 @@
 #ifndef OFFCPU_UTIL_GZIP_H
 #define OFFCPU_UTIL_GZIP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -22,7 +23,9 @@ int gzip__stream_put(struct gzip_stream *z, void *data, size_t len);
 /*
  * Compress what is left, write every member, free the stream (fd stays
  * open). 0, or the first negative errno of a put, a member or a write.
+ * Without write (the caller failed before the end), nothing is written
+ * and 0 comes back.
  */
-int gzip__stream_finish(struct gzip_stream *z);
+int gzip__stream_finish(struct gzip_stream *z, bool write);
 
 #endif

@@ -462,7 +462,7 @@ static int encode_to(const char *path, struct pb *b, const struct session *s,
 		*encoding = err != 0;
 		if (!err)
 			err = pprof__flush(b, z); /* the tables and strings */
-		zerr = gzip__stream_finish(z);
+		zerr = gzip__stream_finish(z, !err); /* after an error, nothing goes out */
 		if (!err)
 			err = zerr;
 	}
