@@ -23,6 +23,14 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer
+# GCC's generic x86-64 tuning zeroes a struct of 64 to a few hundred bytes
+# with `rep stos`, whose start-up costs tens of cycles on AMD's cores, and
+# the reader zeroes three per sample (the record, 224 bytes; an offcpu
+# payload's fields; the resolved sample, 88). Vector stores instead, where
+# the compiler knows the option (clang uses them already): `report` of the
+# offcpu 300 MB bench recording, 15 alternating runs, 9 % less CPU time.
+MEMSET_STRATEGY := -mmemset-strategy=vector_loop:512:noalign,libcall:-1:noalign
+CFLAGS  += $(shell $(CC) -Werror $(MEMSET_STRATEGY) -E -x c /dev/null >/dev/null 2>&1 && echo '$(MEMSET_STRATEGY)')
 CPPFLAGS += -I$(BUILD) -Isrc
 LDLIBS  += -lbpf -lelf -ldw -lz -lpthread -lstdc++
 
