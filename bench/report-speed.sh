@@ -105,6 +105,11 @@ run() {
 	t1=$(date +%s%N)
 	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -1 "$DIR/time.$$")" >>"$DIR/m.$label"
 }
+# warm FILE: its pages into the page cache, untimed, before each run. A
+# file once read does not stay there: this VM pages out what was not
+# touched for a minute (DAMON's pageout scheme), and the first command on
+# each file then read part of it from the disk inside its time.
+warm() { cat "$1" >/dev/null; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 spread() { cut -d' ' -f1 "$1" | sort -n | sed -n '1p;$p' | paste -sd- ; }
 
@@ -135,10 +140,14 @@ for i in $(seq "$RUNS"); do
 		for size in $SIZES; do
 			f=$DIR/$kind-$size.data
 			lock
+			warm "$f"
 			run "$kind-$size-perf-report" perf report -i "$f" --stdio --no-children
+			warm "$f"
 			run "$kind-$size-perf-report-children" perf report -i "$f" --stdio
+			warm "$f"
 			run "$kind-$size-perf-script" perf script -i "$f"
 			while IFS='|' read -r name args; do
+				warm "$f"
 				# shellcheck disable=SC2086
 				run "$kind-$size-offcpu-$name" "$OFFCPU" $args -i "$f"
 			done < <(commands "$kind")
