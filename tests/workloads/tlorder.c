@@ -54,6 +54,13 @@ static struct {
 	int64_t cpu_block, cpu_run, cpu_end;   /* the sleeper's CPU time at block, run, end */
 	int64_t spin_start, spin_end;          /* the spinner's hold of CPU c */
 	int64_t naps_ns;                       /* the sleeper's naps, timed around each */
+	/*
+	 * Each burn's wall time less its CPU time: what kept the thread off
+	 * its CPU while it ran there. The host's steal counts in the first
+	 * (the timeline's "on CPU") and not in the second (CPU time leaves
+	 * out steal under paravirt accounting).
+	 */
+	int64_t held_before, held_after;
 } r;
 
 static int pipefd[2];
@@ -133,7 +140,10 @@ TL_FRAME void tl_naps(void)
 
 TL_FRAME void tl_run_before(void)
 {
+	int64_t t0 = mono_ns(), c0 = cpu_ns();
+
 	tl_burn(40 * MS);
+	r.held_before = (mono_ns() - t0) - (cpu_ns() - c0);
 	tl_done();
 }
 
@@ -152,7 +162,10 @@ TL_FRAME void tl_wait_pipe(void)
 
 TL_FRAME void tl_run_after(void)
 {
+	int64_t t0 = mono_ns(), c0 = cpu_ns();
+
 	tl_burn(40 * MS);
+	r.held_after = (mono_ns() - t0) - (cpu_ns() - c0);
 	tl_done();
 }
 
@@ -237,6 +250,8 @@ static void write_json(const char *path)
 		(long long)r.end);
 	fprintf(f, " \"cpu_block\": %lld, \"cpu_run\": %lld, \"cpu_end\": %lld,\n", (long long)r.cpu_block,
 		(long long)r.cpu_run, (long long)r.cpu_end);
+	fprintf(f, " \"held_before\": %lld, \"held_after\": %lld,\n", (long long)r.held_before,
+		(long long)r.held_after);
 	fprintf(f, " \"spin_start\": %lld, \"spin_end\": %lld, \"naps_ns\": %lld}\n",
 		(long long)r.spin_start, (long long)r.spin_end, (long long)r.naps_ns);
 	if (fclose(f))
