@@ -157,11 +157,7 @@ def main(offcpu, path, json_path):
         if not check(t is not None, "%s: not in the workload's JSON" % f):
             continue
         ref = t["func_offcpu_ns"]
-        # less the run's IRQ + steal time, up to the calls' on-CPU time: the
-        # workload counts it asleep (record_lib.sh, OFFCPU_TEST_STOLEN_NS)
-        stolen = min(perfcheck.stolen_ns(), t.get("func_oncpu_ns", 0))
-        lo = ref * (1 - WORKLOAD) - stolen
-        hi = (ref + t["func_rq_wake_ns"] + t["func_rq_mixed_ns"]) * (1 + WORKLOAD)
+        lo, hi = perfcheck.func_band(t, WORKLOAD)
         fv = fold.get(f, 0)
         pv = perf.get(f, 0)
         rc, rt, tres, rtxt = rep.get(f, (0, 0, 0, "absent"))

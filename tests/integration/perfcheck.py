@@ -130,11 +130,39 @@ def script_samples(path, extra=(), raw=False):
 
 
 def stolen_ns():
-    """IRQ + softirq + steal time of all CPUs during the last recording
-    (OFFCPU_TEST_STOLEN_NS, set by record_lib.sh's record): a bound on what
-    a workload's wall - on-CPU - run-queue counts as asleep while its thread
-    was current."""
+    """IRQ + softirq + steal time of all CPUs during the last recording, at
+    most (OFFCPU_TEST_STOLEN_NS, set by record_lib.sh's record: /proc/stat's
+    ticks, and the tick each of its three fields may leave out): a bound on
+    what a workload's wall - on-CPU - run-queue counts as asleep while its
+    thread was current."""
     return int(os.environ.get("OFFCPU_TEST_STOLEN_NS", "0") or 0)
+
+
+def steal_bound(t, prefix):
+    """What waitmix's "asleep" (wall - CPU time - run-queue wait) of thread t
+    may hold that the thread spent current, over its life (prefix "") or in
+    its calls ("func_"): the run's IRQ + steal time (stolen_ns(), or
+    OFFCPU_TEST_STEAL_NS where a test measured more), up to the thread's own
+    time on a CPU there. The CPU time leaves the steal out, the task-clock
+    keeps it (but not the context switches, which the CPU time keeps): the
+    larger of the two. In a burst of steal the hypervisor took 53 % of the
+    fsync thread's time on a CPU, more than its CPU time."""
+    stolen = max(int(os.environ.get("OFFCPU_TEST_STEAL_NS", "0") or 0), stolen_ns())
+    return min(stolen, max(t[prefix + "oncpu_ns"], t.get(prefix + "task_clock_ns", -1)))
+
+
+def func_band(t, tol):
+    """(lo, hi): where a recorder's off-CPU time in one of waitmix's named
+    functions (t, a thread of its JSON) must lie. An interval ends at the
+    wake-up (the kernel's accounting: "asleep", wall - on-CPU - run-queue
+    wait) or at the switch-in (perf --off-cpu: + the run-queue wait after
+    wake-ups), so the band runs from asleep - tol to asleep + that wait +
+    tol. The bottom also gives up what waitmix counts asleep although the
+    thread was current (steal_bound)."""
+    sleep = t["func_offcpu_ns"]
+    lo = sleep * (1 - tol) - steal_bound(t, "func_")
+    hi = (sleep + t["func_rq_wake_ns"] + t["func_rq_mixed_ns"]) * (1 + tol)
+    return lo, hi
 
 
 def offcpu_raw(raw):
@@ -308,10 +336,9 @@ def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
         # calls against 20-300 ms asleep), and a vCPU spinning that long is
         # the one the host preempts. The tests that stall pass the run's
         # steal (OFFCPU_TEST_STEAL_NS, an upper bound from /proc/stat's
-        # ticks); the bottom allows for it, up to the calls' on-CPU time.
-        steal = min(max(int(os.environ.get("OFFCPU_TEST_STEAL_NS", "0") or 0), stolen_ns()),
-                    t["func_oncpu_ns"])
-        lo, hi = sleep * 0.97 - steal, (sleep + wake + mixed) * 1.03
+        # ticks); func_band's bottom allows for it.
+        lo, hi = func_band(t, 0.03)
+        steal = steal_bound(t, "func_")
         tids = sorted({s.tid for s in got})
         measure("%-11s %-18s tid %-6d recorded %8.2f ms in %3d samples; asleep %8.2f ms (%+.2f %%), "
                 "+ wake-up wait %.2f ms (%+.2f %%), mixed %.2f ms; designed %.1f ms"
@@ -339,20 +366,20 @@ def cmd_waitmix(path, json_path, thresh_ms, spin="spin"):
     # 0.2 ms for threads that hardly sleep (spin). schedstat's on-CPU time
     # leaves out IRQ and steal time, which then counts as "asleep": the
     # bottom of the band allows for the run's IRQ + steal time of all CPUs
-    # (OFFCPU_TEST_STOLEN_NS, from /proc/stat, 10 ms ticks), as a bound.
-    # Ticks hide less than 10 ms per CPU: the thread's own share, measured
-    # at 1.2-2 % of its on-CPU time here (fsync's 20 ms on CPU: 0.24-0.3 ms
-    # "asleep" that it was not, with 0 ticks of steal), is allowed as 3 % of
-    # its on-CPU time.
+    # (steal_bound: a bound from /proc/stat's 10 ms ticks), up to the
+    # thread's time on a CPU. The steal comes in bursts: in one, 120 runs of
+    # waitmix saw 0.1-0.3 s of it per run and the fsync thread's "asleep"
+    # 10-53 % above its recorded off-CPU time, by up to 112 % of its CPU
+    # time in the calls; outside, 0-1 % (0.2-0.3 ms of its 20 ms on CPU, in
+    # ticks that showed no steal).
     stolen = stolen_ns()
-    if stolen:
-        measure("IRQ + steal time during the run, all CPUs: %.1f ms" % (stolen / 1e6))
+    measure("IRQ + steal time during the run, all CPUs, at most: %.1f ms" % (stolen / 1e6))
     for t in threads:
         got = [s for s in off if s.tid == t["tid"]]
         total = sum(s.period for s in got)
         sleep, rq = t["offcpu_ns"], t["rq_ns"]
         preempt = t["func_rq_preempt_ns"]
-        lo = min(sleep * 0.98, sleep - 200000) - stolen - 0.03 * t["oncpu_ns"]
+        lo = min(sleep * 0.98, sleep - 200000) - steal_bound(t, "")
         hi = max((sleep + rq - preempt) * 1.02, sleep + rq - preempt + 200000)
         measure("thread %-6d %-11s recorded S+D %8.2f ms; schedstat wall-oncpu-rq %8.2f ms (%+.2f %%); "
                 "rq %.2f ms, of which preemption %.2f ms"

@@ -7,7 +7,8 @@
   * -top -sample_index=off_cpu: each waiting wl_* function's cumulative
     off-CPU time equals what waitmix measured around its calls within 5 %
     (of the record check's band: asleep .. asleep + wake-up run-queue
-    wait); the total equals Linux perf script's offcpu-time total;
+    wait, perfcheck.func_band) and, to the ns, the offcpu-time of Linux
+    perf script's samples through it; the total equals perf script's;
   * -top -sample_index=cpu: wl_spin has the most flat CPU time, its
     cumulative time within 10 % of its measured CPU time (999 Hz sampling),
     the total equals perf script's cpu-clock total;
@@ -29,15 +30,6 @@ from perfcheck import check, failures, run  # noqa: E402  (shared with the other
 OFF_FUNCS = ["wl_nanosleep_loop", "wl_pipe_read", "wl_pipe_write", "wl_mutex_hold",
              "wl_mutex_wait", "wl_fsync", "wl_vfork_wait", "wl_child_sleep"]
 OFF_TOL, SPIN_TOL = 0.05, 0.10
-
-
-def band(t):
-    """The record issue's band around what waitmix measured (perfcheck.py
-    cmd_waitmix), widened to 5 %: from asleep (wall - on-CPU - run-queue
-    wait) to asleep + the run-queue wait after wake-ups, since an interval
-    may end at the wake-up or at the switch-in."""
-    ref = t["func_offcpu_ns"]
-    return ref * (1 - OFF_TOL), (ref + t["func_rq_wake_ns"] + t["func_rq_mixed_ns"]) * (1 + OFF_TOL)
 
 
 ROW = re.compile(r"^\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+(\d+)(?:ns)?\s+[\d.]+%\s+(.+?)\s*$")
@@ -78,9 +70,12 @@ def tags(pb):
 def main(data, pb, spin_pb, json_path):
     wl = {t["func"]: t for t in json.load(open(json_path))["threads"]}
     samples, _ = perfcheck.script_samples(data)
-    ptot = {}
+    ptot, pfunc = {}, {}
     for s in samples:
         ptot[s.event] = ptot.get(s.event, 0) + s.period
+        if s.event == "offcpu-time":
+            for f in {perfcheck.fname(fr) for fr in s.frames} & set(OFF_FUNCS):
+                pfunc[f] = pfunc.get(f, 0) + s.period
 
     off, off_total, _ = top(pb, "off_cpu")
     print("# off_cpu total %d ns, perf script offcpu-time %d ns" % (off_total, ptot.get("offcpu-time", 0)))
@@ -89,12 +84,14 @@ def main(data, pb, spin_pb, json_path):
     for f in OFF_FUNCS:
         t = wl[f]
         ref = t["func_offcpu_ns"]
-        lo, hi = band(t)
+        lo, hi = perfcheck.func_band(t, OFF_TOL)
         cum = off.get(f, (0, 0))[1]
         print("# %-18s pprof off_cpu cum %9.3f ms; workload asleep %9.3f ms (%+.2f %%), band [%.3f, %.3f] ms"
               % (f, cum / 1e6, ref / 1e6, 100 * (cum - ref) / ref, lo / 1e6, hi / 1e6))
         check(lo <= cum <= hi, "%s: off_cpu %d ns outside [%d, %d] (asleep %d ns, %+.2f %%)"
               % (f, cum, lo, hi, ref, 100 * (cum - ref) / ref))
+        check(cum == pfunc.get(f), "%s: off_cpu %d ns, perf script's samples through it %s ns"
+              % (f, cum, pfunc.get(f)))
 
     cpu, cpu_total, cpu_out = top(pb, "cpu")
     ref = wl["wl_spin"]["func_oncpu_ns"]

@@ -25,23 +25,30 @@ disk_dir() {
 	fi
 }
 
+# What /proc/stat's IRQ, softirq and steal fields (all CPUs) add since its
+# first line was $1, in ns, at most: each field is in whole ticks (10 ms), so
+# their difference may leave out a tick each. schedstat's on-CPU time and a
+# thread's CPU clock leave that time out, so a workload that takes its sleep
+# as wall - on-CPU - run-queue counts as asleep what the hypervisor or an IRQ
+# took while its thread was current (a recorder rightly counts it on a CPU):
+# the checkers (OFFCPU_TEST_STOLEN_NS) let a thread's figure fall short by
+# that much, up to its own time on a CPU (perfcheck.py's steal_bound). On a
+# busy host the steal is most of it: 0.1-0.3 s in a 2 s run, and up to half
+# of the fsync thread's time on a CPU.
+stolen_since() {
+	printf '%s\n%s\n' "$1" "$(head -1 /proc/stat)" | awk -v hz="$(getconf CLK_TCK)" '
+		{ v[NR] = $7 + $8 + $9 } END { print int((v[2] - v[1] + 3) * 1e9 / hz) }'
+}
+
 # Runs offcpu record with the given arguments; its stderr is kept in
 # $TESTDIR/record.err and shown on failure. Returns record's exit status.
-# The recording's IRQ + softirq + steal time, all CPUs (/proc/stat ticks, a
-# bound): OFFCPU_TEST_STOLEN_NS for the checkers. schedstat's on-CPU time and
-# the thread's CPU clock leave it out, so a workload that takes its sleep as
-# wall - on-CPU - run-queue counts as asleep what the hypervisor or an IRQ
-# took while its thread was current (a recorder rightly counts it on a CPU):
-# the checkers let a thread's figure fall short by that much, up to its own
-# on-CPU time.
-irq_steal_ticks() { awk '$1 == "cpu" { print $7 + $8 + $9; exit }' /proc/stat; }
-
+# Exports OFFCPU_TEST_STOLEN_NS for the checkers (stolen_since).
 record() {
 	local t0 rc
-	t0=$(irq_steal_ticks)
+	t0=$(head -1 /proc/stat)
 	"$OFFCPU" record "$@" 2>"$TESTDIR/record.err"
 	rc=$?
-	OFFCPU_TEST_STOLEN_NS=$(( ($(irq_steal_ticks) - t0) * 1000000000 / $(getconf CLK_TCK) ))
+	OFFCPU_TEST_STOLEN_NS=$(stolen_since "$t0")
 	export OFFCPU_TEST_STOLEN_NS
 	[ -s "$TESTDIR/record.err" ] && sed 's/^/  record: /' "$TESTDIR/record.err" >&2
 	return $rc

@@ -31,8 +31,7 @@ OFFCPU_TEST_STALL=20 record -v -o "$TESTDIR/d.data" --flush-interval 10 -- \
 	"$WORKLOADS/waitmix" -q -d "$DISK" -j "$TESTDIR/d.json" || fail "offcpu record -- waitmix exited $?"
 grep -q 'nothing lost' "$TESTDIR/record.err" || { echo "FAIL: lost: $(grep lost "$TESTDIR/record.err")" >&2; rc=1; }
 stat1=$(grep '^cpu' /proc/stat)
-OFFCPU_TEST_STOLEN_NS=$(printf '%s\n%s\n' "$stat0" "$stat1" | awk -v hz="$(getconf CLK_TCK)" '
-	$1 == "cpu" { v[++n] = $7 + $8 + $9 } END { print int((v[2] - v[1]) * 1e9 / hz) }')
+OFFCPU_TEST_STOLEN_NS=$(stolen_since "$(head -1 <<<"$stat0")")
 # The hypervisor's steal during the run, at most: each CPU's whole ticks of
 # it (field 9) between the two reads, plus the tick those leave out.
 # The stall books 20 ms to a thread switched in, and steal inside that time

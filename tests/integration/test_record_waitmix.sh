@@ -82,8 +82,7 @@ for run in 500 10 hide hideprog; do
 	fi
 	# IRQ and steal time of the run, all CPUs: schedstat's on-CPU time
 	# leaves it out, so it shows up as "asleep" in wall - on-CPU - rq.
-	OFFCPU_TEST_STOLEN_NS=$(printf '%s\n%s\n' "$stat0" "$(head -1 /proc/stat)" | awk -v hz="$(getconf CLK_TCK)" '
-		{ v[NR] = $7 + $8 + $9 } END { print int((v[2] - v[1]) * 1e9 / hz) }')
+	OFFCPU_TEST_STOLEN_NS=$(stolen_since "$stat0")
 	export OFFCPU_TEST_STOLEN_NS
 	CHECK waitmix "$TESTDIR/wm$run.data" "$TESTDIR/wm$run.json" "$thresh" || rc=1
 done

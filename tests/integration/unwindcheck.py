@@ -23,7 +23,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perfcheck import check, finish, fname, is_kernel, measure, pct, run, script_samples, stolen_ns  # noqa: E402
+from perfcheck import check, finish, fname, is_kernel, measure, pct, run, script_samples, func_band  # noqa: E402
 
 BAND = 0.05   # off-CPU time of a named function against the workload's own measurement
 SPIN = 0.15   # CPU time of the spinning functions against the thread's CPU time in them
@@ -127,12 +127,9 @@ def cmd_nofp(offcpu, path, json_path, fp_path=None):
                 measure("%-11s %-19s tid %-6d %-13s off-CPU %8.2f ms; asleep %8.2f ms (%+.2f %%), + wake-up wait %.2f ms"
                         % (t["role"], f, t["tid"], reader, got / 1e6, sleep / 1e6, pct(got, sleep),
                            (hi - sleep) / 1e6))
-                # less the run's IRQ + steal time, up to the calls' on-CPU
-                # time: waitmix counts it asleep (record_lib.sh's record)
-                lo = sleep * (1 - BAND) - min(stolen_ns(), t["func_oncpu_ns"])
-                check(lo <= got <= hi * (1 + BAND),
-                      "%s: %s: %s off-CPU %d ns outside [%d, %d]"
-                      % (reader, t["role"], f, got, lo, hi * (1 + BAND)))
+                lo, top = func_band(t, BAND)
+                check(lo <= got <= top, "%s: %s: %s off-CPU %d ns outside [%d, %d]"
+                      % (reader, t["role"], f, got, lo, top))
     # the outer functions on their own threads only
     for t in threads:
         other = sorted({s.tid for s in samples if t["func"] in user_frames(s) and s.tid != t["tid"]})
