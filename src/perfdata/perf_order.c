@@ -43,8 +43,8 @@ struct batch {
  * The producer runs ahead of the consumer by at most PIPE_MAX_BATCHES
  * batches, and by PIPE_MAPPED_BATCHES once max_mapped chunks are mapped
  * (rounds of offcpu's recordings are a second of data each, megabytes).
- * The mapped chunks are a thirty-second of the data, 2 to 16 of them (4
- * to 32 MiB): mapped pages count in the peak RSS, and a report of 100 MB
+ * The mapped chunks are a thirty-second of the data, 2 to 16 of them (2
+ * to 16 MiB): mapped pages count in the peak RSS, and a report of 100 MB
  * peaks at 54 MB with 4 MiB mapped (perf's at 200 MB). The batches kept
  * ready past that are what keeps the consumer from waiting for the scan's
  * stalls (populating a chunk, a turn of the three threads on two cores):
