@@ -389,7 +389,7 @@ static int batch_pin(struct perf_reader *r, struct pipe *pp, struct batch *b)
 						   b->offs[i], strerror(-err));
 			}
 			pp->nr_mapped++;
-				}
+		}
 		r->chunk_inflight[c]++;
 	}
 	return 0;
