@@ -59,9 +59,16 @@ static Elf *elf__open(const char *path, int *err)
  */
 static void elf__drop_pages(Elf *elf, uint64_t page_size)
 {
+	const int native = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
 	size_t n;
-	char *p = elf ? elf_rawfile(elf, &n) : NULL;
+	char *p;
 
+	/* libelf converts a file of the other byte order in its private
+	 * mapping: dropped, those pages would come back unconverted */
+	if (!ident || ident[EI_DATA] != native)
+		return;
+	p = elf_rawfile(elf, &n);
 	if (p && n && !((uintptr_t)p & (page_size - 1)))
 		madvise(p, n, MADV_DONTNEED);
 }
