@@ -43,8 +43,8 @@ struct script_ctx {
 	int name_width;
 	char *out;           /* OUT_SIZE bytes, n of them written */
 	size_t n;
-	struct line *lines;  /* by location id */
-	size_t cap_lines;
+	struct line *lines;  /* by location id: the first nr_lines zeroed or made */
+	size_t nr_lines, cap_lines;
 	char *pool;          /* the lines' text */
 	size_t pool_n, pool_cap;
 };
@@ -166,12 +166,13 @@ static const struct line *loc_line(struct script_ctx *c, uint32_t loc, uint32_t 
 	size_t sym, dso, max;
 	int len;
 
-	if (loc >= c->cap_lines) {
-		size_t old = c->cap_lines;
-
+	if (loc >= c->nr_lines) {
+		/* zeroed only as far as used: the room vec__reserve adds past
+		 * it stays untouched, not resident */
 		if (vec__reserve((void **)&c->lines, &c->cap_lines, (size_t)loc + 1, sizeof(*c->lines), 4096))
 			return NULL;
-		memset(c->lines + old, 0, (c->cap_lines - old) * sizeof(*c->lines));
+		memset(c->lines + c->nr_lines, 0, ((size_t)loc + 1 - c->nr_lines) * sizeof(*c->lines));
+		c->nr_lines = (size_t)loc + 1;
 	}
 	l = &c->lines[loc];
 	if (l->len)
