@@ -34,10 +34,13 @@
  * Small on purpose: a hit is two dependent loads (slot, record), and the
  * cache pays off only while they stay near the core. At 8 MiB the bench
  * recordings missed 20-40 % less (perf 300 MB: 181 000 misses, not
- * 228 000) and read no faster, with 6-7 MB more peak RSS: a miss of a
- * chain whose addresses are known costs about what a hit from memory does.
+ * 228 000 at 2 MiB) and read no faster, with 6-7 MB more peak RSS: a miss
+ * of a chain whose addresses are known costs about what a hit from memory
+ * does. 1 MiB reads as fast as 2 (11 alternating runs of report on the
+ * perf 300 MB recording) with 1 MB less: script's peak on the 100 MB ones
+ * is then a quarter of perf's.
  */
-#define CHAIN_CACHE_MAX (2u << 20)
+#define CHAIN_CACHE_MAX (1u << 20)
 
 /*
  * An address space: the maps of its first process (owner, an index in
