@@ -113,16 +113,21 @@ static void wait_sem(sem_t *s)
 		;
 }
 
-/* Burn ns of this thread's CPU time. */
-TL_FRAME void tl_burn(int64_t ns)
+/*
+ * Burn ns of this thread's CPU time. Returns the burn's wall time less
+ * the CPU time it took: what kept the thread from its CPU meanwhile
+ * (preemption, and the host's steal, which the CPU time leaves out).
+ */
+TL_FRAME int64_t tl_burn(int64_t ns)
 {
-	int64_t end = cpu_ns() + ns;
+	int64_t t0 = mono_ns(), c0 = cpu_ns(), c1;
 	volatile uint64_t x = 0;
 
-	while (cpu_ns() < end)
+	while ((c1 = cpu_ns()) < c0 + ns)
 		for (int i = 0; i < 20000; i++)
 			x += i;
 	tl_done();
+	return mono_ns() - t0 - (c1 - c0);
 }
 
 /* ---- the sleeper ---- */
@@ -140,10 +145,7 @@ TL_FRAME void tl_naps(void)
 
 TL_FRAME void tl_run_before(void)
 {
-	int64_t t0 = mono_ns(), c0 = cpu_ns();
-
-	tl_burn(40 * MS);
-	r.held_before = (mono_ns() - t0) - (cpu_ns() - c0);
+	r.held_before = tl_burn(40 * MS);
 	tl_done();
 }
 
@@ -162,10 +164,7 @@ TL_FRAME void tl_wait_pipe(void)
 
 TL_FRAME void tl_run_after(void)
 {
-	int64_t t0 = mono_ns(), c0 = cpu_ns();
-
-	tl_burn(40 * MS);
-	r.held_after = (mono_ns() - t0) - (cpu_ns() - c0);
+	r.held_after = tl_burn(40 * MS);
 	tl_done();
 }
 
