@@ -27,7 +27,7 @@ struct fsample {
 	uint32_t comm, pid, tid;
 	uint32_t nr, stack;
 	uint32_t frames;     /* its frames at this place of the batch's, or NO_FRAMES */
-	uint64_t cgroup, period, count;
+	uint64_t cgroup, period, count, chain;
 };
 
 struct fbatch {
@@ -49,8 +49,12 @@ struct feed {
 	unsigned int fill;        /* the filler's batch (the filler's alone) */
 	bool done;                /* under lock: no batch comes any more */
 	int err;                  /* under lock: the first error of profile__add() */
-	uint64_t *sent;           /* stack ids whose frames went over (the filler's) */
-	size_t cap_sent;
+	/* the filler's: the ids whose frames went over, a bit each */
+	struct sent {
+		uint64_t *bits;
+		size_t cap;
+	} sent, sent_chains;      /* session stack ids; chain ids of generation chain_gen */
+	uint32_t chain_gen;
 };
 
 /* Fold one batch in (the folder's thread): 0 or profile__add()'s error. */
@@ -61,7 +65,7 @@ static int batch_fold(struct profile *p, struct fbatch *b)
 		struct perf_sample ps = { .pid = fs->pid, .tid = fs->tid, .period = fs->period };
 		struct rsample rs = { .s = &ps, .event = fs->event, .comm = fs->comm, .state = fs->state,
 				      .count = fs->count, .cgroup = fs->cgroup, .nr = (int)fs->nr,
-				      .stack = fs->stack,
+				      .stack = fs->stack, .chain = fs->chain,
 				      .frames = fs->frames == NO_FRAMES ? NULL : b->frames + fs->frames };
 		int err = profile__add(p, &rs);
 
@@ -147,28 +151,45 @@ static int batch_send(struct feed *f)
 	return err;
 }
 
+/* Whether id's frames went over already, marked so now: 0/1, or -ENOMEM. */
+static int sent_before(struct sent *st, uint32_t id)
+{
+	size_t w = id / 64;
+
+	if (w >= st->cap) {
+		size_t old = st->cap;
+
+		if (vec__reserve((void **)&st->bits, &st->cap, w + 1, sizeof(*st->bits), 1024))
+			return -ENOMEM;
+		memset(st->bits + old, 0, (st->cap - old) * sizeof(*st->bits));
+	}
+	if (st->bits[w] & (1ULL << (id % 64)))
+		return 1;
+	st->bits[w] |= 1ULL << (id % 64);
+	return 0;
+}
+
 /*
  * Whether rs's frames must go over: the profile reads them for a sample
- * without a stack id and for the first of each id (profile.c's
+ * without a stack or chain id and for the first of each id (profile.c's
  * sample_seq()), so this mirrors that. 0/1, or -ENOMEM.
  */
-static int frames_needed(struct feed *f, uint32_t stack)
+static int frames_needed(struct feed *f, const struct rsample *rs)
 {
-	size_t w = stack / 64;
+	uint32_t gen = (uint32_t)(rs->chain >> 32);
+	int before;
 
-	if (!stack)
+	if (rs->stack)
+		before = sent_before(&f->sent, rs->stack);
+	else if (!rs->chain)
 		return 1;
-	if (w >= f->cap_sent) {
-		size_t old = f->cap_sent;
-
-		if (vec__reserve((void **)&f->sent, &f->cap_sent, w + 1, sizeof(*f->sent), 1024))
-			return -ENOMEM;
-		memset(f->sent + old, 0, (f->cap_sent - old) * sizeof(*f->sent));
+	else {
+		if (gen != f->chain_gen && f->sent_chains.cap)
+			memset(f->sent_chains.bits, 0, f->sent_chains.cap * sizeof(*f->sent_chains.bits));
+		f->chain_gen = gen;
+		before = sent_before(&f->sent_chains, (uint32_t)rs->chain);
 	}
-	if (f->sent[w] & (1ULL << (stack % 64)))
-		return 0;
-	f->sent[w] |= 1ULL << (stack % 64);
-	return 1;
+	return before < 0 ? before : !before;
 }
 
 int feed__add(struct feed *f, const struct rsample *rs)
@@ -184,14 +205,14 @@ int feed__add(struct feed *f, const struct rsample *rs)
 	b = &f->b[f->fill];
 	if (vec__reserve((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v), BATCH_SAMPLES))
 		return -ENOMEM;
-	need = frames_needed(f, rs->stack);
+	need = frames_needed(f, rs);
 	if (need < 0)
 		return need;
 	fs = &b->v[b->n];
 	*fs = (struct fsample){ .event = rs->event, .state = rs->state, .comm = rs->comm,
 				.pid = rs->s->pid, .tid = rs->s->tid, .nr = (uint32_t)rs->nr,
 				.stack = rs->stack, .frames = NO_FRAMES, .cgroup = rs->cgroup,
-				.period = rs->s->period, .count = rs->count };
+				.period = rs->s->period, .count = rs->count, .chain = rs->chain };
 	if (need && rs->nr > 0) {
 		if (vec__reserve((void **)&b->frames, &b->cap_frames, b->nr_frames + rs->nr,
 				 sizeof(*b->frames), 4096))
@@ -226,7 +247,8 @@ int feed__finish(struct feed *f)
 		free(f->b[i].v);
 		free(f->b[i].frames);
 	}
-	free(f->sent);
+	free(f->sent.bits);
+	free(f->sent_chains.bits);
 	free(f);
 	return err;
 }

@@ -111,5 +111,6 @@ int offwake__join(struct offwake *w, const struct rsample *rs, struct rsample *o
 	out->frames = w->frames;
 	out->locs = NULL;
 	out->stack = 0;
+	out->chain = 0;
 	return 1;
 }

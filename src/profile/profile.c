@@ -7,7 +7,9 @@
  * so stacks are keyed and compared by integers only, and stacks that
  * differ only in comm, pid or tid share their frames. A sample whose
  * stack the session interned (rsample.stack) finds its sequence through
- * an array by that id, without its frames being hashed at all.
+ * an array by that id, without its frames being hashed at all; so does a
+ * sample whose callchain has an id in the session's chain cache
+ * (rsample.chain), through an array of the cache's generation.
  *
  * A profile by thread has hundreds of thousands of stacks, and each
  * sample's lookup would wait for memory twice (the index, the stack):
@@ -47,6 +49,9 @@ struct profile {
 	size_t nr_frames, cap_frames;
 	uint32_t *by_id;       /* session stack id -> its sequence's off + 1 (0: not seen) */
 	size_t cap_by_id;
+	uint32_t *by_chain;    /* chain id of generation chain_gen -> its sequence's off + 1 */
+	size_t cap_by_chain;
+	uint32_t chain_gen;
 };
 
 struct seq_ent {
@@ -170,6 +175,7 @@ void profile__free(struct profile *p)
 	htab__free(&p->seqs);
 	free(p->frames);
 	free(p->by_id);
+	free(p->by_chain);
 	free(p);
 }
 
@@ -222,29 +228,51 @@ static void pending_flush(const struct profile *cp)
 		pending_one(p);
 }
 
-/* The sequence of a sample's frames: by its session stack id when it has one. */
-static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off)
+/*
+ * The sequence of frames with id id (> 0) in the array *by (*cap entries,
+ * 0 where not seen): from the array, else interned and noted there.
+ */
+static int seq_by_id(struct profile *p, uint32_t **by, size_t *cap, size_t id,
+		     const struct rsample *rs, uint32_t *off)
 {
-	size_t id = rs->stack;
 	int err;
 
-	if (!id)
-		return seq_get(p, rs->frames, rs->nr, off);
-	if (id < p->cap_by_id && p->by_id[id]) {
-		*off = p->by_id[id] - 1;
+	if (id < *cap && (*by)[id]) {
+		*off = (*by)[id] - 1;
 		return 0;
 	}
-	if (id >= p->cap_by_id) {
-		size_t old = p->cap_by_id;
+	if (id >= *cap) {
+		size_t old = *cap;
 
-		if (vec__reserve((void **)&p->by_id, &p->cap_by_id, id + 1, sizeof(*p->by_id), 4096))
+		if (vec__reserve((void **)by, cap, id + 1, sizeof(**by), 4096))
 			return -ENOMEM;
-		memset(p->by_id + old, 0, (p->cap_by_id - old) * sizeof(*p->by_id));
+		memset(*by + old, 0, (*cap - old) * sizeof(**by));
 	}
 	err = seq_get(p, rs->frames, rs->nr, off);
 	if (!err)
-		p->by_id[id] = *off + 1;
+		(*by)[id] = *off + 1;
 	return err;
+}
+
+/*
+ * The sequence of a sample's frames: by its session stack id, or its
+ * chain's id, when it has one. The chain ids of an older generation are
+ * never seen again: the array starts again empty with each generation.
+ */
+static int sample_seq(struct profile *p, const struct rsample *rs, uint32_t *off)
+{
+	uint32_t gen = (uint32_t)(rs->chain >> 32);
+
+	if (rs->stack)
+		return seq_by_id(p, &p->by_id, &p->cap_by_id, rs->stack, rs, off);
+	if (!rs->chain)
+		return seq_get(p, rs->frames, rs->nr, off);
+	if (gen != p->chain_gen) {
+		if (p->cap_by_chain)
+			memset(p->by_chain, 0, p->cap_by_chain * sizeof(*p->by_chain));
+		p->chain_gen = gen;
+	}
+	return seq_by_id(p, &p->by_chain, &p->cap_by_chain, (uint32_t)rs->chain, rs, off);
 }
 
 int profile__add(struct profile *p, const struct rsample *rs)
@@ -350,9 +378,12 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 	htab__free(&p->seqs);
 	p->frames = NULL;
 	p->nr_frames = p->cap_frames = 0;
-	free(p->by_id); /* session stack ids no longer name these sequences */
+	free(p->by_id); /* session stack and chain ids no longer name these sequences */
 	p->by_id = NULL;
 	p->cap_by_id = 0;
+	free(p->by_chain);
+	p->by_chain = NULL;
+	p->cap_by_chain = 0;
 	/*
 	 * At step i: stack i - 2 AHEAD added (its slot is stack i's next),
 	 * stack i - AHEAD's sequence interned, stack i rewritten. Stack i is

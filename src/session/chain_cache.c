@@ -21,6 +21,12 @@
  * Memory is bounded: past CHAIN_CACHE_MAX bytes the cache starts again
  * empty (a recording of ever new stacks pays the resolution of each, as
  * without the cache, and no more memory).
+ *
+ * In a session that interns no stacks, each chain kept has an id
+ * (rsample.chain): its place in the cache's generation, and the
+ * generation. Neither is ever given to another chain, so a consumer that
+ * interns frames (the profile) hashes a chain's frames once per id, not
+ * once per sample, and the feed to its thread sends them once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,7 +72,7 @@ struct chain_rec {
 	uint32_t space;
 	uint32_t nraw;
 	uint32_t nr;
-	uint32_t stack;      /* rsample.stack */
+	uint32_t stack;      /* rsample.stack; with no_stacks, the chain's id in its generation */
 	uint32_t frames_off; /* its frames in session.stack_frames (unless no_stacks) */
 	uint16_t cpumode;
 	bool has_ip;
@@ -297,7 +303,7 @@ static int chain_add(struct session *s, struct chain_key *k, uint64_t h, struct 
 		return -ENOMEM;
 	e = (struct chain_rec *)(c->arena + c->nr_words);
 	*e = (struct chain_rec){ .ip = ps->ip, .space = k->space, .nraw = ps->nr_callchain, .nr = rs->nr,
-				 .stack = rs->stack,
+				 .stack = own_frames ? (uint32_t)c->nr_chains + 1 : rs->stack,
 				 .frames_off = own_frames ? 0 :
 					       ((const struct stack_ent *)htab__at(&s->stacks, rs->stack - 1))->off,
 				 .cpumode = ps->cpumode, .has_ip = k->has_ip, .no_chain = rs->no_chain };
@@ -311,6 +317,8 @@ static int chain_add(struct session *s, struct chain_key *k, uint64_t h, struct 
 	c->slots[i] = (struct chain_slot){ (uint32_t)h, (uint32_t)c->nr_words + 1 };
 	c->nr_words += words;
 	c->nr_chains++;
+	if (own_frames)
+		rs->chain = (uint64_t)c->epoch << 32 | e->stack;
 	return 0;
 }
 
@@ -334,7 +342,10 @@ int chain_cache__resolve(struct session *s, struct rsample *rs, struct proc *p,
 	if (e) {
 		rs->nr = e->nr;
 		rs->no_chain = e->no_chain;
-		rs->stack = e->stack;
+		if (s->opts.no_stacks)
+			rs->chain = (uint64_t)c->epoch << 32 | e->stack;
+		else
+			rs->stack = e->stack;
 		rs->locs = (const uint32_t *)((const uint64_t *)(e + 1) + e->nraw);
 		rs->frames = s->opts.no_stacks ? rs->locs + e->nr : s->stack_frames + e->frames_off;
 		return 0;

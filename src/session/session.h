@@ -58,6 +58,15 @@ struct rsample {
 	 * others, and in every sample of a session opened with no_stacks.
 	 */
 	uint32_t stack;
+	/*
+	 * In a session opened with no_stacks, the callchain's id in the chain
+	 * cache (chain_cache.c), 0 when it has none: two samples of one
+	 * session with the same nonzero id have the same frames (the converse
+	 * need not hold), so a consumer that interns frames itself can do it
+	 * once per id. The cache's generation is in the high 32 bits. 0 in
+	 * samples an output makes of others.
+	 */
+	uint64_t chain;
 	/* offcpu-wakeup: who woke the thread (0/0 and comm "[irq]" for an interrupt) */
 	uint32_t waker_pid, waker_tid;
 	uint32_t waker_comm;         /* interned comm id, 0 when absent */

@@ -3,9 +3,10 @@
  * The feed (profile/feed.h) against profile__add() in one thread: the same
  * samples, many batches' worth (the ring full and waited on), with and
  * without session stack ids, with events the profile has not (whose
- * frames must still go over with the next sample of their id), must make
- * the same profile: the same stacks, in the same order, with the same
- * frames and sums.
+ * frames must still go over with the next sample of their id), and with
+ * chain ids (rsample.chain) whose generation changes, must make the same
+ * profile as profile__add() of the same samples without chain ids: the
+ * same stacks, in the same order, with the same frames and sums.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,9 +31,16 @@ static uint32_t frames_of(uint32_t id, uint32_t *fr)
 	return n;
 }
 
-/* The i-th sample (xorshift from i): into rs, ps and fr. */
-static void sample_at(uint64_t i, struct rsample *rs, struct perf_sample *ps, uint32_t *fr)
+/*
+ * The i-th sample (xorshift from i): into rs, ps and fr; with chain ids
+ * when chains says. A chain id's frames are a function of its generation
+ * and id: a new generation gives its ids other frames.
+ */
+static void sample_at(uint64_t i, struct rsample *rs, struct perf_sample *ps, uint32_t *fr,
+		      bool chains)
 {
+	uint32_t gen = 1 + (uint32_t)(i / 7000), cid;
+
 	uint64_t x = i * 0x9e3779b97f4a7c15ULL + 1;
 
 	x ^= x << 13;
@@ -48,10 +56,15 @@ static void sample_at(uint64_t i, struct rsample *rs, struct perf_sample *ps, ui
 		rs->event = 0, rs->stack = 7;
 	else
 		rs->stack = (x >> 32) % (NR_IDS + 1); /* 0: no id */
-	if (rs->stack)
+	cid = 1 + (uint32_t)((x >> 40) % 50);
+	if (rs->stack) {
 		rs->nr = (int)frames_of(rs->stack, fr);
-	else
-		rs->nr = (int)frames_of(1000 + (x >> 40) % 50, fr);
+	} else if ((x >> 48) % 2) {
+		rs->nr = (int)frames_of(1000 + cid + 50 * (gen % 3), fr);
+		rs->chain = chains ? (uint64_t)gen << 32 | cid : 0;
+	} else {
+		rs->nr = (int)frames_of(2000 + (x >> 40) % 50, fr);
+	}
 }
 
 /* The profile of the samples, through the feed (threaded or not) or profile__add(). */
@@ -71,7 +84,7 @@ static struct profile *make(bool feed, const char *threads)
 		struct rsample rs;
 		uint32_t fr[64];
 
-		sample_at(i, &rs, &ps, fr);
+		sample_at(i, &rs, &ps, fr, feed);
 		assert_int_equal(feed ? feed__add(f, &rs) : profile__add(p, &rs), 0);
 	}
 	if (feed)
