@@ -11,9 +11,12 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include <elfutils/libdw.h>
 
 #include "symbols/build_id.h"
@@ -74,12 +77,33 @@ struct symbolizer {
 	bool ksyms_tried;
 	pthread_t kthread;      /* loading kallsyms in the background */
 	bool kthread_running;
+	/* it runs at SCHED_IDLE until waited for (idle_lock: kthread_idle, kthread_waited) */
+	pthread_mutex_t idle_lock;
+	bool kthread_idle, kthread_waited;
 	uint64_t text_addr;
 
 	struct htab pm;         /* struct pid_map, by pid */
 	bool nomem;             /* a name could not be kept: the resolve that asked fails */
 	bool knomem;            /* kallsyms could not be read for want of memory (set by kthread) */
 };
+
+/*
+ * Wait for the kallsyms thread. Until now it ran at SCHED_IDLE (when
+ * allowed): it is put back to normal first, so that a busy machine does
+ * not keep the report waiting on an idle-priority thread.
+ */
+static void kthread_join(struct symbolizer *s)
+{
+	struct sched_param sp = { 0 };
+
+	pthread_mutex_lock(&s->idle_lock);
+	s->kthread_waited = true;
+	if (s->kthread_idle)
+		pthread_setschedparam(s->kthread, SCHED_OTHER, &sp);
+	pthread_mutex_unlock(&s->idle_lock);
+	pthread_join(s->kthread, NULL);
+	s->kthread_running = false;
+}
 
 static char *dup_or(const char *s, const char *def)
 {
@@ -97,6 +121,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	htab__init(&s->rc, sizeof(struct rcache_entry));
 	htab__init(&s->dm, sizeof(struct demangled));
 	htab__init(&s->pm, sizeof(struct pid_map));
+	pthread_mutex_init(&s->idle_lock, NULL);
 	if (opts)
 		s->opts = *opts;
 	s->kallsyms_given = s->opts.kallsyms != NULL;
@@ -125,7 +150,8 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	if (s->kthread_running)
-		pthread_join(s->kthread, NULL);
+		kthread_join(s);
+	pthread_mutex_destroy(&s->idle_lock);
 	for (i = 0; i < htab__n(&s->dsos); i++) {
 		struct sym_dso *d = *(struct sym_dso **)htab__at(&s->dsos, i);
 
@@ -678,10 +704,37 @@ static void ksyms__load_now(struct symbolizer *s)
 	free(cached);
 }
 
+/*
+ * Whether this process may put a SCHED_IDLE thread back to SCHED_OTHER
+ * (sched(7): root, CAP_SYS_NICE, or an RLIMIT_NICE that allows nice 0;
+ * an unprivileged process is refused, and its idle thread would then wait
+ * behind every other task of a busy machine at the end).
+ */
+static bool may_unidle(void)
+{
+	struct rlimit rl;
+
+	return geteuid() == 0 || (getrlimit(RLIMIT_NICE, &rl) == 0 && rl.rlim_cur >= 20);
+}
+
+/*
+ * The kallsyms thread. kallsyms is read (about 50 ms of the kernel's
+ * formatting for 120 000 lines) while the walk runs, and only needed
+ * after it; the walk's threads need both CPUs of a small machine. At
+ * SCHED_IDLE the reading takes only what they leave, until it is waited
+ * for (kthread_join()), unless it could not be put back then.
+ */
 static void *ksyms__thread(void *arg)
 {
+	struct symbolizer *s = arg;
+	struct sched_param sp = { 0 };
+
 	pthread_setname_np(pthread_self(), "offcpu-kallsyms"); /* in top and in profiles */
-	ksyms__load_now(arg);
+	pthread_mutex_lock(&s->idle_lock);
+	if (!s->kthread_waited && may_unidle())
+		s->kthread_idle = !sched_setscheduler(0, SCHED_IDLE, &sp); /* this thread only */
+	pthread_mutex_unlock(&s->idle_lock);
+	ksyms__load_now(s);
 	return NULL;
 }
 
@@ -715,10 +768,8 @@ const char *symbolizer__kernel_check(struct symbolizer *s)
 /* The kernel's symbols, loaded now, or waited for when loading in the background. */
 static struct ksyms *symbolizer__ksyms(struct symbolizer *s)
 {
-	if (s->kthread_running) {
-		pthread_join(s->kthread, NULL);
-		s->kthread_running = false;
-	}
+	if (s->kthread_running)
+		kthread_join(s);
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = true;
 		ksyms__load_now(s);
