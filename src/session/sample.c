@@ -57,8 +57,11 @@ static __attribute__((noinline)) int ipc_miss(struct session *s, struct ipc_ent 
 			err = resolve__addr(s, DSO_UNKNOWN, NULL, ip, ip, pid, ent);
 		}
 	}
-	if (!err)
-		*c = (struct ipc_ent){ ip, shown, key, gen, *ent + 1 };
+	if (!err) {
+		const struct addr_ent *a = addr_at(s, *ent);
+
+		*c = (struct ipc_ent){ ip, key, gen, *ent + 1, a->n, a->first, a->n ? s->res[a->first].frame : 0 };
+	}
 	return err;
 }
 
@@ -76,6 +79,14 @@ static inline int push_addr(struct session *s, struct rsample *rs, const struct 
 	uint32_t nr = rs->nr, ent;
 
 	if (__builtin_expect(c->ent && c->ip == ip && c->proc == key && c->gen == gen, 1)) {
+		if (__builtin_expect(c->n == 1, 1)) {
+			if (nr >= MAX_FRAMES)
+				return -E2BIG;
+			s->sframes[nr] = c->frame;
+			s->slocs[nr] = c->first;
+			rs->nr = nr + 1;
+			return 0;
+		}
 		ent = c->ent - 1;
 	} else {
 		int err = ipc_miss(s, c, key, gen, p, ip, rs->s->pid, &ent);

@@ -75,15 +75,21 @@ struct res {
  * binary search among the process's maps and a probe of the table. A
  * process's entries die when its maps change (gen). It serves the
  * callchains the chain cache has not seen yet (chain_cache.c) and the
- * samples without one: 4096 entries.
+ * samples without one: 4096 entries. An address of one frame (all but
+ * inlined calls) has its frame and location in the entry itself: a hit
+ * then reads nothing else (the table and the locations are megabytes,
+ * two waits for memory a frame). The entries live as long as the walk:
+ * the frames of kernel addresses named after it change then.
  */
 #define IPC_BITS 12
 struct ipc_ent {
 	uint64_t ip;
-	uint64_t shown;   /* the address shown (map-relative for files) */
 	uint32_t proc;    /* index in session.procs, IPC_KERNEL, or IPC_NOPROC */
 	uint32_t gen;     /* its proc's gen */
 	uint32_t ent;     /* index in session.addrs + 1; 0 = empty */
+	uint32_t n;       /* its addr_ent's n (frames) */
+	uint32_t first;   /* its addr_ent's first: the location of its first frame */
+	uint32_t frame;   /* that location's frame */
 };
 #define IPC_KERNEL UINT32_MAX
 #define IPC_NOPROC (UINT32_MAX - 1)
