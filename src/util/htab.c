@@ -63,7 +63,7 @@ static int index_reserve(struct htab *t, size_t n)
 	return 0;
 }
 
-int htab__reserve(struct htab *t, size_t n)
+int htab__grow(struct htab *t, size_t n)
 {
 	if (!n)
 		return 0;
@@ -72,20 +72,17 @@ int htab__reserve(struct htab *t, size_t n)
 	return vec__reserve(&t->v, &t->cap, t->n + n, t->size, 16);
 }
 
-void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added)
+void *htab__add(struct htab *t, uint64_t h)
 {
-	void *e = htab__find(t, h, eq, key);
+	void *e;
 
-	*added = false;
-	if (e)
-		return e;
-	if (t->n >= UINT32_MAX - 1 || index_reserve(t, t->n) ||
-	    !(e = vec__push(&t->v, &t->n, &t->cap, t->size)))
+	if (htab__reserve(t, 1))
 		return NULL;
+	e = htab__at(t, t->n++);
+	memset(e, 0, t->size);
 	t->last = free_slot(t->slots, t->nslots, h);
 	t->slots[t->last].hash = (uint32_t)h;
 	t->slots[t->last].pos = t->n;
-	*added = true;
 	return e;
 }
 

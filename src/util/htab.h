@@ -83,8 +83,20 @@ static inline void *htab__find(const struct htab *t, uint64_t h, htab_eq_fn eq, 
 	return NULL;
 }
 
-/* Room for n more entries, so that the next n htab__get() cannot fail: 0 or -ENOMEM. */
-int htab__reserve(struct htab *t, size_t n);
+/* htab__reserve() when the array or the index has no room yet. */
+int htab__grow(struct htab *t, size_t n);
+
+/*
+ * Room for n more entries, so that the next n htab__get() cannot fail: 0
+ * or -ENOMEM. Inline: the profile asks before every sample.
+ */
+static inline int htab__reserve(struct htab *t, size_t n)
+{
+	size_t want = t->n + n;
+
+	return want * 3 <= t->nslots * 2 && want <= t->cap && want < UINT32_MAX - 1 ? 0 :
+	       htab__grow(t, n);
+}
 
 /*
  * For a lookup of hash h a moment later: fetch its index slot (and with
@@ -108,11 +120,25 @@ static inline void htab__prefetch(const struct htab *t, uint64_t h, bool entry)
 		}
 }
 
+/* A new entry of hash h, zeroed, at the end of the array: NULL on ENOMEM. */
+void *htab__add(struct htab *t, uint64_t h);
+
 /*
  * The entry equal to key, or else a new one, zeroed, at the end of the
  * array (*added tells which; the caller fills it in). NULL on ENOMEM.
  */
-void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key, bool *added);
+static inline void *htab__get(struct htab *t, uint64_t h, htab_eq_fn eq, const void *key,
+			      bool *added)
+{
+	void *e = htab__find(t, h, eq, key);
+
+	*added = false;
+	if (e)
+		return e;
+	e = htab__add(t, h);
+	*added = e != NULL;
+	return e;
+}
 
 /* Take back the entry the last htab__get() added (the caller could not fill it). */
 void htab__unget(struct htab *t);

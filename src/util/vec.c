@@ -6,7 +6,7 @@
 
 #include "util/vec.h"
 
-int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
+int vec__grow(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
 {
 	size_t nc = *cap ? *cap : min;
 	void *p;

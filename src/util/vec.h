@@ -8,11 +8,18 @@
 
 #include <stddef.h>
 
+/* vec__reserve() when there is no room yet: the array reallocated. */
+int vec__grow(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+
 /*
  * Make room for need elements of elem bytes in *arr (*cap of them now),
- * doubling from at least min. 0, or -ENOMEM with *arr as it was.
+ * doubling from at least min. 0, or -ENOMEM with *arr as it was. Inline:
+ * the hot loops call it for every sample, and almost always there is room.
  */
-int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+static inline int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
+{
+	return need <= *cap ? 0 : vec__grow(arr, cap, need, elem, min);
+}
 
 /*
  * n zeroed elements of elem bytes, every page written now; NULL on
