@@ -15,6 +15,55 @@ void report__fmt_ns(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 }
 
+size_t report__fmt_fixed2(char *buf, size_t len, double v, int width)
+{
+	char digits[24];
+	uint64_t bits, m, t, q;
+	size_t n = 0, pad;
+	int e;
+
+	memcpy(&bits, &v, sizeof(bits));
+	if (!(v >= 0 && v < 35184372088832.0) || bits >> 63 || len < 24 || width < 0 ||
+	    (size_t)width >= len) { /* -0.0 prints "-0.00" */
+		int r = snprintf(buf, len, "%*.2f", width, v);
+
+		return r < 0 ? 0 : (size_t)r < len ? (size_t)r : len - 1;
+	}
+	/* v = m * 2^e exactly (IEEE 754 binary64); below 2^45, e < -7 and v * 100 = t * 2^e, t < 2^60 */
+	m = bits & ((1ULL << 52) - 1);
+	e = (int)(bits >> 52 & 0x7ff);
+	if (e) {
+		m |= 1ULL << 52;
+		e -= 1075;
+	} else {
+		e = -1074;
+	}
+	t = m * 100;
+	if (e <= -64) {
+		q = 0; /* t * 2^e < 2^-4: rounds to 0 */
+	} else {
+		uint64_t rem = t & ((1ULL << -e) - 1), half = 1ULL << (-e - 1);
+
+		q = t >> -e;
+		if (rem > half || (rem == half && (q & 1)))
+			q++;
+	}
+	digits[sizeof(digits) - 1] = (char)('0' + q % 10);
+	digits[sizeof(digits) - 2] = (char)('0' + q / 10 % 10);
+	digits[sizeof(digits) - 3] = '.';
+	n = 3;
+	q /= 100;
+	do {
+		digits[sizeof(digits) - 1 - n++] = (char)('0' + q % 10);
+		q /= 10;
+	} while (q);
+	pad = (size_t)width > n ? (size_t)width - n : 0;
+	memset(buf, ' ', pad);
+	memcpy(buf + pad, digits + sizeof(digits) - n, n);
+	buf[pad + n] = 0;
+	return pad + n;
+}
+
 bool report__window(const struct session *s, uint64_t *first, uint64_t *last)
 {
 	const struct perf_reader *r = session__reader(s);

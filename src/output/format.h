@@ -14,6 +14,14 @@
 void report__fmt_ns(char *buf, size_t len, uint64_t ns);
 
 /*
+ * snprintf(buf, len, "%*.2f", width, v), the same text to the last digit
+ * (the double's exact value rounded, ties to even, as glibc does), without
+ * printf's cost for the values a report prints by the ten thousand:
+ * finite, 0 to 2^45. Others go to snprintf. Returns the length.
+ */
+size_t report__fmt_fixed2(char *buf, size_t len, double v, int width);
+
+/*
  * The recording's window, after session__run(): its start and stop as
  * offcpu's recorder wrote them (waits in progress at either end are cut
  * to it), else the first and last sample as perf's SAMPLE_TIME feature

@@ -28,8 +28,10 @@
 #include "output/report.h"
 #include "profile/callgraph.h"
 #include "util/hash.h"
+#include "util/hex.h"
 #include "util/htab.h"
 #include "util/psort.h"
+#include "util/vec.h"
 #include "util/vec.h"
 
 struct entry {
@@ -212,15 +214,27 @@ static int walk(struct rep *r, bool graphs, bool caller)
  */
 static const char *sym_name(const struct frame *f, char *buf, size_t len)
 {
-	char dso[256];
+	char dso[256], t[256 + 32];
+	const char *name;
+	size_t n = 0, l;
 
 	if (f->sym)
 		return f->sym;
-	if (f->kernel || !strcmp(f->dso, "[unknown]")) {
-		snprintf(buf, len, "0x%016" PRIx64, f->addr);
-		return buf;
+	/* snprintf's "0x%016" PRIx64 or "%s+0x%" PRIx64, written out: a report has thousands */
+	if (!f->kernel && strcmp(f->dso, "[unknown]")) {
+		name = frame__name(f, dso, sizeof(dso));
+		l = strnlen(name, sizeof(dso) - 1);
+		memcpy(t, name, l);
+		t[l] = '+';
+		n = l + 1;
 	}
-	snprintf(buf, len, "%s+0x%" PRIx64, frame__name(f, dso, sizeof(dso)), f->addr);
+	t[n++] = '0';
+	t[n++] = 'x';
+	n += hex_put(t + n, f->addr, n == 2 ? 16 : 1);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, t, n);
+	buf[n] = 0;
 	return buf;
 }
 
@@ -252,7 +266,16 @@ static const char *col(const struct rep *r, const struct entry *e, enum sort_key
 	case SK_SYM:
 		if (!f)
 			return "[.] [unknown]";
-		snprintf(buf, len, "[%c] %s", f->kernel ? 'k' : '.', sym_name(f, tmp, sizeof(tmp)));
+		{ /* "[%c] %s" */
+			const char *name = sym_name(f, tmp, sizeof(tmp));
+			size_t l = strlen(name);
+
+			if (l > len - 5)
+				l = len - 5;
+			memcpy(buf, f->kernel ? "[k] " : "[.] ", 4);
+			memcpy(buf + 4, name, l);
+			buf[4 + l] = 0;
+		}
 		if (f->srcfile) {
 			size_t l = strlen(buf);
 			snprintf(buf + l, len - l, " %s:%u", f->srcfile, f->line);
@@ -340,17 +363,27 @@ static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_
 			vis[nv++] = c;
 	if (nv == 1 && callgraph__value(cg, vis[0], 0)->total == ntotal) {
 		graph_name(r, callgraph__node(cg, vis[0])->frame, name, sizeof(name));
-		fprintf(r->f, "%.*s%s\n", (int)plen, prefix, name);
+		fwrite(prefix, 1, plen, r->f); /* "%.*s%s\n" */
+		fputs(name, r->f);
+		fputc('\n', r->f);
 		print_chain(r, cg, vis[0], prefix, plen, pcap);
 		return;
 	}
 	for (size_t i = 0; i < nv; i++) {
 		bool last = i + 1 == nv;
+		char pc[32];
 
 		graph_name(r, callgraph__node(cg, vis[i])->frame, name, sizeof(name));
-		fprintf(r->f, "%.*s|          \n", (int)plen, prefix);
-		fprintf(r->f, "%.*s%s%.2f%%--%s\n", (int)plen, prefix, last ? " --" : "|--",
-			pct(callgraph__value(cg, vis[i], 0)->total, r->total), name);
+		report__fmt_fixed2(pc, sizeof(pc), pct(callgraph__value(cg, vis[i], 0)->total, r->total), 0);
+		/* "%.*s|          \n" then "%.*s%s%.2f%%--%s\n" */
+		fwrite(prefix, 1, plen, r->f);
+		fputs("|          \n", r->f);
+		fwrite(prefix, 1, plen, r->f);
+		fputs(last ? " --" : "|--", r->f);
+		fputs(pc, r->f);
+		fputs("%--", r->f);
+		fputs(name, r->f);
+		fputc('\n', r->f);
 		if (plen + 11 < pcap) {
 			memcpy(prefix + plen, last ? "           " : "|          ", 11);
 			print_chain(r, cg, vis[i], prefix, plen + 11, pcap);
@@ -524,42 +557,64 @@ static void print_titles(struct rep *r, const struct perf_evattr *a,
 	fprintf(r->f, "\n#\n");
 }
 
-/* One line per shown entry, its call graph below it. */
+/*
+ * One line per shown entry, its call graph below it. A line is made in a
+ * buffer and written at once: a report prints tens of thousands of them,
+ * and printf's percentages and padding took most of the time after the
+ * walk.
+ */
 static int print_rows(struct rep *r, size_t shown, bool offcpu, bool graphs,
 		      const size_t width[SK_MAX])
 {
 	const struct report_opts *o = r->o;
-	char tbuf[32];
+	size_t room = 96, cap = 0;
+	char tbuf[32], *line = NULL;
 	int err = 0;
 
+	for (int k = 0; k < o->nr_sort; k++)
+		room += width[k] + 2;
 	for (size_t i = 0; i < shown && !err; i++) {
 		const struct entry *e = ent_at(r, i);
 		const char *t = r->text + e->text;
+		size_t n = 0;
 
-		if (r->children)
-			fprintf(r->f, "  %7.2f%%  %7.2f%%", pct(e->children, r->total), pct(e->self, r->total));
-		else
-			fprintf(r->f, "  %7.2f%%", pct(e->self, r->total));
+		if (vec__reserve((void **)&line, &cap, room + e->textlen, 1, 256)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (r->children) {
+			memcpy(line, "  ", 2);
+			n = 2 + report__fmt_fixed2(line + 2, cap - 2, pct(e->children, r->total), 7);
+			line[n++] = '%';
+		}
+		memcpy(line + n, "  ", 2);
+		n += 2 + report__fmt_fixed2(line + n + 2, cap - n - 2, pct(e->self, r->total), 7);
+		line[n++] = '%';
 		if (o->show_nr) /* as perf's: the entry's own samples */
-			fprintf(r->f, "  %10" PRIu64, e->self_samples);
+			n += (size_t)snprintf(line + n, cap - n, "  %10" PRIu64, e->self_samples);
 		if (offcpu) {
 			report__fmt_ns(tbuf, sizeof(tbuf), r->children ? e->children : e->self);
-			fprintf(r->f, "  %10s", tbuf);
+			n += (size_t)snprintf(line + n, cap - n, "  %10s", tbuf);
 		}
 		for (int k = 0; k < o->nr_sort; k++) {
 			size_t l = strlen(t);
 
 			/* "  %-*s", the last column unpadded */
-			fputs("  ", r->f);
-			fwrite(t, 1, l, r->f);
-			if (k + 1 < o->nr_sort && l < width[k])
-				fprintf(r->f, "%*s", (int)(width[k] - l), "");
+			memcpy(line + n, "  ", 2);
+			memcpy(line + n + 2, t, l);
+			n += 2 + l;
+			if (k + 1 < o->nr_sort && l < width[k]) {
+				memset(line + n, ' ', width[k] - l);
+				n += width[k] - l;
+			}
 			t += l + 1;
 		}
-		fputc('\n', r->f);
+		line[n++] = '\n';
+		fwrite(line, 1, n, r->f);
 		if (graphs && e->root != CG_NONE)
 			err = print_graph(r, e->root);
 	}
+	free(line);
 	return err;
 }
 

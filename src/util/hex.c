@@ -36,3 +36,14 @@ const char *hex_parse(const char *p, const char *end, uint64_t *out)
 	*out = v;
 	return p;
 }
+
+size_t hex_put(char *buf, uint64_t v, int min)
+{
+	size_t n = 1;
+
+	while (n < 16 && (v >> (4 * n) || (int)n < min))
+		n++;
+	for (size_t i = n; i-- > 0; v >>= 4)
+		buf[i] = "0123456789abcdef"[v & 15];
+	return n;
+}

@@ -16,4 +16,11 @@ int hex_digit(int c);
  */
 const char *hex_parse(const char *p, const char *end, uint64_t *out);
 
+/*
+ * v in lower-case hex digits, at least min of them (zeros in front), at
+ * buf, as printf's "%0*" PRIx64 writes it, without its NUL: at most 16.
+ * Returns how many were written.
+ */
+size_t hex_put(char *buf, uint64_t v, int min);
+
 #endif

@@ -225,6 +225,67 @@ static void test_fmt_ns(void **state)
 	assert_string_equal(b, "999 ns");
 }
 
+/* The double next to positive v, up or down (nextafter() without libm). */
+static double next_to(double v, int dir)
+{
+	uint64_t b;
+
+	memcpy(&b, &v, sizeof(b));
+	b += dir;
+	memcpy(&v, &b, sizeof(v));
+	return v;
+}
+
+/* report__fmt_fixed2(v, w) must print what snprintf's "%*.2f" prints. */
+static void fixed2_is_printf(double v, int w)
+{
+	char a[64], b[64];
+	size_t n = report__fmt_fixed2(a, sizeof(a), v, w);
+
+	snprintf(b, sizeof(b), "%*.2f", w, v);
+	if (strcmp(a, b))
+		fail_msg("%.17g width %d: \"%s\", printf \"%s\"", v, w, a, b);
+	assert_int_equal(n, strlen(b));
+}
+
+/*
+ * The report's percentages without printf: every value a report can give
+ * (v * 100.0 / total over many totals), exact ties of the binary value
+ * (k / 8: glibc rounds them to even), the neighbours of x.xx5, denormals,
+ * -0.0, values past the fast range, and a buffer too short.
+ */
+static void test_fmt_fixed2(void **state)
+{
+	static const double odd[] = { 0.0, -0.0, 0.005, 0.015, 0.125, 0.375, 2.675, 1.005, 99.995,
+				      100.0, 1e-320, 4.9e-324, 35184372088831.99, 35184372088832.0,
+				      1e300, -1.5, 0.0 / 0.0, 1.0 / 0.0 };
+	uint64_t x = 88172645463325252ULL;
+	char small[8];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		for (int w = 0; w < 12; w++)
+			fixed2_is_printf(odd[i], w);
+	for (int k = 0; k < 100000; k++) {
+		fixed2_is_printf(k / 8.0, 7);
+		fixed2_is_printf(k / 1000.0 + 0.005, 7);
+		fixed2_is_printf(next_to(k / 1000.0 + 0.005, -1), 0);
+		fixed2_is_printf(next_to(k / 1000.0 + 0.005, 1), 0);
+	}
+	for (int k = 0; k < 300000; k++) {
+		uint64_t total, v;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		total = 1 + (x >> (x & 63));
+		v = total ? (x >> 7) % (total + 1) : 0;
+		fixed2_is_printf(100.0 * v / total, 7);
+	}
+	assert_int_equal(report__fmt_fixed2(small, sizeof(small), 12.345, 7), 7);
+	assert_string_equal(small, "  12.35");
+}
+
 /* A sched_switch sample of prev (pid = tid) leaving in state for next, its RAW as the kernel lays it out. */
 static void switch_sample(struct pdb *b, uint32_t prev, uint64_t state, uint32_t next, uint64_t t)
 {
@@ -327,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_profile_and_callgraph),
 		cmocka_unit_test(test_outputs),
 		cmocka_unit_test(test_fmt_ns),
+		cmocka_unit_test(test_fmt_fixed2),
 		cmocka_unit_test(test_bsearch_first),
 		cmocka_unit_test(test_switches),
 		cmocka_unit_test(test_pid_minus_one),

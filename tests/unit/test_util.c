@@ -10,12 +10,15 @@
  *   pieces of all sizes (more than the stream's thread keeps up with); a
  *   descriptor it cannot write to is an error; a stream dropped writes
  *   nothing.
+ * And hex_put (util/hex.h) against printf's "%0*" PRIx64.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 
 #include "util/gzip.h"
+#include "util/hex.h"
 #include "util/psort.h"
 
 struct elem {
@@ -141,6 +145,29 @@ static void gzip_dropped(void)
 	unlink(path);
 }
 
+/* hex_put() writes what printf's "%0*" PRIx64 writes, and hex_parse() reads it back. */
+static void test_hex(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1dULL, back;
+	char a[24], b[24];
+
+	(void)state;
+	for (int k = 0; k < 20000; k++) {
+		uint64_t v = k < 64 ? (k < 32 ? (uint64_t)k : 1ULL << (k - 32) << 31) : x >> (x & 63);
+		int min = k % 18;
+		size_t n = hex_put(a, v, min);
+
+		a[n] = 0;
+		snprintf(b, sizeof(b), "%0*" PRIx64, min > 16 ? 16 : min, v);
+		assert_string_equal(a, b);
+		assert_ptr_equal(hex_parse(a, NULL, &back), a + n);
+		assert_true(back == v);
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+}
+
 static void test_gzip(void **state)
 {
 	struct gzip_stream *z;
@@ -162,6 +189,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psort_small),
 		cmocka_unit_test(test_psort_split),
+		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_gzip),
 	};
 
