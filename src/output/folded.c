@@ -9,15 +9,128 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output/outputs.h"
 #include "output/report.h"
+#include "util/vec.h"
+
+/*
+ * Each frame's text in a line (its name, then _[i] or _[k]), made the
+ * first time the frame is printed and kept: a frame is in thousands of
+ * lines. at[id] is its place in pool + 1, 0 while not made.
+ */
+struct ftexts {
+	const struct session *s;
+	uint32_t *at, *len, nr;
+	char *pool;
+	size_t n, cap;
+};
+
+/* Frame id's text (*l bytes, not NUL-terminated), or NULL on ENOMEM. */
+static const char *ftext(struct ftexts *t, uint32_t id, size_t *l)
+{
+	const struct frame *fr;
+	char buf[512];
+	const char *name;
+	size_t nl, sl;
+
+	if (id < t->nr && t->at[id]) {
+		*l = t->len[id];
+		return t->pool + t->at[id] - 1;
+	}
+	fr = session__frame(t->s, id);
+	name = frame__name(fr, buf, sizeof(buf));
+	nl = strlen(name);
+	sl = fr->inlined || fr->kernel ? 4 : 0;
+	if (nl > UINT32_MAX - 8 || t->n + nl + sl > UINT32_MAX - 1 ||
+	    vec__reserve((void **)&t->pool, &t->cap, t->n + nl + sl, 1, 1 << 16))
+		return NULL;
+	memcpy(t->pool + t->n, name, nl);
+	memcpy(t->pool + t->n + nl, fr->inlined ? "_[i]" : "_[k]", sl);
+	*l = nl + sl;
+	if (id < t->nr) {
+		t->at[id] = (uint32_t)t->n + 1;
+		t->len[id] = (uint32_t)*l;
+	}
+	t->n += *l;
+	return t->pool + t->n - *l;
+}
+
+/* v in decimal at buf (at most 20 digits): their count. */
+static size_t put_u64(char *buf, uint64_t v)
+{
+	char d[20];
+	size_t n = 0;
+
+	do {
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(buf, d + sizeof(d) - n, n);
+	return n;
+}
+
+/*
+ * The lines of event ev, each made in a buffer and written at once (a
+ * line is a few dozen frames, a file tens of thousands of lines). 0 or
+ * -ENOMEM.
+ */
+static int print_lines(FILE *f, const struct session *s, const struct profile *p, int ev)
+{
+	struct ftexts t = { .s = s, .nr = session__nr_frames(s) };
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	t.at = calloc(t.nr ? t.nr : 1, sizeof(*t.at));
+	t.len = malloc((t.nr ? t.nr : 1) * sizeof(*t.len));
+	if (!t.at || !t.len)
+		err = -ENOMEM;
+	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
+		const struct pstack *st = profile__stack(p, i);
+		const uint32_t *fr = profile__frames(p, st);
+		bool time = profile__attr(p, s, st->event)->is_time;
+		const char *comm = session__comm(s, st->comm);
+		size_t n = strlen(comm), l;
+
+		if ((int)st->event != ev)
+			continue;
+		if (vec__reserve((void **)&line, &cap, n + 32, 1, 4096)) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(line, comm, n);
+		for (uint32_t j = st->nr; j-- > 0;) {
+			const char *ft = ftext(&t, fr[j], &l);
+
+			if (!ft || vec__reserve((void **)&line, &cap, n + l + 32, 1, 4096)) {
+				err = -ENOMEM;
+				break;
+			}
+			line[n++] = ';';
+			memcpy(line + n, ft, l);
+			n += l;
+		}
+		if (err)
+			break;
+		line[n++] = ' ';
+		n += put_u64(line + n, time ? st->period : st->samples);
+		line[n++] = '\n';
+		fwrite(line, 1, n, f);
+	}
+	free(line);
+	free(t.at);
+	free(t.len);
+	free(t.pool);
+	return err;
+}
 
 int folded__print(FILE *f, const struct session *s, const struct profile *p,
 		  const struct report_opts *o, const struct msg_sink *ms)
 {
-	int ev = -1;
+	int ev = -1, err;
 
 	for (int i = 0; i < profile__nr_events(p); i++)
 		if (profile__event(p, i)->samples && report__event_match(o, profile__attr(p, s, i)) &&
@@ -29,21 +142,8 @@ int folded__print(FILE *f, const struct session *s, const struct profile *p,
 				 profile__attr(p, s, ev)->name, profile__attr(p, s, i)->name);
 	if (ev < 0)
 		return -ENODATA;
-	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
-		const struct pstack *st = profile__stack(p, i);
-		const uint32_t *fr = profile__frames(p, st);
-		bool time = profile__attr(p, s, st->event)->is_time;
-
-		if ((int)st->event != ev)
-			continue;
-		fputs(session__comm(s, st->comm), f);
-		for (uint32_t j = st->nr; j-- > 0;) {
-			fputc(';', f);
-			frame__fput(f, session__frame(s, fr[j]), "_[i]", "_[k]");
-		}
-		fprintf(f, " %" PRIu64 "\n", time ? st->period : st->samples);
-	}
-	return ferror(f) ? -EIO : 0;
+	err = print_lines(f, s, p, ev);
+	return err ? err : ferror(f) ? -EIO : 0;
 }
 
 static int folded_write(const struct output_run *r)

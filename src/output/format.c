@@ -86,16 +86,33 @@ bool report__window(const struct session *s, uint64_t *first, uint64_t *last)
 	return session__time_span(s, first, last) && *last >= *first;
 }
 
+/* snprintf(buf, len, "%s%s%s", a, b, c) for len > 0, without printf (every frame of a file without symbols comes here). */
+static void put3(char *buf, size_t len, const char *a, const char *b, const char *c)
+{
+	const char *part[3] = { a, b, c };
+	size_t n = 0;
+
+	for (int i = 0; i < 3 && n + 1 < len; i++) {
+		size_t l = strnlen(part[i], len - 1 - n);
+
+		memcpy(buf + n, part[i], l);
+		n += l;
+	}
+	buf[n] = 0;
+}
+
 const char *frame__name(const struct frame *fr, char *buf, size_t len)
 {
 	if (fr->sym)
 		return fr->sym;
+	if (!len)
+		return "";
 	if (fr->dso_short[0] == '[') /* [kernel.kallsyms], [vdso]: already in brackets */
-		snprintf(buf, len, "%s", fr->dso_short);
+		put3(buf, len, fr->dso_short, "", "");
 	else if (strcmp(fr->dso, "[unknown]"))
-		snprintf(buf, len, "[%s]", fr->dso_short);
+		put3(buf, len, "[", fr->dso_short, "]");
 	else
-		snprintf(buf, len, "[unknown]");
+		put3(buf, len, "[unknown]", "", "");
 	return buf;
 }
 
