@@ -80,6 +80,55 @@ static void test_encoder(void **state)
 	pb__free(b);
 }
 
+/*
+ * The one-go writers (pb__packed_u32/u64, pb__uint_msg) write what
+ * pb__begin(), the field by field calls and pb__end() write: values of
+ * every varint size, bodies under and over 127 bytes, empty ones, zeros
+ * left out of a message.
+ */
+static void test_encoder_one_go(void **state)
+{
+	static const uint32_t fields[] = { 1, 2, 3, 15, 16, 2047 };
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		struct pb *a = pb__new(), *b = pb__new();
+		uint32_t v32[100];
+		uint64_t v64[100], vals[6];
+		size_t n = (size_t)round % 100, m;
+
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v64[i] = round % 3 ? x >> (x % 64) : 0;
+			v32[i] = (uint32_t)(v64[i] >> (x % 32));
+		}
+		for (size_t i = 0; i < 6; i++)
+			vals[i] = i < n ? v64[i] : 0;
+		m = pb__begin(a, 4);
+		for (size_t i = 0; i < n; i++)
+			pb__varint(a, v32[i]);
+		pb__end(a, m);
+		m = pb__begin(a, 5);
+		for (size_t i = 0; i < n; i++)
+			pb__varint(a, v64[i]);
+		pb__end(a, m);
+		m = pb__begin(a, 3);
+		for (size_t i = 0; i < 6; i++)
+			pb__uint(a, fields[i], vals[i]);
+		pb__end(a, m);
+		pb__packed_u32(b, 4, v32, n);
+		pb__packed_u64(b, 5, v64, n);
+		pb__uint_msg(b, 3, 6, fields, vals);
+		assert_int_equal(pb__len(a), pb__len(b));
+		assert_memory_equal(pb__data(a), pb__data(b), pb__len(a));
+		pb__free(a);
+		pb__free(b);
+	}
+}
+
 /* ---- a small protobuf reader for the checks ---- */
 
 struct field {
@@ -437,6 +486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encoder),
+		cmocka_unit_test(test_encoder_one_go),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_write),
 	};

@@ -94,23 +94,31 @@ static size_t varint_size(uint64_t v)
 	return n;
 }
 
-static void put_varint(uint8_t *p, uint64_t v)
+/* v at p as a varint: the byte after it. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	*p = (uint8_t)v;
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/*
+ * Room for n more bytes, checked inline: a profile's samples are millions
+ * of varints (their location ids), and this is all most of them need.
+ */
+static inline int room(struct pb *b, size_t n)
+{
+	return !b->err && b->len + n <= b->cap ? 0 : reserve(b, n);
 }
 
 void pb__varint(struct pb *b, uint64_t v)
 {
-	size_t n = varint_size(v);
-
-	if (reserve(b, n))
+	if (room(b, 10))
 		return;
-	put_varint(b->buf + b->len, v);
-	b->len += n;
+	b->len = (size_t)(put_varint(b->buf + b->len, v) - b->buf);
 }
 
 static void tag(struct pb *b, uint32_t field, int wt)
@@ -118,18 +126,26 @@ static void tag(struct pb *b, uint32_t field, int wt)
 	pb__varint(b, (uint64_t)field << 3 | (uint64_t)wt);
 }
 
+/* A varint field: its tag and value, one check for room. */
+static void varint_field(struct pb *b, uint32_t field, uint64_t v)
+{
+	uint8_t *p;
+
+	if (room(b, 20))
+		return;
+	p = put_varint(b->buf + b->len, (uint64_t)field << 3 | WT_VARINT);
+	b->len = (size_t)(put_varint(p, v) - b->buf);
+}
+
 void pb__uint(struct pb *b, uint32_t field, uint64_t v)
 {
-	if (!v)
-		return;
-	tag(b, field, WT_VARINT);
-	pb__varint(b, v);
+	if (v)
+		varint_field(b, field, v);
 }
 
 void pb__uint_present(struct pb *b, uint32_t field, uint64_t v)
 {
-	tag(b, field, WT_VARINT);
-	pb__varint(b, v);
+	varint_field(b, field, v);
 }
 
 void pb__fixed64(struct pb *b, uint32_t field, uint64_t v)
@@ -149,6 +165,67 @@ void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n)
 		return;
 	memcpy(b->buf + b->len, p, n);
 	b->len += n;
+}
+
+/*
+ * The tag and length of a length-delimited field of body bytes, with room
+ * for them: where they go, or NULL after an error. With its body, what
+ * pb__begin(), the body's calls and pb__end() write, counted first so
+ * that nothing moves.
+ */
+static uint8_t *packed_head(struct pb *b, uint32_t field, size_t body)
+{
+	if (room(b, 20 + body))
+		return NULL;
+	return put_varint(put_varint(b->buf + b->len, (uint64_t)field << 3 | WT_LEN), body);
+}
+
+void pb__uint_msg(struct pb *b, uint32_t field, size_t n, const uint32_t *fields,
+		  const uint64_t *vals)
+{
+	size_t body = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < n; i++)
+		if (vals[i])
+			body += varint_size((uint64_t)fields[i] << 3 | WT_VARINT) + varint_size(vals[i]);
+	p = packed_head(b, field, body);
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (vals[i])
+			p = put_varint(put_varint(p, (uint64_t)fields[i] << 3 | WT_VARINT), vals[i]);
+	b->len = (size_t)(p - b->buf);
+}
+
+void pb__packed_u32(struct pb *b, uint32_t field, const uint32_t *v, size_t n)
+{
+	size_t body = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < n; i++)
+		body += varint_size(v[i]);
+	p = packed_head(b, field, body);
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++)
+		p = put_varint(p, v[i]);
+	b->len = (size_t)(p - b->buf);
+}
+
+void pb__packed_u64(struct pb *b, uint32_t field, const uint64_t *v, size_t n)
+{
+	size_t body = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < n; i++)
+		body += varint_size(v[i]);
+	p = packed_head(b, field, body);
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++)
+		p = put_varint(p, v[i]);
+	b->len = (size_t)(p - b->buf);
 }
 
 void pb__string(struct pb *b, uint32_t field, const char *s)
@@ -182,5 +259,5 @@ void pb__end(struct pb *b, size_t mark)
 		memmove(b->buf + mark + n, b->buf + mark + 1, body);
 		b->len += n - 1;
 	}
-	put_varint(b->buf + mark, body);
+	(void)put_varint(b->buf + mark, body);
 }

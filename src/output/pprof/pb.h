@@ -54,6 +54,18 @@ void pb__bytes(struct pb *b, uint32_t field, const void *p, size_t n);
 void pb__string(struct pb *b, uint32_t field, const char *s);
 
 /*
+ * A nested message of n varint fields (fields[i] = vals[i], zeros left
+ * out as pb__uint() leaves them), in one go: what pb__begin(), the
+ * pb__uint() calls and pb__end() write.
+ */
+void pb__uint_msg(struct pb *b, uint32_t field, size_t n, const uint32_t *fields,
+		  const uint64_t *vals);
+
+/* A packed repeated field of n varints (written even when empty), in one go. */
+void pb__packed_u32(struct pb *b, uint32_t field, const uint32_t *v, size_t n);
+void pb__packed_u64(struct pb *b, uint32_t field, const uint64_t *v, size_t n);
+
+/*
  * A nested message or packed repeated field: pb__begin() opens it and
  * returns a mark for pb__end(), which writes its length in front of what
  * was written in between. Pairs nest.

@@ -20,6 +20,7 @@
 #include "util/gzip.h"
 #include "util/intern.h"
 #include "util/outfile.h"
+#include "util/vec.h"
 
 /* Field numbers of profile.proto (github.com/google/pprof/proto/profile.proto). */
 enum {
@@ -63,6 +64,11 @@ struct enc {
 	uint32_t *loc_fn;       /* location id - 1 -> function id */
 	uint32_t *loc_map;      /* location id - 1 -> mapping id */
 	size_t nr_locs;
+	uint32_t *locs;         /* one sample's location ids */
+	size_t cap_locs;
+	int64_t *comm_str;      /* session comm id -> its string's id + 1, 0 when not yet */
+	size_t cap_comm;
+	int64_t state_str[256]; /* a state letter's string id + 1, 0 when not yet */
 };
 
 /* Index of s in the string table, added on first sight; -1 on ENOMEM. */
@@ -154,11 +160,12 @@ static uint32_t function_id(struct enc *e, const struct frame *f)
 /* Location id (1-based) of a session frame, one per frame id; 0 on ENOMEM. */
 static uint32_t location_id(struct enc *e, uint32_t frame)
 {
-	const struct frame *f = session__frame(e->s, frame);
+	const struct frame *f;
 	uint32_t fn, map;
 
 	if (e->loc_of_frame[frame])
 		return e->loc_of_frame[frame];
+	f = session__frame(e->s, frame);
 	fn = function_id(e, f);
 	map = mapping_id(e, f);
 	if (!fn || !map)
@@ -181,12 +188,10 @@ static void value_type(struct pb *b, uint32_t field, int64_t type, int64_t unit)
 
 static void label(struct pb *b, int64_t key, int64_t str, int64_t num)
 {
-	size_t m = pb__begin(b, SAMPLE_LABEL);
+	static const uint32_t fields[] = { LABEL_KEY, LABEL_STR, LABEL_NUM };
+	const uint64_t vals[] = { (uint64_t)key, (uint64_t)str, (uint64_t)num };
 
-	pb__uint(b, LABEL_KEY, key);
-	pb__uint(b, LABEL_STR, str);
-	pb__uint(b, LABEL_NUM, num);
-	pb__end(b, m);
+	pb__uint_msg(b, SAMPLE_LABEL, 3, fields, vals);
 }
 
 int pprof__flush(struct pb *b, struct gzip_stream *z)
@@ -201,6 +206,43 @@ int pprof__flush(struct pb *b, struct gzip_stream *z)
 }
 
 /* One Sample per profile stack of the chosen events. */
+/* The string id of session comm id comm, looked up once per comm: -1 on ENOMEM. */
+static int64_t comm_id(struct enc *e, uint32_t comm)
+{
+	int64_t id;
+
+	if (comm < e->cap_comm && e->comm_str[comm])
+		return e->comm_str[comm] - 1;
+	if (comm >= e->cap_comm) {
+		size_t old = e->cap_comm;
+
+		if (vec__reserve((void **)&e->comm_str, &e->cap_comm, (size_t)comm + 1,
+				 sizeof(*e->comm_str), 256))
+			return -1;
+		memset(e->comm_str + old, 0, (e->cap_comm - old) * sizeof(*e->comm_str));
+	}
+	id = str_id(&e->st, session__comm(e->s, comm));
+	if (id >= 0)
+		e->comm_str[comm] = id + 1;
+	return id;
+}
+
+/* The string id of a state letter, looked up once per letter: -1 on ENOMEM. */
+static int64_t state_id(struct enc *e, char state)
+{
+	char s[2] = { state, 0 };
+	int64_t *c = &e->state_str[(unsigned char)state];
+
+	if (!*c) {
+		int64_t id = str_id(&e->st, s);
+
+		if (id < 0)
+			return -1;
+		*c = id + 1;
+	}
+	return *c - 1;
+}
+
 static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int cpu_ev,
 		       int off_ev, uint64_t tot[NR_VALUES])
 {
@@ -214,8 +256,7 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
 		const uint32_t *fr = profile__frames(p, st);
 		uint64_t v[NR_VALUES] = { 0 };
 		int64_t comm;
-		size_t m, mm;
-		char state[2] = { st->state, 0 };
+		size_t m;
 
 		if ((int)st->event == cpu_ev) {
 			v[V_SAMPLES] = st->samples;
@@ -227,32 +268,27 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
 		} else {
 			continue;
 		}
-		comm = str_id(&e->st, session__comm(e->s, st->comm));
-		if (comm < 0)
+		comm = comm_id(e, st->comm);
+		if (comm < 0 || vec__reserve((void **)&e->locs, &e->cap_locs, st->nr ? st->nr : 1,
+					     sizeof(*e->locs), 64))
 			return -ENOMEM;
-		m = pb__begin(b, PROFILE_SAMPLE);
-		mm = pb__begin(b, SAMPLE_LOCATION_ID);
 		for (uint32_t j = 0; j < st->nr; j++) { /* leaf first, as pprof wants */
-			uint32_t loc = location_id(e, fr[j]);
-
-			if (!loc)
+			e->locs[j] = location_id(e, fr[j]);
+			if (!e->locs[j])
 				return -ENOMEM;
-			pb__varint(b, loc);
 		}
-		pb__end(b, mm);
-		mm = pb__begin(b, SAMPLE_VALUE);
-		for (int j = 0; j < NR_VALUES; j++) {
-			pb__varint(b, v[j]);
+		m = pb__begin(b, PROFILE_SAMPLE);
+		pb__packed_u32(b, SAMPLE_LOCATION_ID, e->locs, st->nr);
+		pb__packed_u64(b, SAMPLE_VALUE, v, NR_VALUES);
+		for (int j = 0; j < NR_VALUES; j++)
 			tot[j] += v[j];
-		}
-		pb__end(b, mm);
 		if (st->pid)
 			label(b, k_pid, 0, (int32_t)st->pid);
 		if (st->tid)
 			label(b, k_tid, 0, (int32_t)st->tid);
 		label(b, k_comm, comm, 0);
 		if ((int)st->event == off_ev && st->state) {
-			int64_t sv = str_id(&e->st, state);
+			int64_t sv = state_id(e, st->state);
 
 			if (sv < 0)
 				return -ENOMEM;
@@ -385,6 +421,8 @@ static void enc_free(struct enc *e)
 	free(e->loc_frames);
 	free(e->loc_fn);
 	free(e->loc_map);
+	free(e->locs);
+	free(e->comm_str);
 }
 
 int pprof__encode(struct pb *out, struct gzip_stream *z, const struct session *s,
