@@ -313,14 +313,44 @@ int profile__add(struct profile *p, const struct rsample *rs)
 
 /*
  * A stack on its way through rehash(): its key, its frames rewritten
- * (fr[0..k.nr)), the hash of its sequence, then of its key.
+ * (fr[0..k.nr)), the hash of its sequence, then of its key; its old
+ * sequence and event (the memo's key), and whether the memo had them.
  */
 struct rehash_slot {
 	struct pstack k;
 	uint32_t *buf, *fr;
 	size_t cap;
 	uint64_t h;
+	struct memo_key {
+		uint32_t off, nr, event;
+	} old;
+	bool known;
 };
+
+/*
+ * A profile by thread has several stacks per sequence (pprof's: 171 000
+ * stacks of 52 000 sequences on the perf 100 MB bench recording), and a
+ * rewrite depends on the frames and the event alone (profile.h): the
+ * rewritten sequence of each (sequence, event) is kept, and the stacks
+ * after the first take it without their frames being copied, rewritten,
+ * hashed and interned again.
+ */
+struct memo {
+	struct memo_key k;
+	uint32_t off, nr;    /* the rewritten sequence */
+};
+
+static bool memo_eq(const void *entry, const void *key)
+{
+	const struct memo_key *a = &((const struct memo *)entry)->k, *b = key;
+
+	return a->off == b->off && a->nr == b->nr && a->event == b->event;
+}
+
+static uint64_t memo_hash(const struct memo_key *k)
+{
+	return hash__mix(((uint64_t)k->off << 32 | k->nr) ^ (uint64_t)k->event * 0x9e3779b97f4a7c15ULL);
+}
 
 /*
  * Rehash's lookups wait for memory (each stack's sequence slot, then its
@@ -332,13 +362,30 @@ struct rehash_slot {
 #define REHASH_AHEAD 8
 #define REHASH_RING (2 * REHASH_AHEAD)
 
-/* Stage 1 of stack i: its frames copied, mapped and rewritten into sl. 0 or -ENOMEM. */
+/*
+ * Stage 1 of stack i: its rewritten sequence from the memo (when given
+ * one), else its frames copied, mapped and rewritten into sl. 0 or
+ * -ENOMEM.
+ */
 static int rehash_rewrite(struct profile *p, struct rehash_slot *sl, const uint32_t *old_frames,
-			  size_t i, profile_rewrite_fn fn, void *ctx, const uint32_t *map, uint32_t nmap)
+			  size_t i, profile_rewrite_fn fn, void *ctx, const uint32_t *map, uint32_t nmap,
+			  const struct htab *memo)
 {
 	uint32_t before;
 
 	sl->k = *(const struct pstack *)htab__at(&p->stacks, i);
+	sl->old = (struct memo_key){ sl->k.frames_off, sl->k.nr, sl->k.event };
+	sl->known = false;
+	if (memo) {
+		const struct memo *m = htab__find(memo, memo_hash(&sl->old), memo_eq, &sl->old);
+
+		if (m) {
+			sl->k.frames_off = m->off;
+			sl->k.nr = m->nr;
+			sl->known = true;
+			return 0;
+		}
+	}
 	before = sl->k.frames_off;
 	if (vec__reserve((void **)&sl->buf, &sl->cap, sl->k.nr ? sl->k.nr : 1, sizeof(*sl->buf), 64))
 		return -ENOMEM;
@@ -352,6 +399,18 @@ static int rehash_rewrite(struct profile *p, struct rehash_slot *sl, const uint3
 	sl->fr = sl->buf + (sl->k.frames_off - before);
 	sl->h = frames_hash(sl->fr, sl->k.nr);
 	htab__prefetch(&p->seqs, sl->h, false);
+	return 0;
+}
+
+/* Note the rewritten sequence of sl's old one and event: 0 or -ENOMEM. */
+static int memo_keep(struct htab *memo, const struct rehash_slot *sl)
+{
+	bool added;
+	struct memo *m = htab__get(memo, memo_hash(&sl->old), memo_eq, &sl->old, &added);
+
+	if (!m)
+		return -ENOMEM;
+	*m = (struct memo){ sl->old, sl->k.frames_off, sl->k.nr };
 	return 0;
 }
 
@@ -369,11 +428,15 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 {
 	struct rehash_slot ring[REHASH_RING] = { 0 };
 	uint32_t *old_frames = p->frames;
+	struct htab memo;
+	bool use_memo;
 	size_t n;
 	int err = 0;
 
 	pending_flush(p);
 	n = htab__n(&p->stacks);
+	use_memo = n > 2 * htab__n(&p->seqs); /* else most lookups would miss */
+	htab__init(&memo, sizeof(struct memo));
 	htab__clear(&p->stacks);
 	htab__free(&p->seqs);
 	p->frames = NULL;
@@ -407,13 +470,19 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 		}
 		if (i >= REHASH_AHEAD && i - REHASH_AHEAD < n) {
 			sl = &ring[(i - REHASH_AHEAD) % REHASH_RING];
-			err = seq_get_hashed(p, sl->fr, sl->k.nr, sl->h, &sl->k.frames_off);
+			if (!sl->known) {
+				err = seq_get_hashed(p, sl->fr, sl->k.nr, sl->h, &sl->k.frames_off);
+				if (!err && use_memo)
+					err = memo_keep(&memo, sl);
+			}
 			sl->h = stack_hash(&sl->k);
 			htab__prefetch(&p->stacks, sl->h, false);
 		}
 		if (!err && i < n)
-			err = rehash_rewrite(p, &ring[i % REHASH_RING], old_frames, i, fn, ctx, map, nmap);
+			err = rehash_rewrite(p, &ring[i % REHASH_RING], old_frames, i, fn, ctx, map, nmap,
+					     use_memo ? &memo : NULL);
 	}
+	htab__free(&memo);
 	if (err)
 		htab__clear(&p->stacks); /* half rebuilt: the caller frees it */
 	for (int i = 0; i < REHASH_RING; i++)

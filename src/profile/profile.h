@@ -60,7 +60,9 @@ int profile__remap(struct profile *p, const uint32_t *map, uint32_t n);
  * Change stacks' frames in place: fn gets each stack (a copy: it may lower
  * nr, or raise frames_off with nr lowered as much) and its frames (NULL
  * when no stack has any), which it may rewrite within the first nr; the
- * stacks that become equal are merged. 0 or -ENOMEM.
+ * stacks that become equal are merged. What fn does may depend on the
+ * frames and the stack's event only: stacks of one sequence and event may
+ * be given the first one's result without fn being called. 0 or -ENOMEM.
  */
 typedef void (*profile_rewrite_fn)(void *ctx, struct pstack *st, uint32_t *frames);
 int profile__rewrite(struct profile *p, profile_rewrite_fn fn, void *ctx);
