@@ -18,7 +18,8 @@ bool report__event_match(const struct report_opts *o, const struct perf_evattr *
 	return strlen(o->event) == n && !strncmp(o->event, a->name, n);
 }
 
-bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs)
+bool report__match_filtered(const struct report_opts *o, const struct session *s,
+			    const struct rsample *rs)
 {
 	const struct perf_sample *ps = rs->s;
 
@@ -45,11 +46,6 @@ bool report__match(const struct report_opts *o, const struct session *s, const s
 			return false;
 	}
 	return true;
-}
-
-bool report__filtered(const struct report_opts *o)
-{
-	return o->pids.n || o->tids.n || o->nr_comms || o->cpus.n || o->time_start || o->time_end;
 }
 
 /* --comm NAME[,NAME...]: adds up when repeated. */

@@ -13,12 +13,28 @@
 #include "profile/report_opts.h"
 #include "session/session.h"
 
-/* true when the sample passes --pid/--tid/--comm/--cpu/--time/--event */
-bool report__match(const struct report_opts *o, const struct session *s, const struct rsample *rs);
+/* true when a filter other than --event is set */
+static inline bool report__filtered(const struct report_opts *o)
+{
+	return o->pids.n || o->tids.n || o->nr_comms || o->cpus.n || o->time_start || o->time_end;
+}
+
+/* report__match() when a filter is set. */
+bool report__match_filtered(const struct report_opts *o, const struct session *s,
+			    const struct rsample *rs);
+
+/*
+ * true when the sample passes --pid/--tid/--comm/--cpu/--time/--event.
+ * Inline: every sample of a report asks, and most reports set no filter.
+ */
+static inline bool report__match(const struct report_opts *o, const struct session *s,
+				 const struct rsample *rs)
+{
+	return (!o->event && !report__filtered(o)) || report__match_filtered(o, s, rs);
+}
+
 /* true when the event passes --event */
 bool report__event_match(const struct report_opts *o, const struct perf_evattr *a);
-/* true when a filter other than --event is set */
-bool report__filtered(const struct report_opts *o);
 
 /*
  * The filter options, one row each, in the order of their help: every
