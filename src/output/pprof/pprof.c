@@ -205,7 +205,6 @@ int pprof__flush(struct pb *b, struct gzip_stream *z)
 	return data ? gzip__stream_put(z, data, len) : 0;
 }
 
-/* One Sample per profile stack of the chosen events. */
 /* The string id of session comm id comm, looked up once per comm: -1 on ENOMEM. */
 static int64_t comm_id(struct enc *e, uint32_t comm)
 {
@@ -243,6 +242,16 @@ static int64_t state_id(struct enc *e, char state)
 	return *c - 1;
 }
 
+/*
+ * What is encoded so far to the gzip stream's thread once it is a piece:
+ * between two top-level fields only. 0 or a negative errno.
+ */
+static int piece_out(struct enc *e, struct pb *b)
+{
+	return e->z && pb__len(b) >= PIECE ? pprof__flush(b, e->z) : 0;
+}
+
+/* One Sample per profile stack of the chosen events. */
 static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int cpu_ev,
 		       int off_ev, uint64_t tot[NR_VALUES])
 {
@@ -257,6 +266,7 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
 		uint64_t v[NR_VALUES] = { 0 };
 		int64_t comm;
 		size_t m;
+		int err;
 
 		if ((int)st->event == cpu_ev) {
 			v[V_SAMPLES] = st->samples;
@@ -295,12 +305,9 @@ static int put_samples(struct enc *e, struct pb *b, const struct profile *p, int
 			label(b, k_state, sv, 0);
 		}
 		pb__end(b, m);
-		if (e->z && pb__len(b) >= PIECE) {
-			int err = pprof__flush(b, e->z);
-
-			if (err)
-				return err;
-		}
+		err = piece_out(e, b);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -340,9 +347,15 @@ static uint32_t *main_first(const struct enc *e)
 	return id;
 }
 
+/*
+ * Mappings, locations and functions, in pieces to the gzip stream's thread
+ * as they grow (the tables of a big profile are megabytes: in one piece,
+ * one thread compressed them after the encoding ended).
+ */
 static int put_tables(struct enc *e, struct pb *b)
 {
 	uint32_t *id = main_first(e);
+	int err = 0;
 
 	if (!id)
 		return -ENOMEM;
@@ -370,6 +383,9 @@ static int put_tables(struct enc *e, struct pb *b)
 		pb__uint(b, LINE_LINE, f->line);
 		pb__end(b, ml);
 		pb__end(b, m);
+		err = piece_out(e, b);
+		if (err)
+			goto cleanup;
 	}
 	for (size_t i = 0; i < htab__n(&e->fns); i++) {
 		size_t m = pb__begin(b, PROFILE_FUNCTION);
@@ -379,9 +395,13 @@ static int put_tables(struct enc *e, struct pb *b)
 		pb__uint(b, FUNCTION_SYSTEM_NAME, fn_at(e, i)->name);
 		pb__uint(b, FUNCTION_FILENAME, fn_at(e, i)->filename);
 		pb__end(b, m);
+		err = piece_out(e, b);
+		if (err)
+			goto cleanup;
 	}
+cleanup:
 	free(id);
-	return 0;
+	return err;
 }
 
 /* period_type, period (from the on-CPU event's attr), duration and comment. */
@@ -466,9 +486,12 @@ int pprof__encode(struct pb *out, struct gzip_stream *z, const struct session *s
 	if (err)
 		goto cleanup;
 	pb__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, tot[V_OFF_CPU] ? ids[V_OFF_CPU][0] : ids[V_CPU][0]);
-	for (size_t i = 0; i < intern__n(&e.st); i++)
+	for (size_t i = 0; i < intern__n(&e.st) && !err; i++) {
 		pb__string(out, PROFILE_STRING_TABLE, intern__at(&e.st, i));
-	err = pb__error(out);
+		err = piece_out(&e, out);
+	}
+	if (!err)
+		err = pb__error(out);
 cleanup:
 	enc_free(&e);
 	return err;
