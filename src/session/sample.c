@@ -65,9 +65,13 @@ static __attribute__((noinline)) int ipc_miss(struct session *s, struct ipc_ent 
 	return err;
 }
 
-/* Append the frames of one address to the sample scratch; -E2BIG when full. */
-static inline int push_addr(struct session *s, struct rsample *rs, const struct proc *p,
-			    uint64_t ip, bool kernel)
+/*
+ * Append the frames of one address to the sample scratch; -E2BIG when
+ * full. Inlined at each of push_chain()'s calls: it runs for every frame
+ * of every chain the chain cache has not seen.
+ */
+static inline __attribute__((always_inline)) int
+push_addr(struct session *s, struct rsample *rs, const struct proc *p, uint64_t ip, bool kernel)
 {
 	uint32_t key = kernel || is_kernel_addr(ip) ? IPC_KERNEL :
 		       p ? (uint32_t)(p - proc_at(s, 0)) : IPC_NOPROC;
