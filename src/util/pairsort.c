@@ -59,3 +59,38 @@ void pairsort(struct u64pair *v, size_t n, struct u64pair *tmp)
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
 }
+
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+
+void pairsort_by_a(struct u64pair *v, size_t n, struct u64pair *tmp)
+{
+	struct u64pair *src = v, *dst = tmp, *t;
+	uint64_t differ = 0;
+	size_t count[RADIX];
+
+	for (size_t i = 1; i < n; i++)
+		differ |= v[i].a ^ v[0].a;
+	for (unsigned int shift = 0; shift < 64 && differ >> shift; shift += RADIX_BITS) {
+		size_t sum = 0;
+
+		if (!((differ >> shift) & (RADIX - 1)))
+			continue; /* every a has the same digit here */
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].a >> shift) & (RADIX - 1)]++;
+		for (size_t d = 0; d < RADIX; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].a >> shift) & (RADIX - 1)]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+}

@@ -10,7 +10,8 @@
  *   pieces of all sizes (more than the stream's thread keeps up with); a
  *   descriptor it cannot write to is an error; a stream dropped writes
  *   nothing.
- * And hex_put (util/hex.h) against printf's "%0*" PRIx64.
+ * And hex_put (util/hex.h) against printf's "%0*" PRIx64, and
+ * pairsort_by_a (util/pairsort.h) against pairsort.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 
 #include "util/gzip.h"
 #include "util/hex.h"
+#include "util/pairsort.h"
 #include "util/psort.h"
 
 struct elem {
@@ -145,6 +147,42 @@ static void gzip_dropped(void)
 	unlink(path);
 }
 
+/*
+ * pairsort_by_a() against pairsort(): keys in no order, with many equal
+ * (the b's, each pair's first place, must keep their order among them),
+ * spread over low bits, high bits and all 64.
+ */
+static void test_pairsort_by_a(void **state)
+{
+	static const uint64_t masks[] = { 0xff, 0xfffff, 0xff00000000000000ULL, ~0ULL, 0x0f0f0f0f00ULL, 0 };
+	uint64_t x = 0x853c49e6748fea9bULL;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		for (size_t n = 0; n < 5000; n = n * 3 + 1) {
+			struct u64pair *a = malloc((n + 1) * sizeof(*a)), *b = malloc((n + 1) * sizeof(*b));
+			struct u64pair *t = malloc((n + 1) * sizeof(*t));
+
+			assert_non_null(a);
+			assert_non_null(b);
+			assert_non_null(t);
+			for (size_t i = 0; i < n; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				a[i] = b[i] = (struct u64pair){ x & masks[m], i };
+			}
+			pairsort(a, n, t);
+			pairsort_by_a(b, n, t);
+			if (n)
+				assert_memory_equal(a, b, n * sizeof(*a));
+			free(a);
+			free(b);
+			free(t);
+		}
+	}
+}
+
 /* hex_put() writes what printf's "%0*" PRIx64 writes, and hex_parse() reads it back. */
 static void test_hex(void **state)
 {
@@ -189,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psort_small),
 		cmocka_unit_test(test_psort_split),
+		cmocka_unit_test(test_pairsort_by_a),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_gzip),
 	};
