@@ -275,10 +275,12 @@ static int syms__load(struct sym_dso *d, Elf *elf, Elf64_Word type)
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
 		t = GELF_ST_TYPE(sym.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value || !sym.st_name)
 			continue;
+		/* not read here: a name is touched when a sample needs it (perf's test too is st_name) */
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
+		if (!name)
 			continue;
 		d->syms[d->nr_syms++] = (struct sym_entry){
 			.start = sym.st_value,
