@@ -15,9 +15,19 @@ struct fg_node {
 	uint64_t value[FG_NR_CLASSES]; /* the paths through this node */
 };
 
+/* A node as child() looks it up. */
+struct fg_node_key {
+	uint32_t parent, name, detail;
+	uint8_t color;
+};
+
 struct fg_tree {
 	struct intern strs;  /* names and details; "" is 0, "all" 1 */
 	struct htab nodes;   /* struct fg_node, by (parent, name, detail, colour); 0 is the root */
+	/* the last path added: its nodes' keys and ids, root first (fg_tree__add) */
+	struct fg_node_key *last;
+	uint32_t *last_node;
+	size_t nr_last, cap_last, cap_last_node;
 };
 
 static inline struct fg_node *fg_node(const struct fg_tree *t, size_t i)

@@ -10,6 +10,7 @@
 
 #include "output/flamegraph/fg_internal.h"
 #include "util/hash.h"
+#include "util/vec.h"
 
 /* Interned id of s (NULL is ""); UINT32_MAX on ENOMEM. */
 static uint32_t str_id(struct fg_tree *t, const char *s)
@@ -29,25 +30,28 @@ int fg_tree__intern(struct fg_tree *t, const char *s, uint32_t *ref)
 	return 0;
 }
 
-struct node_key {
-	uint32_t parent, name, detail;
-	uint8_t color;
-};
-
 static bool node_eq(const void *entry, const void *key)
 {
 	const struct fg_node *n = entry;
-	const struct node_key *k = key;
+	const struct fg_node_key *k = key;
 
 	return n->parent == k->parent && n->name == k->name && n->detail == k->detail &&
 	       n->color == k->color;
 }
 
-/* The child of parent with this frame, created on first sight; UINT32_MAX on ENOMEM. */
-static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
+/* The key of frame f under parent; its name or detail UINT32_MAX on ENOMEM. */
+static struct fg_node_key node_key(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
 {
-	struct node_key k = { parent, f->name_ref ? f->name_ref - 1 : str_id(t, f->name),
-			      f->detail_ref ? f->detail_ref - 1 : str_id(t, f->detail), (uint8_t)f->color };
+	return (struct fg_node_key){ parent, f->name_ref ? f->name_ref - 1 : str_id(t, f->name),
+				     f->detail_ref ? f->detail_ref - 1 : str_id(t, f->detail),
+				     (uint8_t)f->color };
+}
+
+/* The node of key k, created on first sight; UINT32_MAX on ENOMEM. */
+static uint32_t child_of(struct fg_tree *t, const struct fg_node_key *kp)
+{
+	struct fg_node_key k = *kp;
+	uint32_t parent = k.parent;
 	struct fg_node *n;
 	bool added;
 
@@ -66,6 +70,14 @@ static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame 
 		n->depth = parent == UINT32_MAX ? 0 : fg_node(t, parent)->depth + 1;
 	}
 	return n - fg_node(t, 0);
+}
+
+/* The child of parent with this frame, created on first sight; UINT32_MAX on ENOMEM. */
+static uint32_t child(struct fg_tree *t, uint32_t parent, const struct fg_frame *f)
+{
+	struct fg_node_key k = node_key(t, parent, f);
+
+	return child_of(t, &k);
 }
 
 struct fg_tree *fg_tree__new(void)
@@ -90,25 +102,49 @@ void fg_tree__free(struct fg_tree *t)
 		return;
 	intern__free(&t->strs);
 	htab__free(&t->nodes);
+	free(t->last);
+	free(t->last_node);
 	free(t);
+}
+
+static bool key_eq(const struct fg_node_key *a, const struct fg_node_key *b)
+{
+	return a->parent == b->parent && a->name == b->name && a->detail == b->detail &&
+	       a->color == b->color;
 }
 
 /*
  * Nodes are found (or made) first and valued after, so that an ENOMEM
  * halfway leaves no partial value: totals stay the sum of their children.
+ * The part a path shares with the one added before it (a profile's stacks
+ * come mostly by thread, a thread's by its outer frames) takes the nodes
+ * of that one, compared key by key, without a lookup in the node table
+ * (hundreds of thousands of nodes: a lookup is a wait for memory).
  */
 int fg_tree__add(struct fg_tree *t, const struct fg_frame *path, size_t n, enum fg_class cls,
 		 uint64_t value)
 {
+	bool same = true;
 	uint32_t cur = 0;
 
 	if ((unsigned int)cls >= FG_NR_CLASSES)
 		return -EINVAL;
+	if (vec__reserve((void **)&t->last, &t->cap_last, n, sizeof(*t->last), 64) ||
+	    vec__reserve((void **)&t->last_node, &t->cap_last_node, n, sizeof(*t->last_node), 64))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		cur = child(t, cur, &path[i]);
-		if (cur == UINT32_MAX)
+		struct fg_node_key k = node_key(t, cur, &path[i]);
+
+		same = same && i < t->nr_last && key_eq(&k, &t->last[i]);
+		cur = same ? t->last_node[i] : child_of(t, &k);
+		if (cur == UINT32_MAX) {
+			t->nr_last = 0;
 			return -ENOMEM;
+		}
+		t->last[i] = k;
+		t->last_node[i] = cur;
 	}
+	t->nr_last = n;
 	for (;; cur = fg_node(t, cur)->parent) {
 		fg_node(t, cur)->value[cls] += value;
 		if (cur == 0)

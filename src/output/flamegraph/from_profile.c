@@ -15,6 +15,7 @@
 #include "output/flamegraph/flamegraph.h"
 #include "output/format.h"
 #include "profile/offwake.h"
+#include "util/vec.h"
 
 /*
  * A session frame as a flame graph frame: its symbol (or [dso], as
@@ -79,6 +80,39 @@ static struct fg_frame group_frame(const struct session *s, const struct pstack 
 	return (struct fg_frame){ .name = group, .detail = ids, .color = FG_COLOR_META };
 }
 
+/*
+ * Frame f (a name without detail: none is ""'s ref) as refs, *ref its
+ * name's once made: a string hashed once, not for every path. Interned
+ * when child() would have interned it (just before fg_tree__add()), so
+ * that the strings keep their order. 0 or -ENOMEM.
+ */
+static int ref_of(struct fg_tree *t, struct fg_frame *f, uint32_t *ref, uint32_t none)
+{
+	if (!*ref) {
+		int err = fg_tree__intern(t, f->name, ref);
+
+		if (err)
+			return err;
+	}
+	f->name_ref = *ref;
+	f->detail_ref = none;
+	return 0;
+}
+
+/* The comm frame f of comm id comm as refs, by an array of comm ids: 0 or -ENOMEM. */
+static int comm_ref(struct fg_tree *t, struct fg_frame *f, uint32_t comm, uint32_t **refs,
+		    size_t *cap, uint32_t none)
+{
+	if (comm >= *cap) {
+		size_t old = *cap;
+
+		if (vec__reserve((void **)refs, cap, (size_t)comm + 1, sizeof(**refs), 64))
+			return -ENOMEM;
+		memset(*refs + old, 0, (*cap - old) * sizeof(**refs));
+	}
+	return ref_of(t, f, &(*refs)[comm], none);
+}
+
 int fg__from_profile(struct fg_tree *t, const struct session *s, const struct profile *p,
 		     const struct fg_profile_opts *o)
 {
@@ -87,7 +121,10 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 	struct path_scratch sc = {};
 	/* per session frame: its name and detail interned in t, made on first sight */
 	uint32_t nfr = session__nr_frames(s), (*refs)[2] = calloc(nfr ? nfr : 1, sizeof(*refs));
-	int err = refs ? 0 : -ENOMEM;
+	/* the comm frames' and split frames' names, interned where child() would first (below) */
+	uint32_t *comm_refs = NULL, split_refs[FG_NR_CLASSES] = { 0 }, none = 0;
+	size_t cap_comm = 0;
+	int err = refs ? fg_tree__intern(t, "", &none) : -ENOMEM; /* "" comes with the tree */
 
 	for (size_t i = 0; i < profile__nr_stacks(p) && !err; i++) {
 		const struct pstack *st = profile__stack(p, i);
@@ -133,10 +170,15 @@ int fg__from_profile(struct fg_tree *t, const struct session *s, const struct pr
 			}
 			n++;
 		}
+		if (!err && !o->per_thread)
+			err = comm_ref(t, &sc.path[0], st->comm, &comm_refs, &cap_comm, none);
+		if (!err && both)
+			err = ref_of(t, &sc.path[1], &split_refs[cls], none);
 		if (!err)
 			err = fg_tree__add(t, sc.path, n, cls, st->period);
 	}
 	free(refs);
+	free(comm_refs);
 	path_scratch__free(&sc);
 	return err;
 }
