@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Protobuf wire-format encoder into one growing buffer. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,34 +199,36 @@ void pb__uint_msg(struct pb *b, uint32_t field, size_t n, const uint32_t *fields
 	b->len = (size_t)(p - b->buf);
 }
 
-void pb__packed_u32(struct pb *b, uint32_t field, const uint32_t *v, size_t n)
+/* Value i of v, an array of uint64_t (wide) or uint32_t. */
+static inline uint64_t value_at(const void *v, size_t i, bool wide)
+{
+	return wide ? ((const uint64_t *)v)[i] : ((const uint32_t *)v)[i];
+}
+
+/* A packed field of the n values of v (wide: uint64_t, else uint32_t). */
+static inline void packed(struct pb *b, uint32_t field, const void *v, size_t n, bool wide)
 {
 	size_t body = 0;
 	uint8_t *p;
 
 	for (size_t i = 0; i < n; i++)
-		body += varint_size(v[i]);
+		body += varint_size(value_at(v, i, wide));
 	p = packed_head(b, field, body);
 	if (!p)
 		return;
 	for (size_t i = 0; i < n; i++)
-		p = put_varint(p, v[i]);
+		p = put_varint(p, value_at(v, i, wide));
 	b->len = (size_t)(p - b->buf);
+}
+
+void pb__packed_u32(struct pb *b, uint32_t field, const uint32_t *v, size_t n)
+{
+	packed(b, field, v, n, false);
 }
 
 void pb__packed_u64(struct pb *b, uint32_t field, const uint64_t *v, size_t n)
 {
-	size_t body = 0;
-	uint8_t *p;
-
-	for (size_t i = 0; i < n; i++)
-		body += varint_size(v[i]);
-	p = packed_head(b, field, body);
-	if (!p)
-		return;
-	for (size_t i = 0; i < n; i++)
-		p = put_varint(p, v[i]);
-	b->len = (size_t)(p - b->buf);
+	packed(b, field, v, n, true);
 }
 
 void pb__string(struct pb *b, uint32_t field, const char *s)
