@@ -8,7 +8,6 @@
  * time (offcpu-time) when it has samples, else the first event that has.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,20 +57,6 @@ static const char *ftext(struct ftexts *t, uint32_t id, size_t *l)
 	return t->pool + t->n - *l;
 }
 
-/* v in decimal at buf (at most 20 digits): their count. */
-static size_t put_u64(char *buf, uint64_t v)
-{
-	char d[20];
-	size_t n = 0;
-
-	do {
-		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	memcpy(buf, d + sizeof(d) - n, n);
-	return n;
-}
-
 /*
  * The lines of event ev, each made in a buffer and written at once (a
  * line is a few dozen frames, a file tens of thousands of lines). 0 or
@@ -116,7 +101,7 @@ static int print_lines(FILE *f, const struct session *s, const struct profile *p
 		if (err)
 			break;
 		line[n++] = ' ';
-		n += put_u64(line + n, time ? st->period : st->samples);
+		n += report__put_u64(line + n, time ? st->period : st->samples);
 		line[n++] = '\n';
 		fwrite(line, 1, n, f);
 	}

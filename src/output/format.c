@@ -15,6 +15,19 @@ void report__fmt_ns(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 }
 
+size_t report__put_u64(char *buf, uint64_t v)
+{
+	char d[20];
+	size_t n = 0;
+
+	do {
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(buf, d + sizeof(d) - n, n);
+	return n;
+}
+
 size_t report__fmt_fixed2(char *buf, size_t len, double v, int width)
 {
 	char digits[24];
@@ -48,18 +61,13 @@ size_t report__fmt_fixed2(char *buf, size_t len, double v, int width)
 		if (rem > half || (rem == half && (q & 1)))
 			q++;
 	}
-	digits[sizeof(digits) - 1] = (char)('0' + q % 10);
-	digits[sizeof(digits) - 2] = (char)('0' + q / 10 % 10);
-	digits[sizeof(digits) - 3] = '.';
-	n = 3;
-	q /= 100;
-	do {
-		digits[sizeof(digits) - 1 - n++] = (char)('0' + q % 10);
-		q /= 10;
-	} while (q);
+	n = report__put_u64(digits, q / 100);
+	digits[n++] = '.';
+	digits[n++] = (char)('0' + q / 10 % 10);
+	digits[n++] = (char)('0' + q % 10);
 	pad = (size_t)width > n ? (size_t)width - n : 0;
 	memset(buf, ' ', pad);
-	memcpy(buf + pad, digits + sizeof(digits) - n, n);
+	memcpy(buf + pad, digits, n);
 	buf[pad + n] = 0;
 	return pad + n;
 }

@@ -21,6 +21,9 @@ void report__fmt_ns(char *buf, size_t len, uint64_t ns);
  */
 size_t report__fmt_fixed2(char *buf, size_t len, double v, int width);
 
+/* v in decimal at buf, as "%" PRIu64 without its NUL (at most 20 digits): their count. */
+size_t report__put_u64(char *buf, uint64_t v);
+
 /*
  * The recording's window, after session__run(): its start and stop as
  * offcpu's recorder wrote them (waits in progress at either end are cut

@@ -32,7 +32,6 @@
 #include "util/htab.h"
 #include "util/psort.h"
 #include "util/vec.h"
-#include "util/vec.h"
 
 struct entry {
 	uint32_t comm, pid, tid;

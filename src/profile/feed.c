@@ -156,13 +156,8 @@ static int sent_before(struct sent *st, uint32_t id)
 {
 	size_t w = id / 64;
 
-	if (w >= st->cap) {
-		size_t old = st->cap;
-
-		if (vec__reserve((void **)&st->bits, &st->cap, w + 1, sizeof(*st->bits), 1024))
-			return -ENOMEM;
-		memset(st->bits + old, 0, (st->cap - old) * sizeof(*st->bits));
-	}
+	if (vec__reserve_zeroed((void **)&st->bits, &st->cap, w + 1, sizeof(*st->bits), 1024))
+		return -ENOMEM;
 	if (st->bits[w] & (1ULL << (id % 64)))
 		return 1;
 	st->bits[w] |= 1ULL << (id % 64);

@@ -241,13 +241,8 @@ static int seq_by_id(struct profile *p, uint32_t **by, size_t *cap, size_t id,
 		*off = (*by)[id] - 1;
 		return 0;
 	}
-	if (id >= *cap) {
-		size_t old = *cap;
-
-		if (vec__reserve((void **)by, cap, id + 1, sizeof(**by), 4096))
-			return -ENOMEM;
-		memset(*by + old, 0, (*cap - old) * sizeof(**by));
-	}
+	if (vec__reserve_zeroed((void **)by, cap, id + 1, sizeof(**by), 4096))
+		return -ENOMEM;
 	err = seq_get(p, rs->frames, rs->nr, off);
 	if (!err)
 		(*by)[id] = *off + 1;

@@ -22,6 +22,12 @@ static inline int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem
 }
 
 /*
+ * vec__reserve() for an array indexed by id (a table of "seen" marks or
+ * ids + 1): the room it adds is zeroed. 0, or -ENOMEM with *arr as it was.
+ */
+int vec__reserve_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+
+/*
  * n zeroed elements of elem bytes, every page written now; NULL on
  * ENOMEM or overflow. For hash tables' slot arrays: calloc leaves a large
  * block's pages unmapped, so a table probed before it is written maps

@@ -103,13 +103,8 @@ static int ref_of(struct fg_tree *t, struct fg_frame *f, uint32_t *ref, uint32_t
 static int comm_ref(struct fg_tree *t, struct fg_frame *f, uint32_t comm, uint32_t **refs,
 		    size_t *cap, uint32_t none)
 {
-	if (comm >= *cap) {
-		size_t old = *cap;
-
-		if (vec__reserve((void **)refs, cap, (size_t)comm + 1, sizeof(**refs), 64))
-			return -ENOMEM;
-		memset(*refs + old, 0, (*cap - old) * sizeof(**refs));
-	}
+	if (vec__reserve_zeroed((void **)refs, cap, (size_t)comm + 1, sizeof(**refs), 64))
+		return -ENOMEM;
 	return ref_of(t, f, &(*refs)[comm], none);
 }
 

@@ -212,14 +212,9 @@ static int64_t comm_id(struct enc *e, uint32_t comm)
 
 	if (comm < e->cap_comm && e->comm_str[comm])
 		return e->comm_str[comm] - 1;
-	if (comm >= e->cap_comm) {
-		size_t old = e->cap_comm;
-
-		if (vec__reserve((void **)&e->comm_str, &e->cap_comm, (size_t)comm + 1,
-				 sizeof(*e->comm_str), 256))
-			return -1;
-		memset(e->comm_str + old, 0, (e->cap_comm - old) * sizeof(*e->comm_str));
-	}
+	if (vec__reserve_zeroed((void **)&e->comm_str, &e->cap_comm, (size_t)comm + 1,
+				sizeof(*e->comm_str), 256))
+		return -1;
 	id = str_id(&e->st, session__comm(e->s, comm));
 	if (id >= 0)
 		e->comm_str[comm] = id + 1;
