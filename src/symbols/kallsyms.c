@@ -15,6 +15,7 @@
 #include "symbols/sym_internal.h"
 #include "util/bsearch.h"
 #include "util/hex.h"
+#include "util/pairsort.h"
 #include "util/vec.h"
 
 #define KSYMS_FILE_MAX (512u << 20)
@@ -22,11 +23,12 @@
 #define KSYMS_BLOCK (256u << 10)
 
 /*
- * After parsing, the symbols are kept in arrays of their fields, 21 bytes
- * a symbol instead of a struct sym_entry's 40 (kallsyms has 100 000 and
- * more): start, size (a size past 32 bits, which only a gap in the address
- * space can give, is kept in big[]), name (offset in names), module
- * (index in mods + 1, 0 for the kernel image), binding.
+ * The symbols are kept in arrays of their fields, 21 bytes a symbol
+ * instead of a struct sym_entry's 40 (kallsyms has 100 000 and more), and
+ * parsed straight into them: start, size (filled at the end; a size past
+ * 32 bits, which only a gap in the address space can give, is kept in
+ * big[]), name (offset in names), module (index in mods + 1, 0 for the
+ * kernel image), binding.
  */
 struct ksym_big {
 	size_t i;
@@ -36,8 +38,8 @@ struct ksym_big {
 struct ksyms {
 	char *names;		/* the text symbols' names */
 	size_t nr_names, cap_names;
-	struct sym_entry *e;	/* while parsing; name is an offset in names until the end */
-	size_t nr, cap;
+	size_t nr, cap;		/* symbols, room in start, name, mod and bind */
+	bool unsorted;		/* a start below the one before it */
 	uint64_t *start;
 	uint32_t *size, *name;
 	uint32_t *mod;
@@ -72,7 +74,8 @@ static char *skip_word(char *p, char *end)
 	return p;
 }
 
-static const char *ksyms__module(struct ksyms *k, const char *name)
+/* The index + 1 of module name in mods, added if new; 0 on ENOMEM. */
+static uint32_t ksyms__module(struct ksyms *k, const char *name)
 {
 	size_t i;
 	char **nm;
@@ -80,15 +83,37 @@ static const char *ksyms__module(struct ksyms *k, const char *name)
 	/* Modules come in runs in kallsyms: the last one is almost always the match. */
 	for (i = k->nr_mods; i-- > 0;)
 		if (strcmp(k->mods[i], name) == 0)
-			return k->mods[i];
+			return (uint32_t)i + 1;
+	if (k->nr_mods >= UINT32_MAX - 1)
+		return 0;
 	nm = realloc(k->mods, (k->nr_mods + 1) * sizeof(*nm));
 	if (!nm)
-		return NULL;
+		return 0;
 	k->mods = nm;
 	nm[k->nr_mods] = strdup(name);
 	if (!nm[k->nr_mods])
-		return NULL;
-	return nm[k->nr_mods++];
+		return 0;
+	return (uint32_t)++k->nr_mods;
+}
+
+/* Room for one more symbol in the arrays parsing fills: 0 or -ENOMEM. */
+static int ksyms__reserve(struct ksyms *k)
+{
+	size_t cap = k->cap ? 2 * k->cap : 4096;
+	void *p;
+
+	if ((p = realloc(k->start, cap * sizeof(*k->start))))
+		k->start = p;
+	if (p && (p = realloc(k->name, cap * sizeof(*k->name))))
+		k->name = p;
+	if (p && (p = realloc(k->mod, cap * sizeof(*k->mod))))
+		k->mod = p;
+	if (p && (p = realloc(k->bind, cap)))
+		k->bind = p;
+	if (!p)
+		return -ENOMEM; /* the arrays grown so far stay valid, at the old room */
+	k->cap = cap;
+	return 0;
 }
 
 /*
@@ -121,7 +146,6 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 {
 	char *name, *mod = NULL, type;
 	uint64_t addr;
-	struct sym_entry *e;
 	size_t len;
 
 	p = skip_blanks(p, end);
@@ -162,20 +186,18 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 		return 0;
 	if (k->nr_names + len > UINT32_MAX)
 		return -ENOMEM;
-	if (vec__reserve((void **)&k->e, &k->cap, k->nr + 1, sizeof(*k->e), 4096) ||
+	if ((k->nr == k->cap && ksyms__reserve(k)) ||
 	    vec__reserve((void **)&k->names, &k->cap_names, k->nr_names + len, 1, 1 << 16))
 		return -ENOMEM;
 	memcpy(k->names + k->nr_names, name, len);
-	e = &k->e[k->nr];
-	e->start = addr;
-	e->size = 0;
-	e->name = (const char *)(uintptr_t)k->nr_names;
-	k->nr_names += len;
-	e->bind = ksym__bind(type);
-	e->module = mod ? ksyms__module(k, mod) : NULL;
-	if (mod && !e->module)
+	k->mod[k->nr] = mod ? ksyms__module(k, mod) : 0;
+	if (mod && !k->mod[k->nr])
 		return -ENOMEM;
-	e->seq = (uint32_t)k->nr;
+	k->unsorted |= k->nr && addr < k->start[k->nr - 1];
+	k->start[k->nr] = addr;
+	k->name[k->nr] = (uint32_t)k->nr_names;
+	k->nr_names += len;
+	k->bind[k->nr] = ksym__bind(type);
 	k->nr++;
 	return 0;
 }
@@ -206,76 +228,117 @@ static long ksyms__parse_lines(struct ksyms *k, char *buf, size_t len, bool last
 	return p > end ? (long)len : p - buf;
 }
 
-static size_t ksyms__mod_index(const struct ksyms *k, const char *mod)
+/*
+ * Sort the parsed symbols by start, input order within one start (a
+ * natural merge: kallsyms is sorted but for modules' and BPF programs'
+ * symbols). 0 or -ENOMEM.
+ */
+static int ksyms__sort(struct ksyms *k)
 {
-	for (size_t i = 0; i < k->nr_mods; i++)
-		if (k->mods[i] == mod)
-			return i + 1;
-	return 0;
-}
+	struct u64pair *p = malloc(2 * k->nr * sizeof(*p));
+	void *tmp = p + k->nr; /* the sort's scratch, then each array's new order */
+	uint32_t *u = tmp;
+	uint8_t *b = tmp;
+	size_t i;
 
-/* The parsed entries into the arrays kept (see struct ksyms); k is freed on ENOMEM. */
-static int ksyms__pack(struct ksyms *k)
-{
-	size_t n = k->nr ? k->nr : 1;
-
-	k->start = malloc(n * sizeof(*k->start));
-	k->size = malloc(n * sizeof(*k->size));
-	k->name = malloc(n * sizeof(*k->name));
-	k->mod = calloc(n, sizeof(*k->mod));
-	k->bind = malloc(n);
-	if (!k->start || !k->size || !k->name || !k->mod || !k->bind) {
-		ksyms__free(k);
+	if (!p)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < k->nr; i++) {
-		const struct sym_entry *e = &k->e[i];
-
-		k->start[i] = e->start;
-		k->name[i] = (uint32_t)(e->name - k->names);
-		k->bind[i] = e->bind;
-		k->size[i] = e->size > UINT32_MAX ? UINT32_MAX : (uint32_t)e->size;
-		if (e->module)
-			k->mod[i] = (uint32_t)ksyms__mod_index(k, e->module);
-		if (e->size >= UINT32_MAX) {
-			struct ksym_big *b = realloc(k->big, (k->nr_big + 1) * sizeof(*b));
-
-			if (!b) {
-				ksyms__free(k);
-				return -ENOMEM;
-			}
-			k->big = b;
-			b[k->nr_big++] = (struct ksym_big){ i, e->size };
-		}
-	}
-	free(k->e);
-	k->e = NULL;
+	for (i = 0; i < k->nr; i++)
+		p[i] = (struct u64pair){ k->start[i], i };
+	pairsort(p, k->nr, tmp);
+	for (i = 0; i < k->nr; i++)
+		k->start[i] = p[i].a;
+	for (i = 0; i < k->nr; i++)
+		u[i] = k->name[p[i].b];
+	memcpy(k->name, u, k->nr * sizeof(*u));
+	for (i = 0; i < k->nr; i++)
+		u[i] = k->mod[p[i].b];
+	memcpy(k->mod, u, k->nr * sizeof(*u));
+	for (i = 0; i < k->nr; i++)
+		b[i] = k->bind[p[i].b];
+	memcpy(k->bind, b, k->nr);
+	free(p);
 	return 0;
 }
 
-/* The names' pointers, sizes, aliases; k is freed on ENOMEM (NULL then). */
+/*
+ * Of the symbols [i, j) of one start, the one perf names the address by:
+ * sym_entries__finish() with ksym__prefer() on the run (what it does to a
+ * whole table, a run at a time; all of them sizeless but the last).
+ * run has room for j - i entries.
+ */
+static size_t ksyms__pick(const struct ksyms *k, size_t i, size_t j, uint64_t next,
+			  struct sym_entry *run)
+{
+	for (size_t r = 0; r < j - i; r++)
+		run[r] = (struct sym_entry){ .start = k->start[i + r], .name = k->names + k->name[i + r],
+					     .module = k->mod[i + r] ? k->mods[k->mod[i + r] - 1] : NULL,
+					     .seq = (uint32_t)r, .bind = k->bind[i + r] };
+	sym_entries__finish(run, j - i, next, ksym__prefer);
+	return i + run[0].seq;
+}
+
+/*
+ * Sorted, one symbol an address, sized; k is freed on ENOMEM (NULL then).
+ * A symbol's size is the distance to the next start (KSYMS_LAST_SIZE for
+ * the last), as sym_entries__finish() gives it.
+ */
 static struct ksyms *ksyms__finish(struct ksyms *k)
 {
-	size_t i, zero = 0;
+	struct sym_entry *run = NULL;
+	size_t i, j, out = 0, zero = 0, cap_run = 0;
 
-	for (i = 0; i < k->nr; i++)
-		k->e[i].name = k->names + (uintptr_t)k->e[i].name;
 	/* kptr_restrict shows every address as 0: such a table resolves nothing. */
 	for (i = 0; i < k->nr; i++)
-		zero += k->e[i].start == 0;
+		zero += k->start[i] == 0;
 	if (zero == k->nr)
 		k->nr = 0;
-	k->nr = sym_entries__finish(k->e, k->nr, KSYMS_LAST_SIZE, ksym__prefer);
-	/* A kernel symbol's size must not run into the module area. */
-	for (i = 0; i < k->nr; i++) {
-		if (k->e[i].module)
-			continue;
-		if (i + 1 < k->nr && k->e[i + 1].module && k->e[i].size > KSYMS_LAST_SIZE)
-			k->e[i].size = KSYMS_LAST_SIZE;
-		if (k->e[i].start + k->e[i].size > k->image_end)
-			k->image_end = k->e[i].start + k->e[i].size;
+	k->size = malloc((k->nr ? k->nr : 1) * sizeof(*k->size));
+	if (!k->size || (k->unsorted && ksyms__sort(k)))
+		goto fail;
+	for (i = 0; i < k->nr; i = j) {
+		size_t keep = i;
+
+		for (j = i + 1; j < k->nr && k->start[j] == k->start[i]; j++)
+			;
+		if (j - i > 1) {
+			if (vec__reserve((void **)&run, &cap_run, j - i, sizeof(*run), 16))
+				goto fail;
+			keep = ksyms__pick(k, i, j, j < k->nr ? k->start[j] - k->start[i] : KSYMS_LAST_SIZE,
+					   run);
+		}
+		k->start[out] = k->start[keep];
+		k->name[out] = k->name[keep];
+		k->mod[out] = k->mod[keep];
+		k->bind[out] = k->bind[keep];
+		out++;
 	}
-	return ksyms__pack(k) ? NULL : k;
+	free(run);
+	run = NULL;
+	k->nr = out;
+	for (i = 0; i < k->nr; i++) {
+		uint64_t size = i + 1 < k->nr ? k->start[i + 1] - k->start[i] : KSYMS_LAST_SIZE;
+
+		/* A kernel symbol's size must not run into the module area. */
+		if (!k->mod[i] && i + 1 < k->nr && k->mod[i + 1] && size > KSYMS_LAST_SIZE)
+			size = KSYMS_LAST_SIZE;
+		if (!k->mod[i] && k->start[i] + size > k->image_end)
+			k->image_end = k->start[i] + size;
+		k->size[i] = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+		if (size >= UINT32_MAX) {
+			struct ksym_big *b = realloc(k->big, (k->nr_big + 1) * sizeof(*b));
+
+			if (!b)
+				goto fail;
+			k->big = b;
+			b[k->nr_big++] = (struct ksym_big){ i, size };
+		}
+	}
+	return k;
+fail:
+	free(run);
+	ksyms__free(k);
+	return NULL;
 }
 
 /*
@@ -371,7 +434,6 @@ void ksyms__free(struct ksyms *k)
 	for (i = 0; i < k->nr_mods; i++)
 		free(k->mods[i]);
 	free(k->mods);
-	free(k->e);
 	free(k->names);
 	free(k->start);
 	free(k->size);
