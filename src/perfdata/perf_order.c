@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "perfdata/reader_int.h"
+#include "util/heap.h"
 #include "util/bytes.h"
 #include "util/vec.h"
 
@@ -454,6 +455,7 @@ static void *producer(void *arg)
 	struct pipe *pp = arg;
 	int ret;
 
+	heap__thread_start(); /* its heap on huge pages */
 	pthread_setname_np(pthread_self(), "offcpu-reader"); /* in top and in profiles */
 	do {
 		struct batch *b = batch_get(pp);
