@@ -190,7 +190,7 @@ static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
 	}
 	err = reader__map_chunk(r, pos);
 	if (err)
-		return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s", pos,
+		return produce_err(pp, err, "cannot read the records at offset %" PRIu64 ": %s", pos,
 				   strerror(-err));
 	pp->nr_mapped++;
 	return 0;
@@ -410,7 +410,7 @@ static int batch_pin(struct perf_reader *r, struct pipe *pp, struct batch *b)
 			err = reader__map_chunk(r, b->offs[i]);
 			if (err) {
 				b->n = i; /* the ones pinned so far go */
-				return produce_err(pp, err, "cannot map the records at offset %" PRIu64 ": %s",
+				return produce_err(pp, err, "cannot read the records at offset %" PRIu64 ": %s",
 						   b->offs[i], strerror(-err));
 			}
 			pp->nr_mapped++;

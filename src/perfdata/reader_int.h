@@ -20,7 +20,8 @@
 #define READER_MAX_WARNINGS 4
 
 /*
- * The data section is mapped a chunk at a time: chunk i maps the file from
+ * The data section is read a chunk at a time ("mapped": read into a
+ * buffer, see reader__map_chunk()): chunk i holds the file from
  * i << CHUNK_SHIFT on, CHUNK_OVERLAP bytes past its end, so that a record
  * that starts in it (at most 64 KiB long: its size is 16 bits) lies in it
  * whole. Only the chunks holding records still to be delivered are mapped:
@@ -66,6 +67,8 @@ struct perf_reader {
 	uint32_t *chunk_pending; /* records of chunk i found and not yet delivered */
 	uint32_t *chunk_inflight; /* ... of them in batches handed to the consumer */
 	size_t nr_chunks;
+	uint8_t **spare;       /* buffers of chunks let go, for the next ones */
+	size_t nr_spare, cap_spare;
 	void **meta;           /* header parts read from the file (reader__meta) */
 	size_t nr_meta;
 	struct perf_file_header hdr;
@@ -121,9 +124,12 @@ static inline int reader__id_lookup(const struct perf_reader *r, uint64_t id)
  * cannot be read.
  */
 const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len);
-/* Map the chunk holding offset off of the data section: 0 or a negative errno (no reason set). */
+/*
+ * Bring in ("map") the chunk holding offset off of the data section: read
+ * into a spare buffer, or a new one. 0 or a negative errno (no reason set).
+ */
 int reader__map_chunk(struct perf_reader *r, uint64_t off);
-/* Unmap chunk i (nothing for a file image in memory). */
+/* Let chunk i go ("unmap"): its buffer becomes a spare (nothing for a file image in memory). */
 void reader__unmap_chunk(struct perf_reader *r, size_t i);
 /* The record at off, in a mapped chunk. */
 static inline const uint8_t *reader__rec(const struct perf_reader *r, uint64_t off)
