@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "perfdata/reader_int.h"
-#include "util/heap.h"
 #include "util/bytes.h"
 #include "util/vec.h"
 
@@ -455,7 +454,6 @@ static void *producer(void *arg)
 	struct pipe *pp = arg;
 	int ret;
 
-	heap__thread_start(); /* its heap on huge pages */
 	pthread_setname_np(pthread_self(), "offcpu-reader"); /* in top and in profiles */
 	do {
 		struct batch *b = batch_get(pp);
@@ -608,8 +606,7 @@ int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 	free(pp.tmp);
 	free(pp.rel);
 	/* the walk is over: nothing it mapped or queued is needed any more */
-	for (size_t i = 0; i < r->nr_chunks; i++)
-		reader__unmap_chunk(r, i);
+	reader__unmap_all(r);
 	free(r->q);
 	r->q = NULL;
 	r->nq = r->qcap = 0;

@@ -69,6 +69,8 @@ struct perf_reader {
 	size_t nr_chunks;
 	uint8_t **spare;       /* buffers of chunks let go, for the next ones */
 	size_t nr_spare, cap_spare;
+	uint8_t *slab;         /* the first buffers, side by side (reader__map_chunk) */
+	size_t slab_len;
 	void **meta;           /* header parts read from the file (reader__meta) */
 	size_t nr_meta;
 	struct perf_file_header hdr;
@@ -131,6 +133,8 @@ const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len);
 int reader__map_chunk(struct perf_reader *r, uint64_t off);
 /* Let chunk i go ("unmap"): its buffer becomes a spare (nothing for a file image in memory). */
 void reader__unmap_chunk(struct perf_reader *r, size_t i);
+/* Every chunk let go: their buffers go back to the system. */
+void reader__unmap_all(struct perf_reader *r);
 /* The record at off, in a mapped chunk. */
 static inline const uint8_t *reader__rec(const struct perf_reader *r, uint64_t off)
 {

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "profile/feed.h"
-#include "util/heap.h"
 #include "util/vec.h"
 
 #define NR_BATCHES 4
@@ -81,7 +80,6 @@ static void *folder(void *arg)
 {
 	struct feed *f = arg;
 
-	heap__thread_start(); /* its heap on huge pages */
 	pthread_setname_np(pthread_self(), "offcpu-profile"); /* in top and in profiles */
 	pthread_mutex_lock(&f->lock);
 	for (;;) {

@@ -24,7 +24,6 @@
 #include "symbols/sym_internal.h"
 #include "symbols/symbolizer.h"
 #include "symbols/vdso.h"
-#include "util/heap.h"
 #include "util/hash.h"
 #include "util/htab.h"
 #include "util/vec.h"
@@ -730,7 +729,6 @@ static void *ksyms__thread(void *arg)
 	struct symbolizer *s = arg;
 	struct sched_param sp = { 0 };
 
-	heap__thread_start(); /* its heap on huge pages */
 	pthread_setname_np(pthread_self(), "offcpu-kallsyms"); /* in top and in profiles */
 	pthread_mutex_lock(&s->idle_lock);
 	if (!s->kthread_waited && may_unidle())

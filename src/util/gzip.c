@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "util/heap.h"
 #include "util/gzip.h"
 #include "util/vec.h"
 
@@ -122,7 +121,6 @@ static void *compressor(void *arg)
 {
 	struct gzip_stream *z = arg;
 
-	heap__thread_start(); /* its heap on huge pages */
 	pthread_setname_np(pthread_self(), "offcpu-gzip"); /* in top and in profiles */
 	pthread_mutex_lock(&z->lock);
 	for (;;) {

@@ -11,11 +11,7 @@
  *   descriptor it cannot write to is an error; a stream dropped writes
  *   nothing.
  * And hex_put (util/hex.h) against printf's "%0*" PRIx64, and
- * pairsort_by_a (util/pairsort.h) against pairsort; heap__run
- * (util/heap.h): the function runs on a thread of its own whose heap
- * mapping carries the huge-page advice (VmFlags "hg" in /proc/self/smaps),
- * or, where the kernel's transparent huge pages are off or
- * OFFCPU_HUGE_PAGES=0, on the caller's thread; its result comes back.
+ * pairsort_by_a (util/pairsort.h) against pairsort.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,13 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
 
 #include "util/gzip.h"
-#include "util/heap.h"
 #include "util/hex.h"
 #include "util/pairsort.h"
 #include "util/psort.h"
@@ -228,77 +222,6 @@ static void test_gzip(void **state)
 	gzip_dropped();
 }
 
-/* The VmFlags line of the mapping holding p, from /proc/self/smaps ("" if none). */
-static void vm_flags(const void *p, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	bool in = false;
-
-	out[0] = 0;
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, ' ') > strchr(line, '-'))
-			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-		else if (in && !strncmp(line, "VmFlags:", 8)) {
-			snprintf(out, len, "%s", line + 8);
-			break;
-		}
-	}
-	fclose(f);
-}
-
-static bool heap_threaded; /* what heap_fn saw */
-static char heap_flags[512];
-
-static int heap_fn(int argc, char **argv)
-{
-	char *blocks[64];
-
-	assert_int_equal(argc, 2);
-	assert_string_equal(argv[1], "arg");
-	heap_threaded = syscall(SYS_gettid) != getpid();
-	for (int i = 0; i < 64; i++) { /* 4 MiB in blocks a heap serves, not mmap */
-		blocks[i] = malloc(64 << 10);
-		assert_non_null(blocks[i]);
-		memset(blocks[i], i, 64 << 10);
-	}
-	vm_flags(blocks[63], heap_flags, sizeof(heap_flags));
-	for (int i = 0; i < 64; i++)
-		free(blocks[i]);
-	return 42;
-}
-
-static void test_heap(void **state)
-{
-	char *argv[] = { "cmd", "arg", NULL }, mode[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-	bool thp;
-
-	(void)state;
-	if (f && !fgets(mode, sizeof(mode), f))
-		mode[0] = 0;
-	if (f)
-		fclose(f);
-	thp = strstr(mode, "[always]") || strstr(mode, "[madvise]");
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	thp = false; /* the sanitizers' allocator: heap__run stays in place */
-#endif
-	unsetenv("OFFCPU_HUGE_PAGES");
-	assert_int_equal(heap__run(heap_fn, 2, argv), 42);
-	assert_true(heap_threaded == thp);
-	if (thp)
-		assert_non_null(strstr(heap_flags, " hg")); /* the arena's advice */
-	else
-		print_message("transparent huge pages off here (%s): heap__run runs in place\n", mode);
-	setenv("OFFCPU_HUGE_PAGES", "0", 1);
-	assert_int_equal(heap__run(heap_fn, 2, argv), 42);
-	assert_false(heap_threaded);
-	unsetenv("OFFCPU_HUGE_PAGES");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,7 +230,6 @@ int main(void)
 		cmocka_unit_test(test_pairsort_by_a),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_gzip),
-		cmocka_unit_test(test_heap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
