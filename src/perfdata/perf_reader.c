@@ -25,7 +25,6 @@
 
 #include "perfdata/reader_int.h"
 #include "util/bytes.h"
-#include "util/heap.h"
 #include "util/vec.h"
 
 #define MAX_ATTRS 4096
@@ -117,12 +116,13 @@ const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len)
  * chunks mapped, 0.127 s read into buffers that are used again.
  *
  * The first SLAB_SLOTS buffers lie side by side in one mapping of their
- * own, on huge pages where the process takes them (util/heap.h): each
- * buffer's pages are first touched by the read, and 4 KiB pages were 272
- * faults a buffer. The mapping goes back whole when the walk ends
- * (reader__unmap_all()), where buffers from a heap would stay resident
- * in it. Spares are taken last-in first-out: the buffers in use, and so
- * the pages touched, stay at the mapping's start.
+ * own, advised to take transparent huge pages: each buffer's pages are
+ * first touched by the read, and on 4 KiB pages that was 272 faults a
+ * buffer, 2 700 of a report's 7 900 (about 10 us each on a paravirtualized
+ * VM). The mapping goes back whole when the walk ends (reader__unmap_all()),
+ * where buffers from a heap would stay resident in it. Spares are taken
+ * last-in first-out: the buffers in use, and so the pages touched, stay at
+ * the mapping's start (2 MiB pages are resident whole).
  */
 #define SLOT_SIZE (CHUNK_SIZE + CHUNK_OVERLAP)
 #define SLAB_SLOTS 32
@@ -143,7 +143,7 @@ static int slab_make(struct perf_reader *r)
 	r->slab = p;
 	r->slab_len = len;
 	base = (uint8_t *)(((uintptr_t)p + SLAB_ALIGN - 1) & ~(uintptr_t)(SLAB_ALIGN - 1));
-	heap__advise(base, SLAB_SLOTS * SLOT_SIZE);
+	madvise(base, SLAB_SLOTS * SLOT_SIZE, MADV_HUGEPAGE); /* a hint: no error matters */
 	for (size_t k = SLAB_SLOTS; k-- > 0;)
 		r->spare[r->nr_spare++] = base + k * SLOT_SIZE;
 	return 0;
