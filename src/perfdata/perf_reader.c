@@ -696,7 +696,7 @@ static struct perf_reader *reader__fail(struct perf_reader *r, const char *path,
 /*
  * Only a regular file is read (a FIFO or a device named as input would
  * block or never end): opened non-blocking and checked. Its data section
- * is mapped a chunk at a time as it is read (perf_order.c).
+ * is read a chunk at a time as the walk goes (perf_order.c).
  */
 struct perf_reader *perf_reader__open(const char *path, char *errbuf, size_t errlen)
 {

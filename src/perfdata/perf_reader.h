@@ -2,7 +2,7 @@
 /*
  * perf.data reader: reads a file written by offcpu or Linux perf and hands
  * its records, parsed and bounds-checked, to a callback in time order
- * (perf's FINISHED_ROUND semantics). The data section is mapped a chunk at
+ * (perf's FINISHED_ROUND semantics). The data section is read a chunk at
  * a time, only the chunks holding records still to be delivered (a few
  * rounds), so that files of any size (past 4 GiB too) are read in bounded
  * memory and address space; the header, attrs and the feature sections
