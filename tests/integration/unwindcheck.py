@@ -420,15 +420,27 @@ def cmd_pywait(offcpu, path, json_path, svg_path):
                                            "python.read_failed", "python.functions", "python.unresolved_frames")))
     # A code object freed before its name is read (a module's or a class body's, run once
     # during an import) leaves its frames unnamed, one per instruction seen: a few samples
-    # of the startup, never one the checks above need. How many distinct frames that makes
-    # grows with how far the recorder's reading lags (ASan, a loaded machine: 12 of 218 in
-    # one run, all in module bodies under PyEval_EvalCode), so the bound is on samples.
+    # of the startup, never one the checks above need. How many that makes grows with how
+    # far the recorder's reading lags (ASan, a loaded machine: 27 of 1 123 samples with
+    # Python frames in one run, 12 of 218 frames in another), so such frames, the ones
+    # PyEval_EvalCode (a module) or __build_class__ (a class body) runs, are counted, not
+    # bounded. Any other unnamed frame is the recorder's failure, bounded tightly.
     pysamples = [s for s in samples if any(" (" in f and f.endswith(")") and ".py:" in f for f in user_frames(s))]
     unnamed = [s for s in samples if PY_UNKNOWN in user_frames(s)]
-    measure("samples with an unnamed Python frame: %d of %d with Python frames" % (len(unnamed), len(pysamples)))
-    check(len(unnamed) <= max(2, len(pysamples) // 50),
-          "%d samples of %d with a Python frame without a name (%d such frames)"
-          % (len(unnamed), len(pysamples), c.get("python.unresolved_frames", 0)))
+    run_once = ("PyEval_EvalCode", "builtin___build_class__")
+
+    def body_only(frames):
+        return all(i + 1 < len(frames) and frames[i + 1] in run_once
+                   for i, f in enumerate(frames) if f == PY_UNKNOWN)
+    bodies = [s for s in unnamed if body_only(user_frames(s))]
+    others = [s for s in unnamed if not body_only(user_frames(s))]
+    measure("samples with an unnamed Python frame: %d of %d with Python frames, %d of them in a module's "
+            "or class's body" % (len(unnamed), len(pysamples), len(bodies)))
+    for s in others[:3]:
+        measure("unnamed elsewhere: %s" % " <- ".join(user_frames(s)))
+    check(len(others) <= max(2, len(pysamples) // 200),
+          "%d samples of %d with a Python frame without a name outside module and class bodies "
+          "(%d unnamed frames in all)" % (len(others), len(pysamples), c.get("python.unresolved_frames", 0)))
     finish()
 
 
