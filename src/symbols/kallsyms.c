@@ -233,30 +233,29 @@ static long ksyms__parse_lines(struct ksyms *k, char *buf, size_t len, bool last
  * natural merge: kallsyms is sorted but for modules' and BPF programs'
  * symbols). 0 or -ENOMEM.
  */
+/* The n elements (elem bytes each) of arr in the order p[i].b gives, through tmp. */
+static void ksyms__permute(void *arr, size_t elem, const struct u64pair *p, size_t n, void *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy((char *)tmp + i * elem, (const char *)arr + p[i].b * elem, elem);
+	memcpy(arr, tmp, n * elem);
+}
+
 static int ksyms__sort(struct ksyms *k)
 {
 	struct u64pair *p = malloc(2 * k->nr * sizeof(*p));
 	void *tmp = p + k->nr; /* the sort's scratch, then each array's new order */
-	uint32_t *u = tmp;
-	uint8_t *b = tmp;
-	size_t i;
 
 	if (!p)
 		return -ENOMEM;
-	for (i = 0; i < k->nr; i++)
+	for (size_t i = 0; i < k->nr; i++)
 		p[i] = (struct u64pair){ k->start[i], i };
 	pairsort(p, k->nr, tmp);
-	for (i = 0; i < k->nr; i++)
+	for (size_t i = 0; i < k->nr; i++)
 		k->start[i] = p[i].a;
-	for (i = 0; i < k->nr; i++)
-		u[i] = k->name[p[i].b];
-	memcpy(k->name, u, k->nr * sizeof(*u));
-	for (i = 0; i < k->nr; i++)
-		u[i] = k->mod[p[i].b];
-	memcpy(k->mod, u, k->nr * sizeof(*u));
-	for (i = 0; i < k->nr; i++)
-		b[i] = k->bind[p[i].b];
-	memcpy(k->bind, b, k->nr);
+	ksyms__permute(k->name, sizeof(*k->name), p, k->nr, tmp);
+	ksyms__permute(k->mod, sizeof(*k->mod), p, k->nr, tmp);
+	ksyms__permute(k->bind, sizeof(*k->bind), p, k->nr, tmp);
 	free(p);
 	return 0;
 }

@@ -28,12 +28,10 @@ int vec__grow(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
 	return 0;
 }
 
-int vec__reserve_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
+int vec__grow_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
 {
 	size_t old = *cap;
 
-	if (need <= old)
-		return 0;
 	if (vec__grow(arr, cap, need, elem, min))
 		return -ENOMEM;
 	memset((char *)*arr + old * elem, 0, (*cap - old) * elem);

@@ -21,11 +21,19 @@ static inline int vec__reserve(void **arr, size_t *cap, size_t need, size_t elem
 	return need <= *cap ? 0 : vec__grow(arr, cap, need, elem, min);
 }
 
+/* vec__reserve_zeroed() when there is no room yet: grown, the new room zeroed. */
+int vec__grow_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+
 /*
  * vec__reserve() for an array indexed by id (a table of "seen" marks or
  * ids + 1): the room it adds is zeroed. 0, or -ENOMEM with *arr as it was.
+ * Inline like vec__reserve(): the profile and the feed check a sample's
+ * id with it.
  */
-int vec__reserve_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min);
+static inline int vec__reserve_zeroed(void **arr, size_t *cap, size_t need, size_t elem, size_t min)
+{
+	return need <= *cap ? 0 : vec__grow_zeroed(arr, cap, need, elem, min);
+}
 
 /*
  * n zeroed elements of elem bytes, every page written now; NULL on
