@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -939,6 +940,74 @@ static void test_kallsyms_real(void **state)
 	symbolizer__free(s);
 }
 
+/*
+ * Every line of a big kallsyms is read whole, wherever the reads split it:
+ * a 2.4 MB file of 60 000 symbols, names of 1 to 60 characters, some in
+ * modules, each found at its own address with its own name; then every
+ * text symbol of /proc/kallsyms found at its own start. (A reader that
+ * took a full buffer's last part-line as a line lost two symbols at each
+ * 256 KiB boundary.)
+ */
+static void test_kallsyms_every_line(void **state)
+{
+	const size_t n = 60000;
+	uint64_t base = 0xffffffff81000000ULL, a, prev = 0;
+	char line[512], name[256], type, *text = malloc(n * 96);
+	const struct sym_entry *e;
+	size_t len = 0, lost = 0;
+	struct ksyms *k;
+	int err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++) {
+		int nl = 1 + (int)(i * 7 % 60);
+
+		len += (size_t)sprintf(text + len, "%016" PRIx64 " %c s%zu_%.*s%s\n", base + i * 16,
+				       i % 3 ? 't' : 'T', i, nl, "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefgh",
+				       i >= n - 100 ? "\t[mod]" : "");
+	}
+	write_file(tpath("kallsyms-big"), text, len);
+	k = ksyms__load(tpath("kallsyms-big"), &err);
+	assert_non_null(k);
+	assert_int_equal(ksyms__nr(k), n);
+	for (size_t i = 0; i < n; i++) {
+		char want[96];
+
+		snprintf(want, sizeof(want), "s%zu_", i);
+		e = ksyms__find(k, base + i * 16 + 3);
+		assert_non_null(e);
+		assert_true(e->start == base + i * 16);
+		assert_int_equal(strncmp(e->name, want, strlen(want)), 0);
+		assert_int_equal(strlen(e->name), strlen(want) + 1 + i * 7 % 60);
+		assert_int_equal(e->module != NULL, i >= n - 100);
+	}
+	ksyms__free(k);
+	free(text);
+
+	f = fopen("/proc/kallsyms", "r");
+	k = ksyms__load("/proc/kallsyms", &err);
+	if (!f || !k) {
+		if (f)
+			fclose(f);
+		ksyms__free(k);
+		skip();
+	}
+	/* kallsyms changes as BPF programs come and go: a few may differ, not dozens */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &type, name) != 3 || !a ||
+		    (type != 't' && type != 'T' && type != 'w' && type != 'W'))
+			continue;
+		e = ksyms__find(k, a);
+		lost += !e || (e->start != a && a != prev);
+		prev = a;
+	}
+	fclose(f);
+	assert_true(ksyms__nr(k) == 0 || lost < 10);
+	ksyms__free(k);
+}
+
 static void test_perfmap(void **state)
 {
 	static const char map[] =
@@ -1404,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_aliases),
 		cmocka_unit_test(test_kallsyms_fixture),
 		cmocka_unit_test(test_kallsyms_real),
+		cmocka_unit_test(test_kallsyms_every_line),
 		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_parsers_garbage),
 		cmocka_unit_test(test_elf_garbage),

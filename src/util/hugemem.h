@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A growable block of anonymous memory on 2 MiB pages where the kernel
+ * gives them (MADV_HUGEPAGE). For big tables filled once and kept: on a
+ * paravirtualized VM a 4 KiB page's first touch costs about 10 us, and
+ * a table of a few MB touched page by page costs milliseconds that a
+ * handful of 2 MiB faults do not. It grows by mremap(), so its contents
+ * move without being copied: keep offsets in it, not pointers, while it
+ * grows. Under AddressSanitizer it is realloc()'d memory, so that reads
+ * past what was asked for are caught.
+ */
+#ifndef OFFCPU_UTIL_HUGEMEM_H
+#define OFFCPU_UTIL_HUGEMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hugemem {
+	uint8_t *p;     /* the usable bytes: len of them */
+	size_t len;
+	void *map;      /* the mapping p lies in */
+	size_t map_len;
+};
+
+/*
+ * Room for at least need bytes at m->p (zeroed {0} at first), contents
+ * kept: 0, or -ENOMEM (m unchanged). Grows to at least twice its size.
+ */
+int hugemem__grow(struct hugemem *m, size_t need);
+
+/* Give it back; m is {0} after. */
+void hugemem__free(struct hugemem *m);
+
+#endif
