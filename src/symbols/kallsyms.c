@@ -61,6 +61,8 @@ struct ksyms {
 /* Parses hex digits at *p (at most 16, an optional 0x); NULL when none or overlong. */
 static char *parse_hex(char *p, char *end, uint64_t *out)
 {
+	if (end - p > 16 && (p[16] == ' ' || p[16] == '\t') && hex_parse16(p, out))
+		return p + 16; /* a 64-bit kernel's every line */
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	return (char *)hex_parse(p, end, out);
@@ -69,13 +71,6 @@ static char *parse_hex(char *p, char *end, uint64_t *out)
 static char *skip_blanks(char *p, char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
-static char *skip_word(char *p, char *end)
-{
-	while (p < end && *p != ' ' && *p != '\t')
 		p++;
 	return p;
 }
@@ -143,7 +138,7 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 		return 0;
 	p = skip_blanks(p, end);
 	name = p;
-	p = skip_word(p, end);
+	p += strcspn(p, " \t"); /* the line is NUL-terminated at end */
 	if (p == name)
 		return 0;
 	if (p < end) {

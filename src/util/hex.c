@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdint.h>
+#include <endian.h>
+#include <string.h>
 
 #include "util/hex.h"
 
@@ -35,6 +37,44 @@ const char *hex_parse(const char *p, const char *end, uint64_t *out)
 		return NULL;
 	*out = v;
 	return p;
+}
+
+#define BYTES(b) (0x0101010101010101ULL * (b))
+
+/* 0x80 in each byte of x (all below 0x80) that lies in [lo, hi], 0 in the others. */
+static inline uint64_t bytes_in(uint64_t x, uint8_t lo, uint8_t hi)
+{
+	return (x + BYTES(0x80 - lo)) & ~(x + BYTES(0x7f - hi)) & BYTES(0x80);
+}
+
+/* The 8 hex digits of x (the first in its low byte) as a number, or false. */
+static inline bool hex8(uint64_t x, uint32_t *out)
+{
+	uint64_t d;
+
+	if (x & BYTES(0x80))
+		return false;
+	/* '0'-'9', or 'a'-'f' / 'A'-'F' (only those two ranges map to 0x61-0x66 under | 0x20) */
+	if ((bytes_in(x, '0', '9') | bytes_in(x | BYTES(0x20), 'a', 'f')) != BYTES(0x80))
+		return false;
+	d = (x & BYTES(0x0f)) + ((x >> 6) & BYTES(0x01)) * 9; /* each byte its digit's value */
+	d = ((d << 4) | (d >> 8)) & 0x00ff00ff00ff00ffULL;      /* two digits a byte, in even bytes */
+	d = ((d << 8) | (d >> 16)) & 0x0000ffff0000ffffULL;     /* four a 16-bit lane */
+	*out = (uint32_t)((d << 16) | (d >> 32));
+	return true;
+}
+
+bool hex_parse16(const char *p, uint64_t *out)
+{
+	uint64_t a, b;
+	uint32_t hi, lo;
+
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 8);
+	if (!hex8(le64toh(a), &hi) || !hex8(le64toh(b), &lo))
+		return false;
+	*out = (uint64_t)hi << 32 | lo;
+	return true;
 }
 
 size_t hex_put(char *buf, uint64_t v, int min)

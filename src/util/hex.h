@@ -3,6 +3,7 @@
 #ifndef OFFCPU_UTIL_HEX_H
 #define OFFCPU_UTIL_HEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,14 @@ int hex_digit(int c);
  * them; NULL when there are none or more than 16.
  */
 const char *hex_parse(const char *p, const char *end, uint64_t *out);
+
+/*
+ * Exactly 16 hex digits at p (either case; p has 16 readable bytes) as a
+ * number in *out: true, or false when any of them is not a digit. The
+ * form of every address in a 64-bit kernel's /proc/kallsyms: read 8 bytes
+ * at a time, about a tenth of hex_parse()'s instructions.
+ */
+bool hex_parse16(const char *p, uint64_t *out);
 
 /*
  * v in lower-case hex digits, at least min of them (zeros in front), at

@@ -183,7 +183,10 @@ static void test_pairsort_by_a(void **state)
 	}
 }
 
-/* hex_put() writes what printf's "%0*" PRIx64 writes, and hex_parse() reads it back. */
+/*
+ * hex_put() writes what printf's "%0*" PRIx64 writes, and hex_parse() and
+ * hex_parse16() read it back; hex_parse16() refuses a non-digit anywhere.
+ */
 static void test_hex(void **state)
 {
 	uint64_t x = 0x2545f4914f6cdd1dULL, back;
@@ -200,6 +203,25 @@ static void test_hex(void **state)
 		assert_string_equal(a, b);
 		assert_ptr_equal(hex_parse(a, NULL, &back), a + n);
 		assert_true(back == v);
+		n = hex_put(a, v, 16);
+		assert_int_equal(n, 16);
+		for (int c = 0; c < 16; c++) /* either case, as hex_parse() */
+			if (k & (1 << c) && a[c] >= 'a')
+				a[c] -= 'a' - 'A';
+		back = ~v;
+		assert_true(hex_parse16(a, &back));
+		assert_true(back == v);
+		memcpy(b, a, 16); /* every byte in each position: taken if a digit, refused if not */
+		for (int c = 0; k < 64 && c < 256; c++) {
+			uint64_t want;
+
+			b[k % 16] = (char)c;
+			assert_int_equal(hex_parse16(b, &back), hex_digit(c) >= 0);
+			if (hex_digit(c) >= 0) {
+				assert_ptr_equal(hex_parse(b, b + 16, &want), b + 16);
+				assert_true(back == want);
+			}
+		}
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
