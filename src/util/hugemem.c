@@ -37,8 +37,14 @@ int hugemem__grow(struct hugemem *m, size_t need)
 	}
 #else
 	{
-		/* room to put p on a 2 MiB boundary: only there is a 2 MiB page possible */
-		size_t map_len = ((len + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1)) + HUGE_ALIGN;
+		/*
+		 * Whole 2 MiB pages, and room to put p on a 2 MiB boundary: a
+		 * 2 MiB page is given only to an aligned range advised whole.
+		 */
+		size_t map_len;
+
+		len = (len + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+		map_len = len + HUGE_ALIGN;
 		uint8_t *map, *p;
 
 		if (m->map)
