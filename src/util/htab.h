@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/hugemem.h"
+
 /*
  * A slot of the index: the low 32 bits of its entry's hash (the index is
  * never larger than 2^32 slots, so they place the entry) and the entry's
@@ -40,6 +42,7 @@ struct htab {
 	struct htab_slot *slots; /* the index, at most 2/3 full */
 	size_t nslots;    /* a power of two, or 0 */
 	size_t last;      /* the slot htab__get() filled last */
+	struct hugemem hv, hs; /* v and slots once big (HTAB_HUGE), else on the heap */
 };
 
 /* true when entry (in the table) has the key the caller looks for. */

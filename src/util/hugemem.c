@@ -16,6 +16,29 @@
 #endif
 #endif
 
+#ifndef HUGEMEM_MALLOC
+/*
+ * len bytes (whole 2 MiB pages) mapped at a 2 MiB boundary, one mapping:
+ * a 2 MiB page is given only to an aligned range advised whole, and
+ * mremap() moves only what lies in one mapping. NULL when refused.
+ */
+static uint8_t *map_aligned(size_t len)
+{
+	uint8_t *map = mmap(NULL, len + HUGE_ALIGN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *p;
+
+	if (map == MAP_FAILED)
+		return NULL;
+	p = (uint8_t *)(((uintptr_t)map + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1));
+	if (p > map)
+		munmap(map, (size_t)(p - map));
+	if (p + len < map + len + HUGE_ALIGN)
+		munmap(p + len, (size_t)(map + len + HUGE_ALIGN - (p + len)));
+	return p;
+}
+#endif
+
 int hugemem__grow(struct hugemem *m, size_t need)
 {
 	size_t len;
@@ -31,37 +54,30 @@ int hugemem__grow(struct hugemem *m, size_t need)
 
 		if (!p)
 			return -ENOMEM;
+		memset(p + m->len, 0, len - m->len); /* as mmap's pages are */
 		m->p = m->map = p;
 		m->len = m->map_len = len;
 		return 0;
 	}
 #else
 	{
-		/*
-		 * Whole 2 MiB pages, and room to put p on a 2 MiB boundary: a
-		 * 2 MiB page is given only to an aligned range advised whole.
-		 */
-		size_t map_len;
+		uint8_t *p;
 
 		len = (len + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
-		map_len = len + HUGE_ALIGN;
-		uint8_t *map, *p;
-
-		if (m->map)
-			map = mremap(m->map, m->map_len, map_len, MREMAP_MAYMOVE);
-		else
-			map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (map == MAP_FAILED)
+		p = map_aligned(len);
+		if (!p)
 			return -ENOMEM;
-		/* moved by mremap: the contents keep their offset in the mapping */
-		p = m->map ? map + (m->p - (uint8_t *)m->map) :
-			     (uint8_t *)(((uintptr_t)map + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1));
+		/*
+		 * The pages move to the new place, 2 MiB ones whole (both places
+		 * are aligned), and the room after them is new, zero pages.
+		 */
+		if (m->map && mremap(m->map, m->map_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) != p) {
+			munmap(p, len);
+			return -ENOMEM;
+		}
 		madvise(p, len, MADV_HUGEPAGE); /* a hint: no error matters */
-		m->map = map;
-		m->map_len = map_len;
-		m->p = p;
-		m->len = map_len - (size_t)(p - map);
+		m->map = m->p = p;
+		m->len = m->map_len = len;
 		return 0;
 	}
 #endif

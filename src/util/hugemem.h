@@ -23,8 +23,9 @@ struct hugemem {
 };
 
 /*
- * Room for at least need bytes at m->p (zeroed {0} at first), contents
- * kept: 0, or -ENOMEM (m unchanged). Grows to at least twice its size.
+ * Room for at least need bytes at m->p (m zeroed, {0}, at first), contents
+ * kept and the new bytes zero: 0, or -ENOMEM (m unchanged). Grows to at
+ * least twice its size.
  */
 int hugemem__grow(struct hugemem *m, size_t need);
 

@@ -28,6 +28,8 @@
 
 #include "util/gzip.h"
 #include "util/hex.h"
+#include "util/htab.h"
+#include "util/hugemem.h"
 #include "util/pairsort.h"
 #include "util/psort.h"
 
@@ -184,6 +186,68 @@ static void test_pairsort_by_a(void **state)
 }
 
 /*
+ * A hugemem block keeps its contents as it grows (moved, past 2 MiB
+ * pages, from 1 byte to 40 MiB) and its new bytes are zero.
+ */
+static void test_hugemem(void **state)
+{
+	static const size_t sizes[] = { 1, 4096, 1 << 20, (2 << 20) + 1, 3 << 20, 10 << 20, 40 << 20 };
+	struct hugemem m = { 0 };
+	size_t filled = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		assert_int_equal(hugemem__grow(&m, sizes[k]), 0);
+		assert_true(m.len >= sizes[k]);
+		for (size_t i = 0; i < filled; i += 4093)
+			assert_int_equal(m.p[i], (uint8_t)(i * 7 + 1));
+		for (size_t i = filled; i < m.len; i += 4093)
+			assert_int_equal(m.p[i], 0);
+		for (size_t i = filled; i < sizes[k]; i++)
+			m.p[i] = (uint8_t)(i * 7 + 1);
+		filled = sizes[k];
+	}
+	assert_int_equal(hugemem__grow(&m, 5), 0); /* has room: nothing moves */
+	hugemem__free(&m);
+	assert_null(m.p);
+}
+
+/* An htab past HTAB_HUGE (on hugemem): every entry found, in insertion order, after each growth. */
+static bool u64_eq(const void *e, const void *k)
+{
+	return *(const uint64_t *)e == *(const uint64_t *)k;
+}
+
+static void test_htab_big(void **state)
+{
+	const size_t n = 400000; /* 3.2 MB of entries, an index of 8 MB */
+	struct htab t;
+	bool added;
+
+	(void)state;
+	htab__init(&t, sizeof(uint64_t));
+	for (int round = 0; round < 2; round++) {
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t key = i * 0x9e3779b97f4a7c15ULL, *e;
+
+			e = htab__get(&t, key ^ (key >> 29), u64_eq, &key, &added);
+			assert_non_null(e);
+			assert_true(added);
+			*e = key;
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t key = i * 0x9e3779b97f4a7c15ULL;
+			const uint64_t *e = htab__find(&t, key ^ (key >> 29), u64_eq, &key);
+
+			assert_non_null(e);
+			assert_true(e == htab__at(&t, i));
+		}
+		htab__clear(&t); /* again into the memory kept */
+	}
+	htab__free(&t);
+}
+
+/*
  * hex_put() writes what printf's "%0*" PRIx64 writes, and hex_parse() and
  * hex_parse16() read it back; hex_parse16() refuses a non-digit anywhere.
  */
@@ -251,6 +315,8 @@ int main(void)
 		cmocka_unit_test(test_psort_split),
 		cmocka_unit_test(test_pairsort_by_a),
 		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_hugemem),
+		cmocka_unit_test(test_htab_big),
 		cmocka_unit_test(test_gzip),
 	};
 
