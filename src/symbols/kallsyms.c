@@ -43,7 +43,8 @@ struct ksym_big {
 
 struct ksyms {
 	struct hugemem mem;	/* the text as read, then the arrays */
-	char *names;		/* the text (mem.p): the names NUL-terminated in it */
+	char *names;		/* the text (mem.p): the names moved to its first pool bytes */
+	size_t pool;
 	size_t nr, cap;		/* symbols, room in the arrays */
 	bool unsorted;		/* a start below the one before it */
 	uint64_t *start;
@@ -54,7 +55,7 @@ struct ksyms {
 	size_t nr_big;
 	uint64_t text;
 	uint64_t image_end;
-	char **mods;		/* distinct "[mod]" strings, in the text */
+	char **mods;		/* distinct "[mod]" strings, in the pool */
 	size_t nr_mods;
 };
 
@@ -75,7 +76,21 @@ static char *skip_blanks(char *p, char *end)
 	return p;
 }
 
-/* The index + 1 of module name (in the text) in mods, added if new; 0 on ENOMEM. */
+/*
+ * name (kept with the names, before it in the text) moved to the pool's
+ * end: the pool is the text's first bytes, and a name lies after the
+ * names before it, so moving it down overwrites only what was parsed.
+ */
+static char *ksyms__pool(struct ksyms *k, const char *name, size_t len)
+{
+	char *to = k->names + k->pool;
+
+	memmove(to, name, len);
+	k->pool += len;
+	return to;
+}
+
+/* The index + 1 of module name (in the text) in mods, added to the pool if new; 0 on ENOMEM. */
 static uint32_t ksyms__module(struct ksyms *k, const char *name)
 {
 	size_t i;
@@ -91,7 +106,7 @@ static uint32_t ksyms__module(struct ksyms *k, const char *name)
 	if (!nm)
 		return 0;
 	k->mods = nm;
-	nm[k->nr_mods] = (char *)name;
+	nm[k->nr_mods] = ksyms__pool(k, name, strlen(name) + 1);
 	return (uint32_t)++k->nr_mods;
 }
 
@@ -118,13 +133,14 @@ static uint8_t ksym__bind(char type)
 
 /*
  * One line of the text, NUL-terminated at end (which it may write to). A
- * text symbol's entry keeps its name's offset in the text, where the name
- * is NUL-terminated; the arrays have room for every line.
+ * text symbol's entry keeps its name's offset in the pool, where it moves
+ * its name; the arrays have room for every line.
  */
 static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 {
 	char *name, *mod = NULL, type;
 	uint64_t addr;
+	size_t len;
 
 	p = skip_blanks(p, end);
 	p = parse_hex(p, end, &addr);
@@ -141,6 +157,7 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 	p += strcspn(p, " \t"); /* the line is NUL-terminated at end */
 	if (p == name)
 		return 0;
+	len = (size_t)(p - name) + 1;
 	if (p < end) {
 		*p++ = '\0';
 		p = skip_blanks(p, end);
@@ -163,12 +180,12 @@ static int ksyms__parse_line(struct ksyms *k, char *p, char *end)
 		return 0;
 	if (k->nr == k->cap)
 		return -ENOMEM; /* not reached: a line is one symbol at most */
+	k->name[k->nr] = (uint32_t)(ksyms__pool(k, name, len) - k->names); /* before mod: it lies after */
 	k->mod[k->nr] = mod ? ksyms__module(k, mod) : 0;
 	if (mod && !k->mod[k->nr])
 		return -ENOMEM;
 	k->unsorted |= k->nr && addr < k->start[k->nr - 1];
 	k->start[k->nr] = addr;
-	k->name[k->nr] = (uint32_t)(name - k->names);
 	k->bind[k->nr] = ksym__bind(type);
 	k->nr++;
 	return 0;
@@ -255,6 +272,35 @@ static size_t ksyms__pick(const struct ksyms *k, size_t i, size_t j, uint64_t ne
 }
 
 /*
+ * The arrays moved down to just after the pool (each to a place below its
+ * own and below the arrays after it, in that order) and the block's whole
+ * 2 MiB pages past them given back: the text's addresses, types and
+ * skipped lines are two of the load's eight megabytes.
+ */
+static void ksyms__compact(struct ksyms *k)
+{
+	uint8_t *to = k->mem.p + ((k->pool + 7) & ~(size_t)7);
+
+	memmove(to, k->start, k->nr * sizeof(*k->start));
+	k->start = (uint64_t *)to;
+	to += k->nr * sizeof(*k->start);
+	memmove(to, k->size, k->nr * sizeof(*k->size));
+	k->size = (uint32_t *)to;
+	to += k->nr * sizeof(*k->size);
+	memmove(to, k->name, k->nr * sizeof(*k->name));
+	k->name = (uint32_t *)to;
+	to += k->nr * sizeof(*k->name);
+	memmove(to, k->mod, k->nr * sizeof(*k->mod));
+	k->mod = (uint32_t *)to;
+	to += k->nr * sizeof(*k->mod);
+	memmove(to, k->bind, k->nr);
+	k->bind = to;
+	to += k->nr;
+	k->cap = k->nr;
+	hugemem__shrink(&k->mem, (size_t)(to - k->mem.p));
+}
+
+/*
  * Sorted, one symbol an address, sized; k is freed on ENOMEM (NULL then).
  * A symbol's size is the distance to the next start (KSYMS_LAST_SIZE for
  * the last), as sym_entries__finish() gives it.
@@ -309,6 +355,7 @@ static struct ksyms *ksyms__finish(struct ksyms *k)
 			b[k->nr_big++] = (struct ksym_big){ i, size };
 		}
 	}
+	ksyms__compact(k);
 	return k;
 fail:
 	free(run);

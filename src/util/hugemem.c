@@ -83,6 +83,20 @@ int hugemem__grow(struct hugemem *m, size_t need)
 #endif
 }
 
+void hugemem__shrink(struct hugemem *m, size_t len)
+{
+#ifdef HUGEMEM_MALLOC
+	(void)m;
+	(void)len;
+#else
+	len = len ? (len + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1) : HUGE_ALIGN; /* never empty */
+	if (len >= m->len)
+		return;
+	munmap(m->p + len, m->len - len);
+	m->len = m->map_len = len;
+#endif
+}
+
 void hugemem__free(struct hugemem *m)
 {
 #ifdef HUGEMEM_MALLOC

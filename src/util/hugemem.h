@@ -29,6 +29,12 @@ struct hugemem {
  */
 int hugemem__grow(struct hugemem *m, size_t need);
 
+/*
+ * Keep len bytes (the contents stay where they are): the whole 2 MiB pages
+ * past them are unmapped. Nothing is given back under AddressSanitizer.
+ */
+void hugemem__shrink(struct hugemem *m, size_t len);
+
 /* Give it back; m is {0} after. */
 void hugemem__free(struct hugemem *m);
 
