@@ -251,7 +251,7 @@ int feed__finish(struct feed *f)
 		pthread_cond_destroy(&f->cond);
 	}
 	for (int i = 0; i < NR_BATCHES; i++) {
-		if (!f->vmem.map)
+		if (!f->vmem.p)
 			free(f->b[i].v);
 		free(f->b[i].frames);
 	}

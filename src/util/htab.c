@@ -28,11 +28,11 @@ void htab__free(struct htab *t)
 {
 	size_t size = t->size;
 
-	if (t->hv.map)
+	if (t->hv.p)
 		hugemem__free(&t->hv);
 	else
 		free(t->v);
-	if (t->hs.map)
+	if (t->hs.p)
 		hugemem__free(&t->hs);
 	else
 		free(t->slots);
@@ -76,7 +76,7 @@ static int index_reserve(struct htab *t, size_t n)
 	for (size_t i = 0; i < t->nslots; i++)
 		if (t->slots[i].pos)
 			ss[free_slot(ss, nslots, t->slots[i].hash)] = t->slots[i];
-	if (t->hs.map)
+	if (t->hs.p)
 		hugemem__free(&t->hs);
 	else
 		free(t->slots);
@@ -89,19 +89,18 @@ static int index_reserve(struct htab *t, size_t n)
 /* Room in the array for n entries in all: 0 or -ENOMEM. */
 static int array_reserve(struct htab *t, size_t n)
 {
-	bool moving = !t->hv.map;
-
 	if (n <= t->cap)
 		return 0;
 	if (n > SIZE_MAX / t->size)
 		return -ENOMEM;
-	if (n * t->size < HTAB_HUGE || (moving && hugemem__grow(&t->hv, n * t->size)))
-		return t->hv.map ? -ENOMEM : vec__reserve(&t->v, &t->cap, n, t->size, 16);
-	if (moving) { /* from the heap, once */
+	if (t->hv.p) { /* on hugemem already: grown where it is or moved whole */
+		if (hugemem__grow(&t->hv, n * t->size))
+			return -ENOMEM;
+	} else if (n * t->size < HTAB_HUGE || hugemem__grow(&t->hv, n * t->size)) {
+		return vec__reserve(&t->v, &t->cap, n, t->size, 16); /* small, or no block to be had */
+	} else { /* from the heap, once */
 		memcpy(t->hv.p, t->v, t->n * t->size);
 		free(t->v);
-	} else if (hugemem__grow(&t->hv, n * t->size)) {
-		return -ENOMEM;
 	}
 	t->v = t->hv.p;
 	t->cap = t->hv.len / t->size;

@@ -55,8 +55,8 @@ int hugemem__grow(struct hugemem *m, size_t need)
 		if (!p)
 			return -ENOMEM;
 		memset(p + m->len, 0, len - m->len); /* as mmap's pages are */
-		m->p = m->map = p;
-		m->len = m->map_len = len;
+		m->p = p;
+		m->len = len;
 		return 0;
 	}
 #else
@@ -71,13 +71,13 @@ int hugemem__grow(struct hugemem *m, size_t need)
 		 * The pages move to the new place, 2 MiB ones whole (both places
 		 * are aligned), and the room after them is new, zero pages.
 		 */
-		if (m->map && mremap(m->map, m->map_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) != p) {
+		if (m->p && mremap(m->p, m->len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) != p) {
 			munmap(p, len);
 			return -ENOMEM;
 		}
 		madvise(p, len, MADV_HUGEPAGE); /* a hint: no error matters */
-		m->map = m->p = p;
-		m->len = m->map_len = len;
+		m->p = p;
+		m->len = len;
 		return 0;
 	}
 #endif
@@ -93,17 +93,17 @@ void hugemem__shrink(struct hugemem *m, size_t len)
 	if (len >= m->len)
 		return;
 	munmap(m->p + len, m->len - len);
-	m->len = m->map_len = len;
+	m->len = len;
 #endif
 }
 
 void hugemem__free(struct hugemem *m)
 {
 #ifdef HUGEMEM_MALLOC
-	free(m->map);
+	free(m->p);
 #else
-	if (m->map)
-		munmap(m->map, m->map_len);
+	if (m->p)
+		munmap(m->p, m->len);
 #endif
 	memset(m, 0, sizeof(*m));
 }

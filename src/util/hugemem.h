@@ -16,10 +16,8 @@
 #include <stdint.h>
 
 struct hugemem {
-	uint8_t *p;     /* the usable bytes: len of them */
+	uint8_t *p;     /* the usable bytes, len of them; NULL before the first growth */
 	size_t len;
-	void *map;      /* the mapping p lies in */
-	size_t map_len;
 };
 
 /*
