@@ -271,6 +271,15 @@ static size_t ksyms__pick(const struct ksyms *k, size_t i, size_t j, uint64_t ne
 	return i + run[0].seq;
 }
 
+/* bytes from from moved to *to, which moves past them: where they are now. */
+static void *ksyms__move(uint8_t **to, const void *from, size_t bytes)
+{
+	void *at = memmove(*to, from, bytes);
+
+	*to += bytes;
+	return at;
+}
+
 /*
  * The arrays moved down to just after the pool (each to a place below its
  * own and below the arrays after it, in that order) and the block's whole
@@ -281,21 +290,11 @@ static void ksyms__compact(struct ksyms *k)
 {
 	uint8_t *to = k->mem.p + ((k->pool + 7) & ~(size_t)7);
 
-	memmove(to, k->start, k->nr * sizeof(*k->start));
-	k->start = (uint64_t *)to;
-	to += k->nr * sizeof(*k->start);
-	memmove(to, k->size, k->nr * sizeof(*k->size));
-	k->size = (uint32_t *)to;
-	to += k->nr * sizeof(*k->size);
-	memmove(to, k->name, k->nr * sizeof(*k->name));
-	k->name = (uint32_t *)to;
-	to += k->nr * sizeof(*k->name);
-	memmove(to, k->mod, k->nr * sizeof(*k->mod));
-	k->mod = (uint32_t *)to;
-	to += k->nr * sizeof(*k->mod);
-	memmove(to, k->bind, k->nr);
-	k->bind = to;
-	to += k->nr;
+	k->start = ksyms__move(&to, k->start, k->nr * sizeof(*k->start));
+	k->size = ksyms__move(&to, k->size, k->nr * sizeof(*k->size));
+	k->name = ksyms__move(&to, k->name, k->nr * sizeof(*k->name));
+	k->mod = ksyms__move(&to, k->mod, k->nr * sizeof(*k->mod));
+	k->bind = ksyms__move(&to, k->bind, k->nr);
 	k->cap = k->nr;
 	hugemem__shrink(&k->mem, (size_t)(to - k->mem.p));
 }
