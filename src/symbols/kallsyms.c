@@ -3,12 +3,14 @@
  * /proc/kallsyms: "ADDR TYPE NAME [MODULE]" lines. Only text symbols are
  * kept; a symbol's size is the distance to the next one.
  *
- * The file (5 MB and more) is read whole into one hugemem block, the
- * names stay where they are in it (NUL-terminated in place), and the
- * arrays follow it in the same block, sized by its line count. On a
- * paravirtualized VM this was 1 400 first touches of 4 KiB pages (about
- * 14 ms of a 50 ms load: a names pool and arrays grown by doubling, and
- * copied as they grew); now it is four of 2 MiB.
+ * The file (5 MB and more) is read whole into one hugemem block and
+ * parsed in place: each kept name moves down to a pool at the block's
+ * start as its line is parsed, the arrays (room for every line) follow
+ * the text, and once the table is final they move down after the pool
+ * and the block's 2 MiB pages past them are given back. On a
+ * paravirtualized VM the load was 1 400 first touches of 4 KiB pages
+ * (about 14 ms of 50: a names pool and arrays grown by doubling, copied
+ * as they grew); now it is four of 2 MiB, and three stay.
  */
 #include <elf.h>
 #include <errno.h>
