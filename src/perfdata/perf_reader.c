@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,22 +126,32 @@ const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len)
  */
 #define SLOT_SIZE (CHUNK_SIZE + CHUNK_OVERLAP)
 #define SLAB_SLOTS 32
+#define SLAB_ALIGN (UINT64_C(2) << 20)
 
 /* The slab's buffers as spares (once per walk): 0, or -ENOMEM (then buffers come from malloc). */
 static int slab_make(struct perf_reader *r)
 {
-	if (r->slab.p ||
-	    vec__reserve((void **)&r->spare, &r->cap_spare, r->nr_spare + SLAB_SLOTS, sizeof(*r->spare), 16) ||
-	    hugemem__grow(&r->slab, SLAB_SLOTS * SLOT_SIZE))
+	size_t len = SLAB_SLOTS * SLOT_SIZE + SLAB_ALIGN;
+	uint8_t *p, *base;
+
+	if (r->slab || vec__reserve((void **)&r->spare, &r->cap_spare, r->nr_spare + SLAB_SLOTS,
+				    sizeof(*r->spare), 16))
 		return -ENOMEM;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	r->slab = p;
+	r->slab_len = len;
+	base = (uint8_t *)(((uintptr_t)p + SLAB_ALIGN - 1) & ~(uintptr_t)(SLAB_ALIGN - 1));
+	madvise(base, SLAB_SLOTS * SLOT_SIZE, MADV_HUGEPAGE); /* a hint: no error matters */
 	for (size_t k = SLAB_SLOTS; k-- > 0;)
-		r->spare[r->nr_spare++] = r->slab.p + k * SLOT_SIZE;
+		r->spare[r->nr_spare++] = base + k * SLOT_SIZE;
 	return 0;
 }
 
 static bool in_slab(const struct perf_reader *r, const uint8_t *p)
 {
-	return r->slab.p && p >= r->slab.p && p < r->slab.p + r->slab.len;
+	return r->slab && p >= r->slab && p < r->slab + r->slab_len;
 }
 
 int reader__map_chunk(struct perf_reader *r, uint64_t off)
@@ -159,7 +170,7 @@ int reader__map_chunk(struct perf_reader *r, uint64_t off)
 	len = r->file_size - start;
 	if (len > CHUNK_SIZE + CHUNK_OVERLAP)
 		len = CHUNK_SIZE + CHUNK_OVERLAP;
-	if (!r->nr_spare && !r->slab.p)
+	if (!r->nr_spare && !r->slab)
 		slab_make(r); /* no slab: malloc'd buffers */
 	spare = r->nr_spare > 0;
 	p = spare ? r->spare[--r->nr_spare] : malloc(SLOT_SIZE);
@@ -209,7 +220,9 @@ void reader__unmap_all(struct perf_reader *r)
 		if (!in_slab(r, r->spare[i]))
 			free(r->spare[i]);
 	r->nr_spare = 0;
-	hugemem__free(&r->slab);
+	if (r->slab)
+		munmap(r->slab, r->slab_len);
+	r->slab = NULL;
 }
 
 /*

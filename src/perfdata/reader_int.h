@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #include "perfdata/perf_reader.h"
-#include "util/hugemem.h"
 #include "util/pairsort.h"
 
 #define USER_TYPE_START 64 /* perf's own record types start here */
@@ -70,7 +69,8 @@ struct perf_reader {
 	size_t nr_chunks;
 	uint8_t **spare;       /* buffers of chunks let go, for the next ones */
 	size_t nr_spare, cap_spare;
-	struct hugemem slab;   /* the first buffers, side by side (reader__map_chunk) */
+	uint8_t *slab;         /* the first buffers, side by side (reader__map_chunk) */
+	size_t slab_len;
 	void **meta;           /* header parts read from the file (reader__meta) */
 	size_t nr_meta;
 	struct perf_file_header hdr;

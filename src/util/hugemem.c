@@ -50,13 +50,11 @@ int hugemem__grow(struct hugemem *m, size_t need)
 		return -ENOMEM;
 #ifdef HUGEMEM_MALLOC
 	{
-		/* not rounded up: a read past need is caught; the new bytes zero, as mmap's are */
-		uint8_t *p = m->p ? realloc(m->p, len) : calloc(1, len);
+		uint8_t *p = realloc(m->p, len); /* not rounded up: a read past need is caught */
 
 		if (!p)
 			return -ENOMEM;
-		if (m->p)
-			memset(p + m->len, 0, len - m->len);
+		memset(p + m->len, 0, len - m->len); /* as mmap's pages are */
 		m->p = p;
 		m->len = len;
 		return 0;
