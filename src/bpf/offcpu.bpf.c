@@ -52,6 +52,7 @@
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
+#define E2BIG 7
 /* x86-64's THREAD_SIZE without KASAN; only used to tell stack depths apart. */
 #define OFFCPU_THREAD_SIZE 16384
 #define OFFCPU_USER_CS 0x33 /* x86-64 __USER_CS: a 64-bit user task */
@@ -517,6 +518,8 @@ static __always_inline struct offcpu_sample *sample_reserve(__u32 flags, __u32 s
 static __always_inline void sample_submit(struct offcpu_sample *s);
 static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const struct offcpu_sum *v,
 					__u32 flags, __u32 lost);
+static __always_inline void one_wait_fill(struct offcpu_sample *s, const struct offcpu_who *who,
+					  __u32 state, __u64 time, __u64 period, __u32 cpu);
 static __always_inline __u64 ringbuf_flags(void);
 static __always_inline void sum_add(__u32 half, const struct offcpu_sum_key *k,
 				    const struct offcpu_sum *v);
@@ -547,6 +550,9 @@ static __always_inline __u64 kmemo_verify(const struct offcpu_kmemo *m, const st
 static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 					   const struct offcpu_kview *v, struct offcpu_kstack *sc,
 					   struct offcpu_kmemo *m);
+static __always_inline __u64 kstack_audit(void *ctx, __u32 hook, struct offcpu_kstack *sc, __u64 id,
+					  struct offcpu_kmemo *m, struct offcpu_kstack *e,
+					  const struct offcpu_kfp *k);
 static __always_inline __u64 kstack_verify(const struct offcpu_kstack *e, __u32 nr,
 					   const struct offcpu_kview *v, struct offcpu_kmemo *m);
 static __always_inline void kmemo_keep(struct offcpu_kmemo *m, const struct offcpu_kfp *k,
@@ -860,7 +866,9 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 		__u32 tgid = p->tgid;
 		__u8 one = 1;
 
-		bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
+		/* there already (-EEXIST) at its later execs; full (-E2BIG): counted */
+		if (bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST) == -E2BIG)
+			drop(OFFCPU_DROP_CHILD_UNTRACED);
 	}
 	if (unwind_dwarf) {
 		unwind_exec(p, (kernel_threads || !(p->flags & PF_KTHREAD)) && wanted(p->tgid, p->pid));
@@ -1494,6 +1502,24 @@ static __always_inline bool sample_emit(const struct offcpu_sum_key *k, const st
 	return true;
 }
 
+/*
+ * The key and figures of one wait of who in state, of period ns ending at
+ * time, outside any task's sums (a wait in progress at the start or at
+ * the stop): no generation, no waker.
+ */
+static __always_inline void one_wait_fill(struct offcpu_sample *s, const struct offcpu_who *who,
+					  __u32 state, __u64 time, __u64 period, __u32 cpu)
+{
+	__builtin_memset(&s->k, 0, sizeof(s->k));
+	__builtin_memset(&s->v, 0, sizeof(s->v));
+	s->k.who = *who;
+	s->k.state = state;
+	s->v.time = time;
+	s->v.period = period;
+	s->v.count = 1;
+	s->v.cpu = cpu;
+}
+
 /* Ring buffer flags: wake the reader only once a quarter is filled. */
 static __always_inline __u64 ringbuf_flags(void)
 {
@@ -1763,7 +1789,7 @@ __noinline __u64 stack_kernel(void *ctx __arg_ctx, __u32 hook, __u64 uhash, stru
 	struct offcpu_kstack *sc = bpf_map_lookup_elem(&kscratch, &slot);
 	struct offcpu_kfp k = {};
 	struct offcpu_kview v;
-	__u64 id, wid;
+	__u64 id;
 
 	if (!sc || !m)
 		return 0;
@@ -1778,21 +1804,7 @@ __noinline __u64 stack_kernel(void *ctx __arg_ctx, __u32 hook, __u64 uhash, stru
 		stat(OFFCPU_STAT_KSTACK_CACHED);
 		return id;
 	}
-	/* a hit the memo would serve, walked and compared */
-	wid = kstack_walk(ctx, slot, &sc->st);
-	if (!wid)
-		return 0;
-	stat(OFFCPU_STAT_KSTACK_CHECKED);
-	if (wid != id) {
-		struct offcpu_kstack *e = bpf_map_lookup_elem(&kcache, &k);
-
-		stat(OFFCPU_STAT_KSTACK_STALE);
-		m->nr = 0;
-		if (e)
-			e->st.nr = OFFCPU_KSTACK_NOCACHE;
-		stat(OFFCPU_STAT_KSTACK_EVICTED);
-	}
-	return wid;
+	return kstack_audit(ctx, slot, sc, id, m, NULL, &k); /* a hit the memo would serve */
 }
 
 /*
@@ -1984,7 +1996,7 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 {
 	__u32 hook = k->hook & 3, nr;
 	struct offcpu_kstack *e;
-	__u64 id, wid, eid;
+	__u64 id, eid;
 	bool audit;
 
 	e = bpf_map_lookup_elem(&kcache, k);
@@ -2035,15 +2047,31 @@ static __always_inline __u64 kstack_lookup(void *ctx, struct offcpu_kfp *k,
 		stat(OFFCPU_STAT_KSTACK_CACHED);
 		return id;
 	}
-	/* a hit the cache would serve, walked and compared */
-	wid = kstack_walk(ctx, hook, &sc->st);
+	return kstack_audit(ctx, hook, sc, id, m, e, k); /* a hit the cache would serve */
+}
+
+/*
+ * A hit of id (from the memo m, or the cache's entry e, looked up by its
+ * key k when NULL), walked and compared: the walk's id. One that differs
+ * is the stack's, and the entry is stale: never served again (it stays
+ * until the LRU takes it), and the memo forgets it.
+ */
+static __always_inline __u64 kstack_audit(void *ctx, __u32 hook, struct offcpu_kstack *sc, __u64 id,
+					  struct offcpu_kmemo *m, struct offcpu_kstack *e,
+					  const struct offcpu_kfp *k)
+{
+	__u64 wid = kstack_walk(ctx, hook, &sc->st);
+
 	if (!wid)
 		return 0;
 	stat(OFFCPU_STAT_KSTACK_CHECKED);
 	if (wid != id) {
 		stat(OFFCPU_STAT_KSTACK_STALE);
-		e->st.nr = OFFCPU_KSTACK_NOCACHE;
 		m->nr = 0;
+		if (!e)
+			e = bpf_map_lookup_elem(&kcache, k);
+		if (e)
+			e->st.nr = OFFCPU_KSTACK_NOCACHE;
 		stat(OFFCPU_STAT_KSTACK_EVICTED);
 	}
 	return wid;
@@ -2472,14 +2500,8 @@ static __always_inline void start_emit(const struct offcpu_start *st, __u32 stat
 
 	if (!s)
 		return;
-	__builtin_memset(&s->k, 0, sizeof(s->k));
-	__builtin_memset(&s->v, 0, sizeof(s->v));
-	s->k.who = st->who;
-	s->k.state = state;
-	s->v.time = bpf_ktime_get_ns(); /* its time is its own: read in full */
-	s->v.period = period;
-	s->v.count = 1;
-	s->v.cpu = r->cpu;
+	/* its time is its own: read in full */
+	one_wait_fill(s, &st->who, state, bpf_ktime_get_ns(), period, r->cpu);
 	sample_submit(s);
 }
 
@@ -2623,14 +2645,9 @@ static __always_inline void stop_emit(struct seq_file *seq, struct task_struct *
 		return;
 	if (!(state & OFFCPU_SCHED_DELAY) && !block_time_kept(to - from))
 		return; /* -m/-M, on the part inside the recording */
-	__builtin_memset(&s, 0, sizeof(s));
+	__builtin_memset(&s, 0, sizeof(s)); /* all of it goes to user space */
 	s.kind = OFFCPU_REC_SAMPLE;
-	s.k.who = *who;
-	s.k.state = state;
-	s.v.time = rec_stop_mono;
-	s.v.period = to - from;
-	s.v.count = 1;
-	s.v.cpu = BPF_CORE_READ(p, thread_info.cpu);
+	one_wait_fill(&s, who, state, rec_stop_mono, to - from, BPF_CORE_READ(p, thread_info.cpu));
 	if (seq)
 		bpf_seq_write(seq, &s, sizeof(s));
 	else if (bpf_ringbuf_output(&events, &s, sizeof(s), ringbuf_flags()))

@@ -80,7 +80,8 @@ enum offcpu_loss {
 	/* no task storage: a run-queue wait not measured */                                    \
 	X(DELAY_STORAGE, "drop.sched_delay_storage", "sched-delay storage unavailable",         \
 	  OFFCPU_LOSS_DELAY)                                                                    \
-	/* -p or a command: a child forked by a target, not followed (target map full) */       \
+	/* -p or a command: a child forked by a target (or the command, at its exec) not      \
+	   followed: the target map full */                                                     \
 	X(CHILD_UNTRACED, "drop.child_untraced", "child process not followed (target map full)",  \
 	  OFFCPU_LOSS_DATA)                                                                     \
 	/* --call-graph dwarf: CPU samples come through a BPF ring buffer */                    \
