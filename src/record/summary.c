@@ -4,34 +4,37 @@
  * status line while it runs (MSG_STATUS: on a terminal, without -q) and
  * the summary at its end (MSG_SUMMARY: a line each, framed by the sink).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "perfdata/perf_writer.h"
 #include "record/recorder_int.h"
 #include "util/clock.h"
 
-uint64_t recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR])
+int recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR], uint64_t *total)
 {
 	uint64_t sum = 0;
+	int err = offcpu_bpf__drops(r->bpf, drops);
 
-	offcpu_bpf__drops(r->bpf, drops);
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
 		if (offcpu_drop_loss(i) != OFFCPU_LOSS_PART)
 			sum += drops[i];
-	return sum + cpu_events__lost(r->cpu) + r->nr_sideband_nomem;
+	*total = sum + cpu_events__lost(r->cpu) + r->nr_sideband_nomem;
+	return err;
 }
 
 void recorder__show_status(struct recorder *r, uint64_t start)
 {
-	uint64_t drops[OFFCPU_DROP__NR];
+	uint64_t drops[OFFCPU_DROP__NR], lost;
 	uint64_t samples = offcpu_bpf__samples(r->bpf) + offcpu_bpf__wakeup_samples(r->bpf) +
 			   offcpu_bpf__delay_samples(r->bpf) + cpu_events__samples(r->cpu) +
 			   offcpu_bpf__cpu_samples(r->bpf);
+	char lost_s[32] = "? lost"; /* the counters unreadable: not "0 lost" */
 
-	msg__say(r->ms, MSG_STATUS, "%.1f s, %llu samples, %llu lost, %.2f MB",
-		 (mono_ns() - start) / 1e9, (unsigned long long)samples,
-		 (unsigned long long)recorder__total_drops(r, drops),
-		 perf_writer__data_size(r->w) / 1048576.0);
+	if (!recorder__total_drops(r, drops, &lost))
+		snprintf(lost_s, sizeof(lost_s), "%llu lost", (unsigned long long)lost);
+	msg__say(r->ms, MSG_STATUS, "%.1f s, %llu samples, %s, %.2f MB", (mono_ns() - start) / 1e9,
+		 (unsigned long long)samples, lost_s, perf_writer__data_size(r->w) / 1048576.0);
 }
 
 void recorder__clear_status(struct recorder *r)
