@@ -52,7 +52,6 @@
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
-#define E2BIG 7
 /* x86-64's THREAD_SIZE without KASAN; only used to tell stack depths apart. */
 #define OFFCPU_THREAD_SIZE 16384
 #define OFFCPU_USER_CS 0x33 /* x86-64 __USER_CS: a 64-bit user task */
@@ -866,8 +865,9 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid)
 		__u32 tgid = p->tgid;
 		__u8 one = 1;
 
-		/* there already (-EEXIST) at its later execs; full (-E2BIG): counted */
-		if (bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST) == -E2BIG)
+		long err = bpf_map_update_elem(&tgids, &tgid, &one, BPF_NOEXIST);
+
+		if (err && err != -EEXIST) /* there already at its later execs */
 			drop(OFFCPU_DROP_CHILD_UNTRACED);
 	}
 	if (unwind_dwarf) {

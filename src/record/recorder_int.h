@@ -101,12 +101,6 @@ int recorder__round_trip(struct recorder *r, bool drain, bool final);
 void recorder__check_unwinder(struct recorder *r);
 
 /* summary.c */
-/*
- * Losses so far, as the status line counts them, in *total; drops[] filled.
- * 0, or the BPF counters' read error (they count as 0: what is lost is not
- * known).
- */
-int recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR], uint64_t *total);
 void recorder__show_status(struct recorder *r, uint64_t start);
 /*
  * The status line cleared (when there is one: even before the first), for

@@ -11,9 +11,13 @@
 #include "record/recorder_int.h"
 #include "util/clock.h"
 
-int recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR], uint64_t *total)
+/*
+ * Losses so far, as the status line counts them, in *total: 0, or the BPF
+ * counters' read error (they count as 0 then: what is lost is not known).
+ */
+static int total_drops(struct recorder *r, uint64_t *total)
 {
-	uint64_t sum = 0;
+	uint64_t drops[OFFCPU_DROP__NR], sum = 0;
 	int err = offcpu_bpf__drops(r->bpf, drops);
 
 	for (int i = 0; i < OFFCPU_DROP__NR; i++)
@@ -25,13 +29,13 @@ int recorder__total_drops(struct recorder *r, uint64_t drops[OFFCPU_DROP__NR], u
 
 void recorder__show_status(struct recorder *r, uint64_t start)
 {
-	uint64_t drops[OFFCPU_DROP__NR], lost;
+	uint64_t lost;
 	uint64_t samples = offcpu_bpf__samples(r->bpf) + offcpu_bpf__wakeup_samples(r->bpf) +
 			   offcpu_bpf__delay_samples(r->bpf) + cpu_events__samples(r->cpu) +
 			   offcpu_bpf__cpu_samples(r->bpf);
 	char lost_s[32] = "? lost"; /* the counters unreadable: not "0 lost" */
 
-	if (!recorder__total_drops(r, drops, &lost))
+	if (!total_drops(r, &lost))
 		snprintf(lost_s, sizeof(lost_s), "%llu lost", (unsigned long long)lost);
 	msg__say(r->ms, MSG_STATUS, "%.1f s, %llu samples, %s, %.2f MB", (mono_ns() - start) / 1e9,
 		 (unsigned long long)samples, lost_s, perf_writer__data_size(r->w) / 1048576.0);
