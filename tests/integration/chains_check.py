@@ -262,6 +262,10 @@ def check_relay(offcpu, data, mk):
     missing = [n for n in need if n not in tids]
     check(not missing, "relay: no hop of %s in cm-main's chain" % ", ".join(missing))
     if missing:
+        # where the chain went instead: the hops of each path and how it ends
+        for frames, ns in paths:
+            measure("relay path %.2f ms: %s -> %s" % (ns / 1e6, " <- ".join(
+                w or frames[0] for w, _ in hops(frames)), tag(frames) or "on CPU"))
         return
     chain = [tids[n] for n in need]
     # each hop asleep in its kind of wait (the kernel's frames tell): futex (a
