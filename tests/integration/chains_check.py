@@ -266,6 +266,10 @@ def check_relay(offcpu, data, mk):
         for frames, ns in paths:
             measure("relay path %.2f ms: %s -> %s" % (ns / 1e6, " <- ".join(
                 w or frames[0] for w, _ in hops(frames)), tag(frames) or "on CPU"))
+        # and what the recorder lost or saw happen out of order
+        for line in run([offcpu, "report", "--header", "-i", data]).splitlines():
+            if any(x in line for x in ("lost", "drop.chain", "chain.", "_lost:", "unseen")):
+                measure("relay header: " + line.lstrip("# "))
         return
     chain = [tids[n] for n in need]
     # each hop asleep in its kind of wait (the kernel's frames tell): futex (a
