@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Call-graph tree; children found through one (parent, frame) hash. */
+/*
+ * Call-graph tree; children found through one (parent, frame) hash. A
+ * node's values follow it in the same table entry, so that a tree is one
+ * array and its index. The table moves to 2 MiB pages early (CG_HUGE): a
+ * report's graph of 40 000 nodes, built on 4 KiB pages with the values in
+ * an array of their own, was 15 ms of a 200 ms report, most of it first
+ * touches of pages (~10 us each on a paravirtualized VM) as the arrays
+ * doubled.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +17,11 @@
 #include "util/htab.h"
 #include "util/vec.h"
 
+#define CG_HUGE ((size_t)64 << 10)
+
 struct callgraph {
 	int nr_events;
-	struct htab nodes;     /* struct cg_node, by (parent, frame) */
-	struct cg_value *vals; /* nr_events per node */
-	size_t cap_vals;
+	struct htab nodes; /* struct cg_node then nr_events struct cg_value, by (parent, frame) */
 };
 
 struct child_key {
@@ -33,6 +41,11 @@ static inline struct cg_node *node_at(const struct callgraph *cg, uint32_t i)
 	return htab__at(&cg->nodes, i);
 }
 
+static inline struct cg_value *val_at(const struct callgraph *cg, uint32_t i, int event)
+{
+	return (struct cg_value *)(node_at(cg, i) + 1) + event;
+}
+
 /* The child of parent for frame, made on first sight (with its values); CG_NONE on ENOMEM. */
 static uint32_t child(struct callgraph *cg, uint32_t parent, uint32_t frame)
 {
@@ -44,19 +57,13 @@ static uint32_t child(struct callgraph *cg, uint32_t parent, uint32_t frame)
 	n = htab__get(&cg->nodes, hash__mix(((uint64_t)parent << 32) | frame), child_eq, &k, &added);
 	if (!n)
 		return CG_NONE;
-	idx = n - node_at(cg, 0);
+	idx = (uint32_t)(((char *)n - (char *)cg->nodes.v) / cg->nodes.size);
 	if (!added)
 		return idx;
-	if (vec__reserve((void **)&cg->vals, &cg->cap_vals, (idx + 1) * (size_t)cg->nr_events,
-			 sizeof(*cg->vals), 64)) {
-		htab__unget(&cg->nodes);
-		return CG_NONE;
-	}
-	n->frame = frame;
+	n->frame = frame; /* its values are zero, as htab__get() adds an entry */
 	n->parent = parent;
 	n->first_child = CG_NONE;
 	n->next_sibling = CG_NONE;
-	memset(&cg->vals[idx * cg->nr_events], 0, cg->nr_events * sizeof(struct cg_value));
 	if (parent != CG_NONE) {
 		n->next_sibling = node_at(cg, parent)->first_child;
 		node_at(cg, parent)->first_child = idx;
@@ -71,7 +78,8 @@ struct callgraph *callgraph__new(int nr_events)
 	if (!cg)
 		return NULL;
 	cg->nr_events = nr_events > 0 ? nr_events : 1;
-	htab__init(&cg->nodes, sizeof(struct cg_node));
+	htab__init(&cg->nodes, sizeof(struct cg_node) + (size_t)cg->nr_events * sizeof(struct cg_value));
+	htab__huge_from(&cg->nodes, CG_HUGE);
 	if (child(cg, CG_NONE, CG_NONE) != CG_ROOT) {
 		callgraph__free(cg);
 		return NULL;
@@ -84,7 +92,6 @@ void callgraph__free(struct callgraph *cg)
 	if (!cg)
 		return;
 	htab__free(&cg->nodes);
-	free(cg->vals);
 	free(cg);
 }
 
@@ -96,7 +103,7 @@ static uint32_t add(struct callgraph *cg, uint32_t from, const uint32_t *frames,
 
 	if (event < 0 || event >= cg->nr_events || from >= htab__n(&cg->nodes))
 		return CG_NONE;
-	v = &cg->vals[cur * cg->nr_events + event];
+	v = val_at(cg, cur, event);
 	v->total += period;
 	v->total_samples += samples;
 	for (size_t i = 0; i < n; i++) {
@@ -105,7 +112,7 @@ static uint32_t add(struct callgraph *cg, uint32_t from, const uint32_t *frames,
 		cur = child(cg, cur, f);
 		if (cur == CG_NONE)
 			return CG_NONE;
-		v = &cg->vals[cur * cg->nr_events + event];
+		v = val_at(cg, cur, event);
 		v->total += period;
 		v->total_samples += samples;
 	}
@@ -140,7 +147,7 @@ const struct cg_value *callgraph__value(const struct callgraph *cg, uint32_t idx
 {
 	if (idx >= htab__n(&cg->nodes) || event < 0 || event >= cg->nr_events)
 		return NULL;
-	return &cg->vals[idx * cg->nr_events + event];
+	return val_at(cg, idx, event);
 }
 
 struct sort_ent {
@@ -172,7 +179,7 @@ int callgraph__sort(struct callgraph *cg, int event)
 				free(tmp);
 				return -ENOMEM;
 			}
-			tmp[n].total = cg->vals[c * cg->nr_events + event].total;
+			tmp[n].total = val_at(cg, c, event)->total;
 			tmp[n].idx = c;
 			n++;
 		}

@@ -2,7 +2,8 @@
 /*
  * The table's growth, insertion and re-indexing (lookups are in htab.h).
  *
- * An array (entries or index) of HTAB_HUGE bytes and more lives in a
+ * An array (entries or index) of HTAB_HUGE bytes and more (or the table's
+ * own huge_from) lives in a
  * hugemem block: on 4 KiB pages each first touch is a fault (~10 us on a
  * paravirtualized VM), and a growing table touched them twice, once
  * copied by realloc() and once new. A hugemem block grows by mremap(),
@@ -24,9 +25,19 @@ void htab__init(struct htab *t, size_t size)
 	t->size = size;
 }
 
+void htab__huge_from(struct htab *t, size_t bytes)
+{
+	t->huge_from = bytes;
+}
+
+static size_t huge_from(const struct htab *t)
+{
+	return t->huge_from ? t->huge_from : HTAB_HUGE;
+}
+
 void htab__free(struct htab *t)
 {
-	size_t size = t->size;
+	size_t size = t->size, huge = t->huge_from;
 
 	if (t->hv.p)
 		hugemem__free(&t->hv);
@@ -37,6 +48,7 @@ void htab__free(struct htab *t)
 	else
 		free(t->slots);
 	htab__init(t, size);
+	t->huge_from = huge;
 }
 
 void htab__clear(struct htab *t)
@@ -69,7 +81,7 @@ static int index_reserve(struct htab *t, size_t n)
 		return 0;
 	if (nslots > (size_t)UINT32_MAX + 1)
 		return -ENOMEM;
-	if (nslots * sizeof(*ss) >= HTAB_HUGE && !hugemem__grow(&hs, nslots * sizeof(*ss)))
+	if (nslots * sizeof(*ss) >= huge_from(t) && !hugemem__grow(&hs, nslots * sizeof(*ss)))
 		ss = (struct htab_slot *)hs.p; /* zero, as mapped */
 	else if (!(ss = vec__zalloc(nslots, sizeof(*ss)))) /* probed before written: see vec__zalloc */
 		return -ENOMEM;
@@ -96,7 +108,7 @@ static int array_reserve(struct htab *t, size_t n)
 	if (t->hv.p) { /* on hugemem already: grown where it is or moved whole */
 		if (hugemem__grow(&t->hv, n * t->size))
 			return -ENOMEM;
-	} else if (n * t->size < HTAB_HUGE || hugemem__grow(&t->hv, n * t->size)) {
+	} else if (n * t->size < huge_from(t) || hugemem__grow(&t->hv, n * t->size)) {
 		return vec__reserve(&t->v, &t->cap, n, t->size, 16); /* small, or no block to be had */
 	} else { /* from the heap, once */
 		memcpy(t->hv.p, t->v, t->n * t->size);

@@ -42,7 +42,8 @@ struct htab {
 	struct htab_slot *slots; /* the index, at most 2/3 full */
 	size_t nslots;    /* a power of two, or 0 */
 	size_t last;      /* the slot htab__get() filled last */
-	struct hugemem hv, hs; /* v and slots once big (HTAB_HUGE), else on the heap */
+	struct hugemem hv, hs; /* v and slots once big (huge_from), else on the heap */
+	size_t huge_from;      /* bytes from which an array lives in hugemem; 0: 1 MiB */
 };
 
 /* true when entry (in the table) has the key the caller looks for. */
@@ -51,6 +52,12 @@ typedef bool (*htab_eq_fn)(const void *entry, const void *key);
 /* An empty table of entries of size bytes (no allocation). */
 void htab__init(struct htab *t, size_t size);
 void htab__free(struct htab *t);
+/*
+ * Put the arrays on 2 MiB pages from bytes on, not from 1 MiB (before the
+ * first addition): for a table built in one go and soon freed, where first
+ * touches of small pages would cost more than the resident memory saved.
+ */
+void htab__huge_from(struct htab *t, size_t bytes);
 /*
  * Forget every entry; memory is kept for the next ones. The entries stay
  * in the array where they were until additions (which start again at
