@@ -25,9 +25,18 @@
 #include "profile/profile.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/hugemem.h"
 #include "util/vec.h"
 
 #define PENDING 16
+
+/*
+ * The frames array on 2 MiB pages from 1 MiB on: it doubles as the walk
+ * adds sequences and is built again whole by rehash(), and on 4 KiB pages
+ * each doubling copied it and touched its new pages one by one (~10 us a
+ * first touch on a paravirtualized VM).
+ */
+#define FRAMES_HUGE ((size_t)1 << 20)
 
 /* A sample's stack and values, to add to the table a few samples later. */
 struct pending {
@@ -47,6 +56,7 @@ struct profile {
 	struct htab seqs;      /* struct seq_ent: the frame sequences, by frames */
 	uint32_t *frames;      /* the sequences' frames, each at its seq_ent.off */
 	size_t nr_frames, cap_frames;
+	struct hugemem frames_mem; /* frames once big (FRAMES_HUGE) */
 	uint32_t *by_id;       /* session stack id -> its sequence's off + 1 (0: not seen) */
 	size_t cap_by_id;
 	uint32_t *by_chain;    /* chain id of generation chain_gen -> its sequence's off + 1 */
@@ -102,8 +112,8 @@ static int seq_get_hashed(struct profile *p, const uint32_t *fr, uint32_t n, uin
 	if (!e) {
 		/* an empty sequence takes a slot too: offsets tell sequences apart */
 		if (p->nr_frames + n + 1 > UINT32_MAX ||
-		    vec__reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + n + 1,
-				 sizeof(*p->frames), 1024))
+		    hugemem__reserve(&p->frames_mem, (void **)&p->frames, &p->cap_frames, p->nr_frames,
+				     p->nr_frames + n + 1, sizeof(*p->frames), FRAMES_HUGE))
 			return -ENOMEM;
 		k.all = p->frames;
 		e = htab__get(&p->seqs, h, seq_eq, &k, &added);
@@ -173,7 +183,7 @@ void profile__free(struct profile *p)
 	free(p->attrs_from);
 	htab__free(&p->stacks);
 	htab__free(&p->seqs);
-	free(p->frames);
+	hugemem__free_array(&p->frames_mem, (void **)&p->frames);
 	free(p->by_id);
 	free(p->by_chain);
 	free(p);
@@ -423,6 +433,7 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 {
 	struct rehash_slot ring[REHASH_RING] = { 0 };
 	uint32_t *old_frames = p->frames;
+	struct hugemem old_mem = p->frames_mem;
 	struct htab memo;
 	bool use_memo;
 	size_t n;
@@ -436,6 +447,7 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 	htab__free(&p->seqs);
 	p->frames = NULL;
 	p->nr_frames = p->cap_frames = 0;
+	p->frames_mem = (struct hugemem){ 0 };
 	free(p->by_id); /* session stack and chain ids no longer name these sequences */
 	p->by_id = NULL;
 	p->cap_by_id = 0;
@@ -482,7 +494,7 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 		htab__clear(&p->stacks); /* half rebuilt: the caller frees it */
 	for (int i = 0; i < REHASH_RING; i++)
 		free(ring[i].buf);
-	free(old_frames);
+	hugemem__free_array(&old_mem, (void **)&old_frames);
 	return err;
 }
 

@@ -39,10 +39,7 @@ void htab__free(struct htab *t)
 {
 	size_t size = t->size, huge = t->huge_from;
 
-	if (t->hv.p)
-		hugemem__free(&t->hv);
-	else
-		free(t->v);
+	hugemem__free_array(&t->hv, &t->v);
 	if (t->hs.p)
 		hugemem__free(&t->hs);
 	else
@@ -101,22 +98,7 @@ static int index_reserve(struct htab *t, size_t n)
 /* Room in the array for n entries in all: 0 or -ENOMEM. */
 static int array_reserve(struct htab *t, size_t n)
 {
-	if (n <= t->cap)
-		return 0;
-	if (n > SIZE_MAX / t->size)
-		return -ENOMEM;
-	if (t->hv.p) { /* on hugemem already: grown where it is or moved whole */
-		if (hugemem__grow(&t->hv, n * t->size))
-			return -ENOMEM;
-	} else if (n * t->size < huge_from(t) || hugemem__grow(&t->hv, n * t->size)) {
-		return vec__reserve(&t->v, &t->cap, n, t->size, 16); /* small, or no block to be had */
-	} else { /* from the heap, once */
-		memcpy(t->hv.p, t->v, t->n * t->size);
-		free(t->v);
-	}
-	t->v = t->hv.p;
-	t->cap = t->hv.len / t->size;
-	return 0;
+	return hugemem__reserve(&t->hv, &t->v, &t->cap, t->n, n, t->size, huge_from(t));
 }
 
 int htab__grow(struct htab *t, size_t n)

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "util/hugemem.h"
+#include "util/vec.h"
 
 #define HUGE_ALIGN ((size_t)2 << 20)
 
@@ -106,4 +107,35 @@ void hugemem__free(struct hugemem *m)
 		munmap(m->p, m->len);
 #endif
 	memset(m, 0, sizeof(*m));
+}
+
+int hugemem__reserve(struct hugemem *m, void **arr, size_t *cap, size_t used, size_t need,
+		     size_t elem, size_t huge_from)
+{
+	if (need <= *cap)
+		return 0;
+	if (!elem || need > SIZE_MAX / elem)
+		return -ENOMEM;
+	if (m->p) { /* on hugemem already: grown where it is or moved whole */
+		if (hugemem__grow(m, need * elem))
+			return -ENOMEM;
+	} else if (need * elem < huge_from || hugemem__grow(m, need * elem)) {
+		return vec__reserve(arr, cap, need, elem, 16); /* small, or no block to be had */
+	} else { /* from the heap, once */
+		if (used)
+			memcpy(m->p, *arr, used * elem);
+		free(*arr);
+	}
+	*arr = m->p;
+	*cap = m->len / elem;
+	return 0;
+}
+
+void hugemem__free_array(struct hugemem *m, void **arr)
+{
+	if (m->p)
+		hugemem__free(m);
+	else
+		free(*arr);
+	*arr = NULL;
 }

@@ -36,4 +36,17 @@ void hugemem__shrink(struct hugemem *m, size_t len);
 /* Give it back; m is {0} after. */
 void hugemem__free(struct hugemem *m);
 
+/*
+ * An array that starts on the heap and moves to hugemem m once it needs
+ * huge_from bytes (for an array built in one go, where small pages cost
+ * their first touches): room for need elements of elem bytes at *arr (*cap
+ * of them now, the first used of them in use, copied when it moves).
+ * Doubles as vec__reserve() does. 0, or -ENOMEM with the array as it was.
+ */
+int hugemem__reserve(struct hugemem *m, void **arr, size_t *cap, size_t used, size_t need,
+		     size_t elem, size_t huge_from);
+
+/* Free such an array, wherever it is; *arr is NULL and m {0} after. */
+void hugemem__free_array(struct hugemem *m, void **arr);
+
 #endif
