@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -79,6 +80,8 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+#define GZIP_SPARES 2
+
 /*
  * The members in order; next is the first nobody has taken. Under lock:
  * next, nr (and the array), compressed, done, and each member's out and
@@ -94,6 +97,8 @@ struct gzip_stream {
 	pthread_cond_t cond;
 	struct member **m;
 	size_t nr, cap, next, compressed;
+	void *spare[GZIP_SPARES]; /* under lock: inputs compressed, for gzip__stream_spare() */
+	size_t nr_spare;
 };
 
 /* Compress the next member nobody has taken; false when there is none (called under lock). */
@@ -107,9 +112,12 @@ static bool take_one(struct gzip_stream *z)
 	m = z->m[z->next++];
 	pthread_mutex_unlock(&z->lock);
 	err = member_deflate(m, z->level);
-	free(m->in);
-	m->in = NULL;
 	pthread_mutex_lock(&z->lock);
+	if (m->in && z->nr_spare < GZIP_SPARES && !z->done)
+		z->spare[z->nr_spare++] = m->in;
+	else
+		free(m->in);
+	m->in = NULL;
 	m->err = err;
 	z->compressed++;
 	pthread_cond_broadcast(&z->cond);
@@ -168,6 +176,18 @@ int gzip__stream_put(struct gzip_stream *z, void *data, size_t len)
 	return err;
 }
 
+void *gzip__stream_spare(struct gzip_stream *z, size_t *cap)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&z->lock);
+	if (z->nr_spare)
+		p = z->spare[--z->nr_spare];
+	pthread_mutex_unlock(&z->lock);
+	*cap = p ? malloc_usable_size(p) : 0;
+	return p;
+}
+
 int gzip__stream_finish(struct gzip_stream *z, bool write)
 {
 	size_t taken;
@@ -200,6 +220,8 @@ int gzip__stream_finish(struct gzip_stream *z, bool write)
 		free(m->out);
 		free(m);
 	}
+	for (size_t i = 0; i < z->nr_spare; i++)
+		free(z->spare[i]);
 	pthread_mutex_destroy(&z->lock);
 	pthread_cond_destroy(&z->cond);
 	free(z->m);

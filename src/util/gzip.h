@@ -21,6 +21,13 @@ struct gzip_stream *gzip__stream_new(int fd, int level);
 /* Hand data[0..len) over: malloc'd, the stream frees it. 0 or -ENOMEM (data freed). */
 int gzip__stream_put(struct gzip_stream *z, void *data, size_t len);
 /*
+ * A buffer put before and compressed since, the caller's again (malloc'd,
+ * *cap bytes usable), or NULL. The next piece made in it costs no first
+ * touches of new pages: on a paravirtualized VM about 10 us each, a fifth
+ * of the time a profile takes to encode.
+ */
+void *gzip__stream_spare(struct gzip_stream *z, size_t *cap);
+/*
  * Compress what is left, write every member, free the stream (fd stays
  * open). 0, or the first negative errno of a put, a member or a write.
  * Without write (the caller failed before the end), nothing is written

@@ -90,7 +90,7 @@ static void test_psort_split(void **state)
  * n bytes (text-like: compressible) put in pieces of at most piece bytes,
  * read back whole by gzread.
  */
-static void gzip_round_trip(size_t n, size_t piece)
+static void gzip_round_trip(size_t n, size_t piece, bool reuse)
 {
 	char path[] = "/tmp/offcpu-test-gzip.XXXXXX";
 	unsigned char *in = malloc(n ? n : 1), *back = malloc(n + 16);
@@ -106,9 +106,12 @@ static void gzip_round_trip(size_t n, size_t piece)
 	z = gzip__stream_new(fd, 1);
 	assert_non_null(z);
 	for (size_t off = 0; off < n; off += piece) {
-		size_t len = n - off < piece ? n - off : piece;
-		void *copy = malloc(len);
+		size_t len = n - off < piece ? n - off : piece, cap = 0;
+		/* a spare is still the stream's until compressed: reused early, gzread would see it */
+		void *copy = reuse ? gzip__stream_spare(z, &cap) : NULL;
 
+		if (cap < len)
+			copy = realloc(copy, len);
 		assert_non_null(copy);
 		memcpy(copy, in + off, len);
 		assert_int_equal(gzip__stream_put(z, copy, len), 0);
@@ -124,6 +127,27 @@ static void gzip_round_trip(size_t n, size_t piece)
 	unlink(path);
 	free(in);
 	free(back);
+}
+
+/* A piece put comes back as a spare once compressed, as big as it was. */
+static void gzip_spare(void)
+{
+	struct gzip_stream *z = gzip__stream_new(-1, 1);
+	void *spare = NULL;
+	size_t cap = 0;
+
+	assert_non_null(z);
+	assert_int_equal(gzip__stream_put(z, calloc(1, 100000), 100000), 0);
+	for (int i = 0; i < 5000 && !spare; i++) { /* the stream's thread compresses it */
+		spare = gzip__stream_spare(z, &cap);
+		if (!spare)
+			usleep(1000);
+	}
+	assert_non_null(spare);
+	assert_true(cap >= 100000);
+	free(spare);
+	assert_null(gzip__stream_spare(z, &cap)); /* given once */
+	assert_int_equal(gzip__stream_finish(z, false), 0);
 }
 
 /* A stream finished without write: nothing goes out, whatever was put (freed, as ASan checks). */
@@ -297,10 +321,13 @@ static void test_gzip(void **state)
 	struct gzip_stream *z;
 
 	(void)state;
-	gzip_round_trip(0, 1);        /* nothing put: one empty member */
-	gzip_round_trip(1000, 1000);  /* one member */
-	gzip_round_trip((3u << 20) + 7, 1u << 20);
-	gzip_round_trip(200000, 997); /* 201 members, faster than they compress */
+	gzip_round_trip(0, 1, false);        /* nothing put: one empty member */
+	gzip_round_trip(1000, 1000, false);  /* one member */
+	gzip_round_trip((3u << 20) + 7, 1u << 20, false);
+	gzip_round_trip(200000, 997, false); /* 201 members, faster than they compress */
+	gzip_round_trip((3u << 20) + 7, 1u << 20, true);
+	gzip_round_trip(200000, 997, true);
+	gzip_spare();
 	z = gzip__stream_new(-1, 1);
 	assert_non_null(z);
 	assert_int_equal(gzip__stream_put(z, strdup("x"), 1), 0);

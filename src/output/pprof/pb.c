@@ -48,6 +48,16 @@ void *pb__take(struct pb *b, size_t *len)
 	return buf;
 }
 
+void pb__give(struct pb *b, void *buf, size_t cap)
+{
+	if (b->buf || !cap) {
+		free(buf);
+		return;
+	}
+	b->buf = buf;
+	b->cap = cap;
+}
+
 const uint8_t *pb__data(const struct pb *b)
 {
 	return b->buf;

@@ -33,6 +33,8 @@ void pb__reset(struct pb *b);
  * top-level fields, where no pb__begin() mark is open.
  */
 void *pb__take(struct pb *b, size_t *len);
+/* Write on in buf (malloc'd, cap bytes) when the buffer has none (after pb__take()), else free it. */
+void pb__give(struct pb *b, void *buf, size_t cap);
 const uint8_t *pb__data(const struct pb *b);
 size_t pb__len(const struct pb *b);
 int pb__error(const struct pb *b);

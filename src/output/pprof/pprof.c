@@ -196,13 +196,20 @@ static void label(struct pb *b, int64_t key, int64_t str, int64_t num)
 
 int pprof__flush(struct pb *b, struct gzip_stream *z)
 {
-	size_t len;
+	size_t len, cap;
 	void *data;
+	int err;
 
 	if (pb__error(b))
 		return pb__error(b);
 	data = pb__take(b, &len);
-	return data ? gzip__stream_put(z, data, len) : 0;
+	if (!data)
+		return 0;
+	err = gzip__stream_put(z, data, len);
+	data = gzip__stream_spare(z, &cap); /* the next piece in a buffer whose pages are there */
+	if (data)
+		pb__give(b, data, cap);
+	return err;
 }
 
 /* The string id of session comm id comm, looked up once per comm: -1 on ENOMEM. */
