@@ -4,7 +4,8 @@
 #   scripts/deps.sh test   and everything `make test` reads our files with
 set -e
 # Building: the BPF programs (clang, bpftool, libbpf), the reader (libelf,
-# libdw, zlib; libstdc++ from g++ demangles C++ names) and the workloads.
+# libdw, zlib; the C++ demangler from libsupc++.a, which g++ brings) and the
+# workloads.
 PKGS="clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config make gcc g++"
 if [ "${1:-demo}" = test ]; then
 	# Unit tests (cmocka), fuzz targets (libFuzzer: clang's runtime), the
