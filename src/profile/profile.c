@@ -436,18 +436,29 @@ static int rehash(struct profile *p, profile_rewrite_fn fn, void *ctx, const uin
 	struct hugemem old_mem = p->frames_mem;
 	struct htab memo;
 	bool use_memo;
-	size_t n;
+	size_t n, nseqs, nframes;
 	int err = 0;
 
 	pending_flush(p);
 	n = htab__n(&p->stacks);
-	use_memo = n > 2 * htab__n(&p->seqs); /* else most lookups would miss */
+	nseqs = htab__n(&p->seqs);
+	nframes = p->nr_frames;
+	use_memo = n > 2 * nseqs; /* else most lookups would miss */
 	htab__init(&memo, sizeof(struct memo));
 	htab__clear(&p->stacks);
 	htab__free(&p->seqs);
 	p->frames = NULL;
 	p->nr_frames = p->cap_frames = 0;
 	p->frames_mem = (struct hugemem){ 0 };
+	/*
+	 * Rewriting only shortens and merges: the new tables at most as big as
+	 * the old ones, sized so at once (growing them was copies, re-indexing
+	 * and first touches of pages).
+	 */
+	if (htab__reserve(&p->seqs, nseqs) || (use_memo && htab__reserve(&memo, nseqs)) ||
+	    hugemem__reserve(&p->frames_mem, (void **)&p->frames, &p->cap_frames, 0, nframes + 1,
+			     sizeof(*p->frames), FRAMES_HUGE))
+		err = -ENOMEM;
 	free(p->by_id); /* session stack and chain ids no longer name these sequences */
 	p->by_id = NULL;
 	p->cap_by_id = 0;
