@@ -33,6 +33,13 @@
 #include "util/psort.h"
 #include "util/vec.h"
 
+/*
+ * The entries' table on 2 MiB pages from 64 KiB on: it is filled in one
+ * go per event, and its 4 KiB pages' first touches (~10 us each on a
+ * paravirtualized VM) were a tenth of a report's time after the walk.
+ */
+#define STDIO_HUGE ((size_t)64 << 10)
+
 struct entry {
 	uint32_t comm, pid, tid;
 	const char *dso;
@@ -347,33 +354,50 @@ static void graph_name(const struct rep *r, uint32_t frame, char *buf, size_t le
 		snprintf(buf, len, "%s%s", sym_name(f, tmp, sizeof(tmp)), f->inlined ? " (inlined)" : "");
 }
 
-/* perf's graph layout: single-child chains straight down, branches with |--x%-- */
+/* c or the first of its later siblings shown (-g's minimum), else CG_NONE. */
+static uint32_t shown_from(const struct rep *r, const struct callgraph *cg, uint32_t c)
+{
+	for (; c != CG_NONE; c = callgraph__node(cg, c)->next_sibling)
+		if (pct(callgraph__value(cg, c, 0)->total, r->total) >= r->o->graph_min)
+			return c;
+	return CG_NONE;
+}
+
+/*
+ * perf's graph layout: single-child chains straight down, branches with
+ * |--x%--; at most 4096 children of a node shown. A chain goes down in a
+ * loop and only a branch recurses: a frame of this function per level
+ * of a deep chain (a buffer of 4096 children each, as it had) was
+ * megabytes of stack touched for the first time, page by page.
+ */
 static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_t node,
 			char *prefix, size_t plen, size_t pcap)
 {
-	uint32_t vis[4096];
-	size_t nv = 0;
-	uint64_t ntotal = callgraph__value(cg, node, 0)->total;
 	char name[512];
+	uint32_t c, next;
+	size_t nv = 0;
 
-	for (uint32_t c = callgraph__node(cg, node)->first_child; c != CG_NONE && nv < 4096;
-	     c = callgraph__node(cg, c)->next_sibling)
-		if (pct(callgraph__value(cg, c, 0)->total, r->total) >= r->o->graph_min)
-			vis[nv++] = c;
-	if (nv == 1 && callgraph__value(cg, vis[0], 0)->total == ntotal) {
-		graph_name(r, callgraph__node(cg, vis[0])->frame, name, sizeof(name));
+	for (;;) {
+		c = shown_from(r, cg, callgraph__node(cg, node)->first_child);
+		if (c == CG_NONE)
+			return;
+		if (shown_from(r, cg, callgraph__node(cg, c)->next_sibling) != CG_NONE ||
+		    callgraph__value(cg, c, 0)->total != callgraph__value(cg, node, 0)->total)
+			break;
+		graph_name(r, callgraph__node(cg, c)->frame, name, sizeof(name));
 		fwrite(prefix, 1, plen, r->f); /* "%.*s%s\n" */
 		fputs(name, r->f);
 		fputc('\n', r->f);
-		print_chain(r, cg, vis[0], prefix, plen, pcap);
-		return;
+		node = c;
 	}
-	for (size_t i = 0; i < nv; i++) {
-		bool last = i + 1 == nv;
+	for (; c != CG_NONE && nv < 4096; c = next, nv++) {
+		bool last;
 		char pc[32];
 
-		graph_name(r, callgraph__node(cg, vis[i])->frame, name, sizeof(name));
-		report__fmt_fixed2(pc, sizeof(pc), pct(callgraph__value(cg, vis[i], 0)->total, r->total), 0);
+		next = shown_from(r, cg, callgraph__node(cg, c)->next_sibling);
+		last = next == CG_NONE || nv + 1 == 4096;
+		graph_name(r, callgraph__node(cg, c)->frame, name, sizeof(name));
+		report__fmt_fixed2(pc, sizeof(pc), pct(callgraph__value(cg, c, 0)->total, r->total), 0);
 		/* "%.*s|          \n" then "%.*s%s%.2f%%--%s\n" */
 		fwrite(prefix, 1, plen, r->f);
 		fputs("|          \n", r->f);
@@ -385,7 +409,7 @@ static void print_chain(const struct rep *r, const struct callgraph *cg, uint32_
 		fputc('\n', r->f);
 		if (plen + 11 < pcap) {
 			memcpy(prefix + plen, last ? "           " : "|          ", 11);
-			print_chain(r, cg, vis[i], prefix, plen + 11, pcap);
+			print_chain(r, cg, c, prefix, plen + 11, pcap);
 		}
 	}
 }
@@ -743,6 +767,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 	if (!shown && o->header != HEADER_ONLY)
 		return -ENODATA;
 	htab__init(&r.ents, sizeof(struct entry));
+	htab__huge_from(&r.ents, STDIO_HUGE);
 	for (int k = 0; k < o->nr_sort; k++)
 		r.mask |= 1u << o->sort[k];
 	r.children = o->children > 0; /* self by default: see the top of this file */
