@@ -4,8 +4,18 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "output/pprof/pb.h"
+
+/*
+ * A buffer of PB_HUGE_FROM bytes and more is made of whole 2 MiB pages:
+ * a profile's pieces are a megabyte or more each, and on 4 KiB pages
+ * each page's first touch (~10 us on a paravirtualized VM) was a fifth of
+ * the encoding's time.
+ */
+#define PB_HUGE_FROM ((size_t)256 << 10)
+#define PB_HUGE ((size_t)2 << 20)
 
 #define WT_VARINT 0
 #define WT_I64 1
@@ -86,9 +96,18 @@ static int reserve(struct pb *b, size_t n)
 	cap = b->cap ? b->cap : 4096;
 	while (cap < b->len + n)
 		cap *= 2;
-	nb = realloc(b->buf, cap);
-	if (!nb)
+	if (cap >= PB_HUGE_FROM) {
+		/* whole 2 MiB pages, aligned: the kernel backs them with huge pages */
+		cap = (cap + PB_HUGE - 1) & ~(PB_HUGE - 1);
+		if (posix_memalign((void **)&nb, PB_HUGE, cap))
+			return b->err = -ENOMEM;
+		madvise(nb, cap, MADV_HUGEPAGE); /* a hint: no error matters */
+		if (b->len)
+			memcpy(nb, b->buf, b->len);
+		free(b->buf);
+	} else if (!(nb = realloc(b->buf, cap))) {
 		return b->err = -ENOMEM;
+	}
 	b->buf = nb;
 	b->cap = cap;
 	return 0;
