@@ -2,13 +2,13 @@
 /*
  * The table's growth, insertion and re-indexing (lookups are in htab.h).
  *
- * An array (entries or index) of HTAB_HUGE bytes and more (or the table's
- * own huge_from) lives in a
- * hugemem block: on 4 KiB pages each first touch is a fault (~10 us on a
- * paravirtualized VM), and a growing table touched them twice, once
- * copied by realloc() and once new. A hugemem block grows by mremap(),
- * without a copy, and its pages come 2 MiB at a time (a table keeps at
- * most one partly used 2 MiB page more resident than on small pages).
+ * An array (entries or index) of HTAB_HUGE bytes and more (or of the
+ * table's own huge_from) lives in a hugemem block: on 4 KiB pages each
+ * first touch is a fault (~10 us on a paravirtualized VM), and a growing
+ * table touched them twice, once copied by realloc() and once new. A
+ * hugemem block grows by mremap(), without a copy, and its pages come
+ * 2 MiB at a time (a table keeps at most one partly used 2 MiB page more
+ * resident than on small pages).
  */
 #include <errno.h>
 #include <stdlib.h>
