@@ -236,6 +236,39 @@ static void test_hugemem(void **state)
 	assert_null(m.p);
 }
 
+/*
+ * An array from hugemem__reserve(): on the heap while small, moved once
+ * to hugemem at huge_from bytes with its contents, grown there; freed
+ * wherever it is.
+ */
+static void test_hugemem_reserve(void **state)
+{
+	struct hugemem m = { 0 };
+	uint32_t *a = NULL;
+	size_t cap = 0, n = 0;
+
+	(void)state;
+	for (size_t want = 1; want <= (1u << 20); want = want * 3 + 1) {
+		assert_int_equal(hugemem__reserve(&m, (void **)&a, &cap, n, want, sizeof(*a), 64 << 10), 0);
+		assert_true(cap >= want);
+		if (want * sizeof(*a) < (64u << 10))
+			assert_null(m.p); /* on the heap while small */
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(a[i], (uint32_t)(i * 2654435761u));
+		for (; n < want; n++)
+			a[n] = (uint32_t)(n * 2654435761u);
+	}
+	assert_non_null(m.p); /* 3 MB: moved */
+	assert_true((void *)a == (void *)m.p);
+	hugemem__free_array(&m, (void **)&a);
+	assert_null(a);
+	assert_null(m.p);
+	cap = 0;
+	assert_int_equal(hugemem__reserve(&m, (void **)&a, &cap, 0, 10, sizeof(*a), 64 << 10), 0);
+	assert_null(m.p);
+	hugemem__free_array(&m, (void **)&a); /* from the heap */
+}
+
 /* An htab past HTAB_HUGE (on hugemem): every entry found, in insertion order, after each growth. */
 static bool u64_eq(const void *e, const void *k)
 {
@@ -343,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_pairsort_by_a),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_hugemem),
+		cmocka_unit_test(test_hugemem_reserve),
 		cmocka_unit_test(test_htab_big),
 		cmocka_unit_test(test_gzip),
 	};
