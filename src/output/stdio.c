@@ -33,13 +33,6 @@
 #include "util/psort.h"
 #include "util/vec.h"
 
-/*
- * The entries' table on 2 MiB pages from 64 KiB on: it is filled in one
- * go per event, and its 4 KiB pages' first touches (~10 us each on a
- * paravirtualized VM) were a tenth of a report's time after the walk.
- */
-#define STDIO_HUGE ((size_t)64 << 10)
-
 struct entry {
 	uint32_t comm, pid, tid;
 	const char *dso;
@@ -767,7 +760,7 @@ int report_stdio__print(FILE *f, const struct session *s, const struct profile *
 	if (!shown && o->header != HEADER_ONLY)
 		return -ENODATA;
 	htab__init(&r.ents, sizeof(struct entry));
-	htab__huge_from(&r.ents, STDIO_HUGE);
+	htab__huge_from(&r.ents, HTAB_HUGE_OUTPUT); /* filled in one go per event */
 	for (int k = 0; k < o->nr_sort; k++)
 		r.mask |= 1u << o->sort[k];
 	r.children = o->children > 0; /* self by default: see the top of this file */

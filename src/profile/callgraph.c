@@ -2,11 +2,10 @@
 /*
  * Call-graph tree; children found through one (parent, frame) hash. A
  * node's values follow it in the same table entry, so that a tree is one
- * array and its index. The table moves to 2 MiB pages early (CG_HUGE): a
+ * array and its index, on 2 MiB pages early (HTAB_HUGE_OUTPUT): a
  * report's graph of 40 000 nodes, built on 4 KiB pages with the values in
  * an array of their own, was 15 ms of a 200 ms report, most of it first
- * touches of pages (~10 us each on a paravirtualized VM) as the arrays
- * doubled.
+ * touches of pages as the arrays doubled.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,8 +15,6 @@
 #include "util/hash.h"
 #include "util/htab.h"
 #include "util/vec.h"
-
-#define CG_HUGE ((size_t)64 << 10)
 
 struct callgraph {
 	int nr_events;
@@ -79,7 +76,7 @@ struct callgraph *callgraph__new(int nr_events)
 		return NULL;
 	cg->nr_events = nr_events > 0 ? nr_events : 1;
 	htab__init(&cg->nodes, sizeof(struct cg_node) + (size_t)cg->nr_events * sizeof(struct cg_value));
-	htab__huge_from(&cg->nodes, CG_HUGE);
+	htab__huge_from(&cg->nodes, HTAB_HUGE_OUTPUT);
 	if (child(cg, CG_NONE, CG_NONE) != CG_ROOT) {
 		callgraph__free(cg);
 		return NULL;

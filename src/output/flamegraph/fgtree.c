@@ -3,9 +3,8 @@
  * The flame graph tree: nodes in one array (node 0 is the root), children
  * found through one hash on (parent, name, detail, colour), strings
  * interned. Memory grows with distinct nodes, never with added paths.
- * The node table is built in one go and freed with the graph: its arrays
- * move to 2 MiB pages from FG_HUGE on, where doubling them on 4 KiB pages
- * was a first touch (~10 us on a paravirtualized VM) per page.
+ * The node table is built in one go and freed with the graph: on 2 MiB
+ * pages early (HTAB_HUGE_OUTPUT).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,8 +13,6 @@
 #include "output/flamegraph/fg_internal.h"
 #include "util/hash.h"
 #include "util/vec.h"
-
-#define FG_HUGE ((size_t)64 << 10)
 
 /* Interned id of s (NULL is ""); UINT32_MAX on ENOMEM. */
 static uint32_t str_id(struct fg_tree *t, const char *s)
@@ -94,7 +91,7 @@ struct fg_tree *fg_tree__new(void)
 		return NULL;
 	intern__init(&t->strs);
 	htab__init(&t->nodes, sizeof(struct fg_node));
-	htab__huge_from(&t->nodes, FG_HUGE);
+	htab__huge_from(&t->nodes, HTAB_HUGE_OUTPUT);
 	if (str_id(t, "") != 0 || child(t, UINT32_MAX, &all) != 0) {
 		fg_tree__free(t);
 		return NULL;
