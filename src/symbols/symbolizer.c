@@ -578,9 +578,12 @@ static int dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t off, u
 	sym = sym_entries__find(d->syms, d->nr_syms, vaddr);
 	if (!sym)
 		return 0;
-	memset(tmp, 0, (size_t)max * sizeof(*tmp));
-	if (s->opts.srcline || s->opts.inlines)
+	if (s->opts.srcline || s->opts.inlines) {
+		memset(tmp, 0, (size_t)max * sizeof(*tmp));
 		n = dwarf__frames(s, d, vaddr, tmp, max);
+	} else {
+		memset(tmp, 0, sizeof(*tmp)); /* the one frame: not the 33 (1.3 KiB) of every new address */
+	}
 	/* Outer frame: the symbol-table function; inlined frames keep only file:line when
 	 * srcline was not asked. */
 	tmp[n - 1].sym = symbolizer__name(s, sym->name);
