@@ -826,6 +826,17 @@ const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *fi
 	return NULL;
 }
 
+bool perf_reader__build_id_at(const struct perf_reader *r, size_t i, const char **filename,
+			      const uint8_t **build_id, size_t *size)
+{
+	if (i >= r->nr_bids)
+		return false;
+	*filename = r->bids[i].filename;
+	*build_id = r->bids[i].id;
+	*size = r->bids[i].size;
+	return true;
+}
+
 bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
 		       const void **image, size_t *size)
 {

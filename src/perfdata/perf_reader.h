@@ -129,6 +129,9 @@ bool perf_reader__sample_time(const struct perf_reader *r, uint64_t *first, uint
 /* Build id of a file named in the BUILD_ID table, NULL if none. */
 const uint8_t *perf_reader__build_id(const struct perf_reader *r, const char *filename,
 				     size_t *size);
+/* The i-th entry of the BUILD_ID table (the files samples hit): false past the last. */
+bool perf_reader__build_id_at(const struct perf_reader *r, size_t i, const char **filename,
+			      const uint8_t **build_id, size_t *size);
 /* The vDSO image the recording carries (PERF_FEAT_OFFCPU_VDSO); false when none. */
 bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, size_t *build_id_size,
 		       const void **image, size_t *size);

@@ -49,6 +49,34 @@ static int reader_warnings(struct session *s, int i)
 	return i;
 }
 
+/*
+ * The files the recording's samples hit (its build-id table), loaded in a
+ * thread beside the walk, which would otherwise stop at each file's first
+ * address to load it (18 files, 10-15 ms of a 130 ms report of a
+ * system-wide 100 MB recording; libc's debug file alone 4-5 ms). A file
+ * listed twice is asked for by its first id (perf_reader__build_id()).
+ * Kernel, vDSO and anonymous names are not files. The first PRELOAD_MAX
+ * files only (finding a name's first id is a scan of the table); the walk
+ * loads the others, and all of them when memory runs out here.
+ */
+#define PRELOAD_MAX 256
+
+static void preload_files(struct session *s)
+{
+	const uint8_t *bid;
+	const char *name;
+	size_t bsz, fsz;
+
+	for (size_t i = 0; i < PRELOAD_MAX && perf_reader__build_id_at(s->reader, i, &name, &bid, &bsz);
+	     i++) {
+		if (name[0] != '/' || perf_reader__build_id(s->reader, name, &fsz) != bid)
+			continue;
+		if (symbolizer__preload(s->sym, name, bid, bsz))
+			break;
+	}
+	symbolizer__preload_start(s->sym);
+}
+
 /* The symbolizer, told which kernel and which vDSO the recording saw. */
 static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 {
@@ -79,6 +107,8 @@ static int open_symbolizer(struct session *s, char *errbuf, size_t errlen)
 		s->kernel_deferred = s->opts.defer_kernel;
 		symbolizer__load_kernel_async(s->sym);
 	}
+	if (!s->opts.no_symbols)
+		preload_files(s);
 	return 0;
 }
 

@@ -82,6 +82,14 @@ struct symbolizer {
 	bool kthread_idle, kthread_waited;
 	uint64_t text_addr;
 
+	/* files loaded ahead in a thread of their own (symbolizer__preload()) */
+	struct preload *pre;
+	size_t nr_pre, next_pre; /* next_pre: the first the thread has not looked at */
+	pthread_t pthread;
+	bool pthread_running, pre_stop;
+	pthread_mutex_t pre_lock; /* the entries' states, next_pre, pre_stop */
+	pthread_cond_t pre_done;  /* an entry became PRE_DONE */
+
 	struct htab pm;         /* struct pid_map, by pid */
 	bool nomem;             /* a name could not be kept: the resolve that asked fails */
 	bool knomem;            /* kallsyms could not be read for want of memory (set by kthread) */
@@ -105,6 +113,20 @@ static void kthread_join(struct symbolizer *s)
 	s->kthread_running = false;
 }
 
+/*
+ * A file to load ahead: queued, being loaded by the preload thread, loaded
+ * there, or taken by symbolizer__dso() (which loads it itself when the
+ * thread has not begun it).
+ */
+enum preload_state { PRE_QUEUED, PRE_LOADING, PRE_DONE, PRE_TAKEN };
+
+struct preload {
+	struct sym_dso *d;
+	enum preload_state state;
+};
+
+static void preload__stop(struct symbolizer *s);
+
 static char *dup_or(const char *s, const char *def)
 {
 	return strdup(s ? s : def);
@@ -122,6 +144,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	htab__init(&s->dm, sizeof(struct demangled));
 	htab__init(&s->pm, sizeof(struct pid_map));
 	pthread_mutex_init(&s->idle_lock, NULL);
+	pthread_mutex_init(&s->pre_lock, NULL);
+	pthread_cond_init(&s->pre_done, NULL);
 	if (opts)
 		s->opts = *opts;
 	s->kallsyms_given = s->opts.kallsyms != NULL;
@@ -152,6 +176,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->kthread_running)
 		kthread_join(s);
 	pthread_mutex_destroy(&s->idle_lock);
+	preload__stop(s);
 	for (i = 0; i < htab__n(&s->dsos); i++) {
 		struct sym_dso *d = *(struct sym_dso **)htab__at(&s->dsos, i);
 
@@ -233,17 +258,11 @@ static bool dso__eq(const void *entry, const void *key)
 
 static int dso__load(struct symbolizer *s, struct sym_dso *d);
 
-struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
-				const uint8_t *build_id, size_t build_id_size)
+/* The key of a file: no id when none, or all zeros; at most SYM_BUILD_ID_MAX bytes. */
+static struct dso_key dso__key(const char *path, const uint8_t *build_id, size_t build_id_size)
 {
-	struct dso_key key;
-	struct sym_dso **e, *d;
-	bool added;
-	uint64_t h;
 	size_t k;
 
-	if (!s || !path)
-		return NULL;
 	if (!build_id || !build_id_size) {
 		build_id = (const uint8_t *)"";
 		build_id_size = 0;
@@ -255,30 +274,167 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 		;
 	if (k == build_id_size)
 		build_id_size = 0;
-	key = (struct dso_key){ path, build_id, build_id_size };
-	h = hash__bytes(path, strlen(path), 0) ^ hash__bytes(build_id, build_id_size, 1);
+	return (struct dso_key){ path, build_id, build_id_size };
+}
+
+/* A DSO of key k, not loaded yet; NULL when out of memory. */
+static struct sym_dso *dso__new(const struct symbolizer *s, const struct dso_key *k)
+{
+	struct sym_dso *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->path = strdup(k->path);
+	if (!d || !d->path) {
+		free(d);
+		return NULL;
+	}
+	if (k->bsz)
+		memcpy(d->build_id, k->bid, k->bsz);
+	d->build_id_size = k->bsz;
+	d->demangle = s->opts.demangle;
+	return d;
+}
+
+/* Load d; out of memory, it resolves nothing and says why. */
+static void dso__load_or_warn(struct symbolizer *s, struct sym_dso *d)
+{
+	if (dso__load(s, d) < 0 && !d->warning)
+		d->warning = strdup("out of memory loading symbols");
+}
+
+/*
+ * The preloaded DSO of key k, loaded (here when the preload thread has not
+ * begun it, else waited for), or NULL when k was not preloaded.
+ */
+static struct sym_dso *preload__take(struct symbolizer *s, const struct dso_key *k)
+{
+	struct preload *p = NULL;
+	bool load_here;
+
+	for (size_t i = 0; i < s->nr_pre && !p; i++) /* each key once: its state is not read here */
+		if (dso__eq(&s->pre[i].d, k))
+			p = &s->pre[i];
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&s->pre_lock);
+	while (p->state == PRE_LOADING)
+		pthread_cond_wait(&s->pre_done, &s->pre_lock);
+	load_here = p->state == PRE_QUEUED;
+	p->state = PRE_TAKEN;
+	pthread_mutex_unlock(&s->pre_lock);
+	if (load_here)
+		dso__load_or_warn(s, p->d);
+	return p->d;
+}
+
+struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
+				const uint8_t *build_id, size_t build_id_size)
+{
+	struct dso_key key;
+	struct sym_dso **e, *d;
+	bool added;
+	uint64_t h;
+
+	if (!s || !path)
+		return NULL;
+	key = dso__key(path, build_id, build_id_size);
+	h = hash__bytes(path, strlen(path), 0) ^ hash__bytes(key.bid, key.bsz, 1);
 	e = htab__get(&s->dsos, h, dso__eq, &key, &added);
 	if (!e)
 		return NULL;
 	if (!added)
 		return *e;
-	d = calloc(1, sizeof(*d));
-	if (d)
-		d->path = strdup(path);
-	if (!d || !d->path) {
-		free(d);
-		htab__unget(&s->dsos);
-		return NULL;
+	d = preload__take(s, &key);
+	if (!d) {
+		d = dso__new(s, &key);
+		if (!d) {
+			htab__unget(&s->dsos);
+			return NULL;
+		}
+		dso__load_or_warn(s, d);
 	}
-	if (build_id_size)
-		memcpy(d->build_id, build_id, build_id_size);
-	d->build_id_size = build_id_size;
-	d->demangle = s->opts.demangle;
 	d->idx = (uint32_t)(e - (struct sym_dso **)s->dsos.v);
 	*e = d;
-	if (dso__load(s, d) < 0 && !d->warning)
-		d->warning = strdup("out of memory loading symbols");
 	return d;
+}
+
+/*
+ * The preload thread: the queued files in order, each loaded unless
+ * symbolizer__dso() took it first, until none is left or it is stopped.
+ * dso__load() reads only what the symbolizer was given before the thread
+ * started (options, directories, images) and writes only the DSO.
+ */
+static void *preload__thread(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	pthread_setname_np(pthread_self(), "offcpu-symbols"); /* in top and in profiles */
+	pthread_mutex_lock(&s->pre_lock);
+	while (!s->pre_stop && s->next_pre < s->nr_pre) {
+		struct preload *p = &s->pre[s->next_pre++];
+
+		if (p->state != PRE_QUEUED)
+			continue;
+		p->state = PRE_LOADING;
+		pthread_mutex_unlock(&s->pre_lock);
+		dso__load_or_warn(s, p->d);
+		pthread_mutex_lock(&s->pre_lock);
+		p->state = PRE_DONE;
+		pthread_cond_broadcast(&s->pre_done);
+	}
+	pthread_mutex_unlock(&s->pre_lock);
+	return NULL;
+}
+
+int symbolizer__preload(struct symbolizer *s, const char *path, const uint8_t *build_id,
+			size_t build_id_size)
+{
+	struct dso_key key;
+	struct preload *p;
+
+	if (!s || !path || s->pthread_running)
+		return -EINVAL;
+	key = dso__key(path, build_id, build_id_size);
+	for (size_t i = 0; i < s->nr_pre; i++)
+		if (dso__eq(&s->pre[i].d, &key))
+			return 0;
+	p = realloc(s->pre, (s->nr_pre + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->pre = p;
+	p[s->nr_pre].d = dso__new(s, &key);
+	if (!p[s->nr_pre].d)
+		return -ENOMEM;
+	p[s->nr_pre++].state = PRE_QUEUED;
+	return 0;
+}
+
+void symbolizer__preload_start(struct symbolizer *s)
+{
+	if (s && s->nr_pre && !s->pthread_running)
+		s->pthread_running = !pthread_create(&s->pthread, NULL, preload__thread, s);
+}
+
+/* The preload thread stopped, and the files no one took freed. */
+static void preload__stop(struct symbolizer *s)
+{
+	if (s->pthread_running) {
+		pthread_mutex_lock(&s->pre_lock);
+		s->pre_stop = true;
+		pthread_mutex_unlock(&s->pre_lock);
+		pthread_join(s->pthread, NULL);
+		s->pthread_running = false;
+	}
+	for (size_t i = 0; i < s->nr_pre; i++)
+		if (s->pre[i].state != PRE_TAKEN) {
+			sym_dso__exit(s->pre[i].d);
+			free(s->pre[i].d);
+		}
+	free(s->pre);
+	s->pre = NULL;
+	s->nr_pre = 0;
+	pthread_mutex_destroy(&s->pre_lock);
+	pthread_cond_destroy(&s->pre_done);
 }
 
 int symbolizer__add_image(struct symbolizer *s, const char *name, const uint8_t *build_id,

@@ -57,6 +57,19 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path,
 				const uint8_t *build_id, size_t build_id_size);
 const char *sym_dso__name(const struct sym_dso *d);
 
+/*
+ * Files to load ahead, beside the caller's work: queue each (the
+ * arguments of a later symbolizer__dso()), then start the thread that
+ * loads them in that order. symbolizer__dso() of a queued file takes it:
+ * loaded, being loaded (waited for), or not begun (loaded by the caller).
+ * Call before any other use of the symbolizer but symbolizer__add_image()
+ * and the kernel's set-up; a file never asked for is loaded for nothing.
+ * symbolizer__preload() returns 0 or -ENOMEM.
+ */
+int symbolizer__preload(struct symbolizer *s, const char *path, const uint8_t *build_id,
+			size_t build_id_size);
+void symbolizer__preload_start(struct symbolizer *s);
+
 /* An image of the file `name` (only "[vdso]" for now) carried by the recording; copied. */
 int symbolizer__add_image(struct symbolizer *s, const char *name, const uint8_t *build_id,
 			  size_t build_id_size, const void *data, size_t len);

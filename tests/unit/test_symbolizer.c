@@ -440,6 +440,53 @@ static void test_pie(void **state)
 	symbolizer__free(s);
 }
 
+/*
+ * Files queued for the preload thread answer as files loaded on demand:
+ * taken once loaded, while loading (waited for) or before the thread got
+ * to them (loaded by the caller); the same DSO for the same key; with
+ * their warnings; a queued file never asked for is freed with the
+ * symbolizer (ASan's leak check).
+ */
+static void test_preload(void **state)
+{
+	uint8_t id[64];
+	int n = read_build_id_readelf(tpath("nopie"), id);
+
+	(void)state;
+	assert_true(n > 0);
+	for (int round = 0; round < 3; round++) {
+		struct symbolizer *s = new_sym(false, false, false, NULL);
+		struct sym_dso *d, *bad;
+
+		assert_int_equal(symbolizer__preload(s, tpath("pie"), NULL, 0), 0);
+		assert_int_equal(symbolizer__preload(s, tpath("pie"), NULL, 0), 0); /* once */
+		assert_int_equal(symbolizer__preload(s, tpath("pie"), id, (size_t)n), 0); /* another build */
+		assert_int_equal(symbolizer__preload(s, tpath("libfix.so"), NULL, 0), 0);
+		assert_int_equal(symbolizer__preload(s, tpath("nopie"), NULL, 0), 0); /* never asked */
+		symbolizer__preload_start(s);
+		/* no more once it runs */
+		assert_int_equal(symbolizer__preload(s, tpath("linked"), NULL, 0), -EINVAL);
+		if (round == 1)
+			usleep(20000); /* the thread most likely done: taken loaded */
+		d = symbolizer__dso(s, tpath("pie"), NULL, 0); /* round 0: most likely not begun */
+		assert_non_null(d);
+		assert_null(sym_dso__warning(d));
+		expect_sym(s, d, tpath("pie"), NULL, "fixture_alpha", 0x555555554000ULL, 3);
+		expect_sym(s, d, tpath("pie"), NULL, "main", 0x555555554000ULL, 1);
+		assert_ptr_equal(symbolizer__dso(s, tpath("pie"), NULL, 0), d);
+		bad = symbolizer__dso(s, tpath("pie"), id, (size_t)n);
+		assert_ptr_not_equal(bad, d);
+		assert_non_null(sym_dso__warning(bad));
+		assert_non_null(strstr(sym_dso__warning(bad), "mismatch"));
+		d = symbolizer__dso(s, tpath("libfix.so"), NULL, 0);
+		expect_sym(s, d, tpath("libfix.so"), NULL, "fixture_lib_exported", 0x7f1234560000ULL, 4);
+		/* a file not queued is loaded on demand as before */
+		d = symbolizer__dso(s, tpath("linked"), NULL, 0);
+		expect_sym(s, d, tpath("linked"), tpath("linked.full"), "fixture_beta", 0x555555554000ULL, 1);
+		symbolizer__free(s); /* round 2: freed while the thread may still be loading */
+	}
+}
+
 static void test_nopie(void **state)
 {
 	struct symbolizer *s = new_sym(false, false, false, NULL);
@@ -1458,6 +1505,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_preload),
 		cmocka_unit_test(test_shared_lib_dynsym),
 		cmocka_unit_test(test_stripped_build_id_debug),
 		cmocka_unit_test(test_missing_file_by_build_id),
