@@ -65,6 +65,16 @@ struct batch {
 #define PREFETCH_AHEAD 6
 #define BATCH_CHUNKS 2  /* chunks a batch's records may lie in (see above) */
 
+/*
+ * The scan asks for the file READAHEAD_STEP bytes at a time, from
+ * READAHEAD_STEP to twice that ahead of it. A file not in the page cache
+ * (a big recording, or pages the machine took back) is then read from the
+ * disk while the records before are walked, not when the scan's pread()
+ * reaches it: on a VM whose page cache kept only part of a 305 MB
+ * recording, its report took 0.28-0.53 s, against 0.25 s all cached.
+ */
+#define READAHEAD_STEP (UINT64_C(8) << 20)
+
 struct pipe {
 	struct perf_reader *r;
 	pthread_mutex_t mu;
@@ -83,6 +93,7 @@ struct pipe {
 	size_t max_mapped;  /* see PIPE_MAX_MAPPED */
 	uint64_t window;    /* window_max() */
 	uint64_t span_start; /* see window_full() */
+	uint64_t ra_end;    /* the file is asked for up to here (READAHEAD_STEP) */
 	bool at_end;        /* the scan is over: what is left in rel goes out */
 	/*
 	 * The records to deliver, in order, not yet in a batch: the first
@@ -186,6 +197,12 @@ static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
 	if (i) {
 		chunk_done(r, pp, i - 1);
 		chunk_evict(r, pp, i - 1);
+	}
+	while (pp->ra_end < pos + 2 * READAHEAD_STEP && pp->ra_end < r->data_end) {
+		if (pp->ra_end < pos)
+			pp->ra_end = pos;
+		reader__readahead(r, pp->ra_end, READAHEAD_STEP);
+		pp->ra_end += READAHEAD_STEP;
 	}
 	err = reader__map_chunk(r, pos);
 	if (err)

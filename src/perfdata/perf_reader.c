@@ -196,6 +196,12 @@ int reader__map_chunk(struct perf_reader *r, uint64_t off)
 	return 0;
 }
 
+void reader__readahead(struct perf_reader *r, uint64_t off, uint64_t len)
+{
+	if (!r->mem && off < r->file_size)
+		posix_fadvise(r->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED); /* a hint: no error matters */
+}
+
 void reader__unmap_chunk(struct perf_reader *r, size_t i)
 {
 	uint8_t *p = (uint8_t *)r->chunks[i];

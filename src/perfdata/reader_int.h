@@ -131,6 +131,11 @@ const uint8_t *reader__meta(struct perf_reader *r, uint64_t off, uint64_t len);
  * into a spare buffer, or a new one. 0 or a negative errno (no reason set).
  */
 int reader__map_chunk(struct perf_reader *r, uint64_t off);
+/*
+ * Ask the kernel to read [off, off + len) of the file into its page cache
+ * now, in the background (nothing for a file image in memory).
+ */
+void reader__readahead(struct perf_reader *r, uint64_t off, uint64_t len);
 /* Let chunk i go ("unmap"): its buffer becomes a spare (nothing for a file image in memory). */
 void reader__unmap_chunk(struct perf_reader *r, size_t i);
 /* Every chunk let go: their buffers go back to the system. */
