@@ -19,7 +19,7 @@
 
 #define NR_EVENTS 3
 #define NR_IDS 500
-#define NR_SAMPLES 50000
+#define NR_SAMPLES 200000 /* past the ring of 16 batches of 4096 three times: the filler waits */
 
 /* A stack id's frames, 0..40 of them, a function of the id alone. */
 static uint32_t frames_of(uint32_t id, uint32_t *fr)
