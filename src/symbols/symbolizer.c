@@ -3,10 +3,11 @@
  * The symbolizer: tables of DSOs, kallsyms and perf maps, and the caches
  * that make each distinct (dso, address) cost one lookup in a run.
  *
- * Over 700 lines on purpose: the DSO table, the resolve and demangle
- * caches and the kernel and perf-map paths all work on struct symbolizer,
- * which no other file sees; what they call (ELF, kallsyms and perf-map
- * parsers, build ids, the vDSO) is in files of its own.
+ * About 1000 lines on purpose: the DSO table and the thread that loads
+ * its files ahead, the resolve and demangle caches and the kernel and
+ * perf-map paths all work on struct symbolizer, which no other file sees;
+ * what they call (ELF, kallsyms and perf-map parsers, build ids, the
+ * vDSO) is in files of its own.
  */
 #include <dwarf.h>
 #include <errno.h>
