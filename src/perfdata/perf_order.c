@@ -199,8 +199,6 @@ static int chunk_enter(struct perf_reader *r, struct pipe *pp, uint64_t pos)
 		chunk_evict(r, pp, i - 1);
 	}
 	while (pp->ra_end < pos + 2 * READAHEAD_STEP && pp->ra_end < r->data_end) {
-		if (pp->ra_end < pos)
-			pp->ra_end = pos;
 		reader__readahead(r, pp->ra_end, READAHEAD_STEP);
 		pp->ra_end += READAHEAD_STEP;
 	}
@@ -556,7 +554,7 @@ static bool use_thread(const struct perf_reader *r)
 int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 {
 	struct pipe pp = { .r = r, .pos = r->data_start, .window = window_max(),
-			   .span_start = r->data_start };
+			   .span_start = r->data_start, .ra_end = r->data_start };
 	bool threaded;
 	struct batch *b;
 	pthread_t th;

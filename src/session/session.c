@@ -57,7 +57,7 @@ static int reader_warnings(struct session *s, int i)
  * listed twice is asked for by its first id (perf_reader__build_id()).
  * Kernel, vDSO and anonymous names are not files. The first PRELOAD_MAX
  * files only (finding a name's first id is a scan of the table); the walk
- * loads the others, and all of them when memory runs out here.
+ * loads the others, and those not queued when memory ran out.
  */
 #define PRELOAD_MAX 256
 
