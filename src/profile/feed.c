@@ -29,6 +29,14 @@
  */
 #define NR_BATCHES 16
 #define BATCH_SAMPLES 4096
+/*
+ * The batches' samples come in groups of 4 batches (1 MiB), each made
+ * when the filler first reaches it: a small report touches the first
+ * group only (under AddressSanitizer hugemem is zeroed heap memory, and
+ * 4 MiB of it for every report made the report fuzzer twice as slow).
+ */
+#define GROUP_BATCHES 4
+#define NR_GROUPS (NR_BATCHES / GROUP_BATCHES)
 #define NO_FRAMES UINT32_MAX
 
 /* What profile__add() keeps of a sample. */
@@ -56,7 +64,8 @@ struct feed {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct fbatch b[NR_BATCHES];
-	struct hugemem vmem;      /* the batches' samples, when it could be had */
+	struct hugemem vmem[NR_GROUPS]; /* the batches' samples, when they could be had */
+	bool group_tried[NR_GROUPS];
 	unsigned int head, full;  /* under lock: the batches handed over, from head */
 	unsigned int fill;        /* the filler's batch (the filler's alone) */
 	bool done;                /* under lock: no batch comes any more */
@@ -117,6 +126,27 @@ static void *folder(void *arg)
 	return NULL;
 }
 
+/*
+ * The samples of group g's batches on 2 MiB pages, tried once, when the
+ * filler first reaches the group: on 4 KiB pages 1 MiB of them took 256
+ * faults of the walk's thread at first, ~10 us each on a paravirtualized
+ * VM. Without the memory they grow on the heap.
+ */
+static void group_map(struct feed *f, int g)
+{
+	struct hugemem *m = &f->vmem[g];
+
+	if (f->group_tried[g])
+		return;
+	f->group_tried[g] = true;
+	if (hugemem__grow(m, GROUP_BATCHES * BATCH_SAMPLES * sizeof(struct fsample)))
+		return;
+	for (int i = 0; i < GROUP_BATCHES; i++) {
+		f->b[g * GROUP_BATCHES + i].v = (struct fsample *)m->p + i * BATCH_SAMPLES;
+		f->b[g * GROUP_BATCHES + i].cap = BATCH_SAMPLES;
+	}
+}
+
 /* OFFCPU_PROFILE_THREADS=0/1 says; else a thread when there is a second CPU. */
 static bool use_thread(void)
 {
@@ -137,18 +167,9 @@ struct feed *feed__new(struct profile *p)
 	f->nr_events = profile__nr_events(p);
 	if (!use_thread())
 		return f;
-	/*
-	 * The batches' samples (4 MiB) on 2 MiB pages: on 4 KiB pages 1 MiB of
-	 * them took 256 faults of the walk's thread at first, ~10 us each on a
-	 * paravirtualized VM. Without it they grow on the heap.
-	 */
-	if (!hugemem__grow(&f->vmem, NR_BATCHES * BATCH_SAMPLES * sizeof(struct fsample)))
-		for (int i = 0; i < NR_BATCHES; i++) {
-			f->b[i].v = (struct fsample *)f->vmem.p + i * BATCH_SAMPLES;
-			f->b[i].cap = BATCH_SAMPLES;
-		}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
+	group_map(f, 0);
 	f->threaded = !pthread_create(&f->th, NULL, folder, f);
 	if (!f->threaded) { /* no thread: at once, in the caller's */
 		pthread_mutex_destroy(&f->lock);
@@ -170,6 +191,8 @@ static int batch_send(struct feed *f)
 	err = f->err;
 	pthread_mutex_unlock(&f->lock);
 	f->fill = (f->fill + 1) % NR_BATCHES;
+	if (f->fill % GROUP_BATCHES == 0)
+		group_map(f, (int)(f->fill / GROUP_BATCHES));
 	return err;
 }
 
@@ -261,11 +284,12 @@ int feed__finish(struct feed *f)
 		pthread_cond_destroy(&f->cond);
 	}
 	for (int i = 0; i < NR_BATCHES; i++) {
-		if (!f->vmem.p)
+		if (!f->vmem[i / GROUP_BATCHES].p)
 			free(f->b[i].v);
 		free(f->b[i].frames);
 	}
-	hugemem__free(&f->vmem);
+	for (int g = 0; g < NR_GROUPS; g++)
+		hugemem__free(&f->vmem[g]);
 	free(f->sent.bits);
 	free(f->sent_chains.bits);
 	free(f);
