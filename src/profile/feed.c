@@ -30,12 +30,13 @@
 #define NR_BATCHES 16
 #define BATCH_SAMPLES 4096
 /*
- * The batches' samples come in groups of 4 batches (1 MiB), each made
- * when the filler first reaches it: a small report touches the first
- * group only (under AddressSanitizer hugemem is zeroed heap memory, and
- * 4 MiB of it for every report made the report fuzzer twice as slow).
+ * The batches' samples come in groups of 8 batches (2 MiB, one huge
+ * page), each made when the filler first reaches it: a small report
+ * touches the first group only (under AddressSanitizer hugemem is zeroed
+ * heap memory, and 4 MiB of it for every report made the report fuzzer
+ * twice as slow; groups of 1 MiB each took a 2 MiB page, 4 MB more).
  */
-#define GROUP_BATCHES 4
+#define GROUP_BATCHES 8
 #define NR_GROUPS (NR_BATCHES / GROUP_BATCHES)
 #define NO_FRAMES UINT32_MAX
 
@@ -127,7 +128,7 @@ static void *folder(void *arg)
 }
 
 /*
- * The samples of group g's batches on 2 MiB pages, tried once, when the
+ * The samples of group g's batches on a 2 MiB page, tried once, when the
  * filler first reaches the group: on 4 KiB pages 1 MiB of them took 256
  * faults of the walk's thread at first, ~10 us each on a paravirtualized
  * VM. Without the memory they grow on the heap.
