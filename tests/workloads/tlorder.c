@@ -55,6 +55,13 @@ static struct {
 	int64_t spin_start, spin_end;          /* the spinner's hold of CPU c */
 	int64_t naps_ns;                       /* the sleeper's naps, timed around each */
 	/*
+	 * From main's call to create the sleeper to the end of its naps, and
+	 * the sleeper's CPU time then: that stretch's time off the CPU, less
+	 * the naps' 10 ms asleep, bounds its waits for a CPU there (after its
+	 * start, its move to CPU c, each nap).
+	 */
+	int64_t created, settled, cpu_settled;
+	/*
 	 * Each burn's wall time less its CPU time: what kept the thread off
 	 * its CPU while it ran there. The host's steal counts in the first
 	 * (the timeline's "on CPU") and not in the second (CPU time leaves
@@ -176,6 +183,8 @@ static void *sleeper(void *arg)
 	prctl(PR_SET_NAME, "tl-sleeper");
 	pin(opt.cpu);
 	tl_naps();
+	r.settled = mono_ns();
+	r.cpu_settled = cpu_ns();
 	tl_run_before();
 	tl_wait_pipe();
 	tl_run_after();
@@ -251,6 +260,8 @@ static void write_json(const char *path)
 		(long long)r.cpu_run, (long long)r.cpu_end);
 	fprintf(f, " \"held_before\": %lld, \"held_after\": %lld,\n", (long long)r.held_before,
 		(long long)r.held_after);
+	fprintf(f, " \"created\": %lld, \"settled\": %lld, \"cpu_settled\": %lld,\n",
+		(long long)r.created, (long long)r.settled, (long long)r.cpu_settled);
 	fprintf(f, " \"spin_start\": %lld, \"spin_end\": %lld, \"naps_ns\": %lld}\n",
 		(long long)r.spin_start, (long long)r.spin_end, (long long)r.naps_ns);
 	if (fclose(f))
@@ -283,6 +294,7 @@ int main(int argc, char **argv)
 	r.pid = getpid();
 	if (pipe(pipefd) || sem_init(&blocked, 0, 0) || sem_init(&holding, 0, 0))
 		die("pipe, sem_init");
+	r.created = mono_ns();
 	if (pthread_create(&t[0], NULL, sleeper, NULL) || pthread_create(&t[1], NULL, spinner, NULL) ||
 	    pthread_create(&t[2], NULL, writer, NULL))
 		die("pthread_create");
