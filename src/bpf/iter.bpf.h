@@ -2,21 +2,25 @@
 /*
  * The task iterators, included by offcpu.bpf.c after its programs, whose
  * state (task storage, `starts`, the accumulators) and steps
- * (interval_unclosed, sum_add, stop_task) they use: the waits in progress at the
- * start and the stop of a recording (offcpu_start, offcpu_stop; "waits in
- * progress" in offcpu.bpf.c says how the two halves meet), each run once,
- * and the flush of the tasks' accumulators at every drain (offcpu_flush).
+ * (interval_unclosed, sum_add, stop_task) they use: the targets' names at
+ * the start (offcpu_names), the waits in progress at the start and the
+ * stop of a recording (offcpu_start, offcpu_stop; "waits in progress" in
+ * offcpu.bpf.c says how the two halves meet), each run once, and the flush
+ * of the tasks' accumulators at every drain (offcpu_flush).
  * Run from user space (record/offcpu_bpf.c), never on the hot path.
  */
 #ifndef OFFCPU_ITER_BPF_H
 #define OFFCPU_ITER_BPF_H
 
-/* Is p a target? wanted(), for a task that is not current (the iterators). */
+/*
+ * Is p a target? wanted(), for a task that is not current (the iterators);
+ * one exiting too.
+ */
 static __always_inline bool wanted_task(struct task_struct *p)
 {
 	__u32 tgid = p->tgid, tid = p->pid;
 
-	if (!tid || p->exit_state || !thread_kind_wanted(p->flags))
+	if (!tid || !thread_kind_wanted(p->flags))
 		return false;
 	if (filter_cpu) {
 		__u32 cpu = BPF_CORE_READ(p, thread_info.cpu);
@@ -180,6 +184,30 @@ static __always_inline void note_time(__u64 *clk, __u64 *mono)
 }
 
 /*
+ * The targets' names at the start (OFFCPU_ITER_SEEN), exiting ones too: a
+ * thread sampled since the attach and gone before /proc is read is named
+ * from here. A pass of its own, run first, over in tens of microseconds
+ * where offcpu_start's, reading stacks, takes milliseconds: the threads
+ * that end before it reaches them are that many fewer.
+ */
+SEC("iter/task")
+int offcpu_names(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct offcpu_seen_task seen;
+
+	if (!p || !wanted_task(p))
+		return 0;
+	seen.h.kind = OFFCPU_ITER_SEEN;
+	seen.h.size = sizeof(seen);
+	seen.pid = p->tgid;
+	seen.tid = p->pid;
+	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
+	bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen));
+	return 0;
+}
+
+/*
  * The start: every target waiting (asleep, or with --sched-delay runnable
  * or asleep in another state) that the programs have not seen switch out
  * since they were attached gets its stacks noted in `starts` and its task
@@ -191,7 +219,6 @@ SEC("iter.s/task")
 int offcpu_start(struct bpf_iter__task *ctx)
 {
 	struct task_struct *p = ctx->task;
-	struct offcpu_seen_task seen;
 	struct offcpu_start *st;
 	struct offcpu_task *t;
 	__u32 state = 0, kind = 0;
@@ -202,7 +229,7 @@ int offcpu_start(struct bpf_iter__task *ctx)
 	if (!p || !wanted_task(p))
 		return 0;
 	/* what it is, first: nothing is changed before its records are written */
-	if (!p->on_cpu && !bpf_task_storage_get(&tasks, p, 0, 0)) {
+	if (!p->exit_state && !p->on_cpu && !bpf_task_storage_get(&tasks, p, 0, 0)) {
 		pcount = p->sched_info.pcount; /* before the state: a later wakeup changes it */
 		state = p->__state & (OFFCPU_STATE_S | OFFCPU_STATE_D);
 		if (state & state_mask)
@@ -216,12 +243,7 @@ int offcpu_start(struct bpf_iter__task *ctx)
 		if (defer < 0)
 			return 0; /* shown again with room: see iter_defer */
 	}
-	seen.h.kind = OFFCPU_ITER_SEEN;
-	seen.h.size = sizeof(seen);
-	seen.pid = p->tgid;
-	seen.tid = p->pid;
-	__builtin_memcpy(seen.comm, p->comm, sizeof(seen.comm));
-	if (bpf_seq_write(ctx->meta->seq, &seen, sizeof(seen)) || !kind)
+	if (!kind)
 		return 0;
 	st = task_storage_make(&starts, p);
 	if (!st) {

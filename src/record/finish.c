@@ -71,6 +71,9 @@ static void put_counts(struct recorder *r, struct counter_buf *c)
 	put(c, "drop.perf_lost", cpu_events__lost(r->cpu));
 	put(c, "drop.sideband_nomem", r->nr_sideband_nomem);
 	put(c, "records.out_of_order", merge__late(r->m));
+	put(c, "threads.named_late", thread_names__named_late(r->names));
+	put(c, "threads.unnamed", thread_names__unnamed(r->names));
+	put(c, "samples.before_start", r->nr_before_start);
 	put(c, "ustack.cut", r->nr_ustack_cut);
 	put(c, "offcpu.thresh_ns", o->thresh_ns);
 	put(c, "offcpu.flush_ms", o->flush_ms);
@@ -205,7 +208,9 @@ static int write_end(struct recorder *r)
 		msg__say(r->ms, MSG_WARNING, "cannot write %s: %s; the recording's Python frames stay "
 			 "unnamed", pyframes__path(r->py), strerror(-err));
 	}
-	err = write_lost(r);
+	err = thread_names__error(r->names);
+	if (!err)
+		err = write_lost(r);
 	if (!err)
 		err = perf_writer__set_feature(r->w, PERF_FEAT_SAMPLE_TIME, times, sizeof(times));
 	if (!err)

@@ -103,8 +103,14 @@ static bool keep_sideband(struct recorder *r, const struct perf_event_header *h,
 
 /*
  * Every record on its way to the file from the kernel: side-band filter,
- * user stacks cut at their junk, sample times. (DSO hits and mappings are
- * followed by the writer's tap, which sees the synthesized records too.)
+ * samples before the recording's start left out, user stacks cut at their
+ * junk, sample times. (DSO hits, mappings and threads' names are followed
+ * by the writer's tap, which sees the synthesized records too.)
+ *
+ * The start is offcpu_start's, after the perf events' enable and the pass
+ * that notes every target's name (offcpu_names): a CPU sample before it
+ * may be of a thread that exited before that pass reached it, gone from
+ * /proc too, which nothing could name (thread_names.c).
  */
 static int on_record(void *ctx, void *rec, size_t *len)
 {
@@ -115,12 +121,17 @@ static int on_record(void *ctx, void *rec, size_t *len)
 		return 0;
 
 	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
-		uint64_t t;
+		uint64_t t, start, stop;
 		bool cut;
 
+		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
+		offcpu_bpf__window(r->bpf, &start, &stop);
+		if (t < start) {
+			r->nr_before_start++;
+			return 0;
+		}
 		*len = dso_hits__cut_user(r->hits, rec, *len, cpu_sample_type(), &cut);
 		r->nr_ustack_cut += cut;
-		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
 		if (!r->first_time || t < r->first_time)
 			r->first_time = t;
 		if (t > r->last_time)

@@ -790,13 +790,13 @@ int offcpu_bpf__attach(struct offcpu_bpf *b)
 }
 
 /*
- * Run one of the task iterators (offcpu_start, offcpu_stop) to its end;
- * each record it writes goes to on_record: records of `size` bytes, or
- * with size 0 of the size their struct offcpu_iter_hdr says (a raw stack
- * is about 16 KiB: the buffer holds a few). The first task
- * it visits notes the time on the run-queue clock of the CPU it runs on:
- * bring that clock up to date first (reading this thread's CPU time does,
- * under the run queue's lock).
+ * Run one of the task iterators (offcpu_names, offcpu_start, offcpu_stop)
+ * to its end; each record it writes goes to on_record: records of `size`
+ * bytes, or with size 0 of the size their struct offcpu_iter_hdr says (a
+ * raw stack is about 16 KiB: the buffer holds a few). The first task the
+ * start's or the stop's visits notes the time on the run-queue clock of
+ * the CPU it runs on: bring that clock up to date first (reading this
+ * thread's CPU time does, under the run queue's lock).
  */
 static int run_iter(struct bpf_program *prog, size_t size,
 		    int (*on_record)(void *ctx, const void *rec, size_t len), void *ctx)
@@ -887,8 +887,11 @@ int offcpu_bpf__start(struct offcpu_bpf *b,
 		     void *ctx)
 {
 	struct seen_ctx c = { on_task, ctx, b };
+	int err;
 
-	return run_iter(b->skel->progs.offcpu_start, 0, on_seen_task, &c);
+	/* the names first, in one quick pass: see offcpu_names */
+	err = run_iter(b->skel->progs.offcpu_names, 0, on_seen_task, &c);
+	return err ? err : run_iter(b->skel->progs.offcpu_start, 0, on_seen_task, &c);
 }
 
 static int on_stop_sample(void *ctx, const void *rec, size_t len)

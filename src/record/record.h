@@ -10,6 +10,7 @@
  *   synth.c       records synthesized from /proc; host facts for features
  *   merge.c       records from every source, written in time order
  *   dso_hits.c    which DSOs samples hit, for the BUILD_ID feature
+ *   thread_names.c  a name for every thread sampled, where no record gave one
  *   unwind_loader.c  --call-graph dwarf: the unwind tables of the recorded
  *                 processes, kept up to date from their side-band
  *   cpu_samples.c --call-graph dwarf: CPU samples unwound in BPF, encoded
@@ -209,6 +210,24 @@ size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sa
  */
 int dso_hits__build_id_feature(struct dso_hits *h, uint8_t **out, size_t *len);
 
+/* ---- thread_names.c: a name for every thread sampled ---- */
+struct thread_names;
+/* COMM records written here carry attr id `id`. */
+struct thread_names *thread_names__new(uint64_t id);
+void thread_names__free(struct thread_names *n);
+/* A thread the start's iterator saw, and its name then: 0 or -ENOMEM. */
+int thread_names__seen(struct thread_names *n, uint32_t pid, uint32_t tid, const char *comm);
+/*
+ * Feed every record about to be written, in file order (the writer's
+ * tap): before a sample of a thread no record named, writes its COMM.
+ */
+void thread_names__record(struct thread_names *n, struct perf_writer *w, const void *rec,
+			  size_t len);
+/* 0, or -ENOMEM if a thread could not be noted (its name then unchecked). */
+int thread_names__error(const struct thread_names *n);
+uint64_t thread_names__named_late(const struct thread_names *n); /* COMMs written here */
+uint64_t thread_names__unnamed(const struct thread_names *n);    /* threads left ':TID' */
+
 /* ---- synth.c ---- */
 /* The sample_id_all trailer every non-sample record carries. */
 struct sample_id {
@@ -251,8 +270,9 @@ char proc_stat__state(const char *text);
 ssize_t proc_read(const char *path, char *buf, size_t size);
 int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id);
 int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads);
-/* A COMM record for a thread known otherwise than from /proc. */
-int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id);
+/* A COMM record, at time, for a thread known otherwise than from /proc. */
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id,
+		uint64_t time);
 int synth__all_processes(struct perf_writer *w, uint64_t id);
 int synth__features(struct perf_writer *w, const struct record_opts *o);
 

@@ -111,12 +111,12 @@ void recorder__free(struct recorder *r)
 	pyframes__free(r->py);
 	offcpu_bpf__free(r->bpf);
 	merge__free(r->m);
-	perf_writer__free(r->w); /* before the DSO hits: it taps into them */
+	perf_writer__free(r->w); /* before the DSO hits and names: it taps into them */
 	dso_hits__free(r->hits);
+	thread_names__free(r->names);
 	target_watch__free(r->watch);
 	run_as__exit(&r->run_as);
 	free(r->targets.v);
-	free(r->seen);
 	if (libbpf_ms == r->ms) /* the parts are gone: libbpf says nothing more of ours */
 		libbpf_ms = NULL;
 	if (r->signals)
@@ -213,7 +213,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ar
 
 /*
  * Every record written (the perf writer's tap): the processes' mappings,
- * DSO hits. A failure is kept by dso_hits and fails the end of the file.
+ * DSO hits, threads' names. A failure is kept by dso_hits or thread_names
+ * and fails the end of the file.
  */
 static void on_written(void *ctx, const void *rec, size_t len)
 {
@@ -222,6 +223,7 @@ static void on_written(void *ctx, const void *rec, size_t len)
 	size_t len2 = 0;
 
 	(void)dso_hits__record(r->hits, rec, len, cpu_sample_type());
+	thread_names__record(r->names, r->w, rec, len);
 	/*
 	 * A Python interpreter's mapping brings the Python symbol file's
 	 * (pyframes.c) into the same process, written just before it, at the
@@ -282,7 +284,8 @@ static int open_output(struct recorder *r)
 	}
 	r->m = merge__new();
 	r->hits = dso_hits__new();
-	if (!r->m || !r->hits) {
+	r->names = thread_names__new(OFFCPU_ID_OFFCPU);
+	if (!r->m || !r->hits || !r->names) {
 		msg__say(r->ms, MSG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
@@ -493,36 +496,12 @@ int recorder__open(struct recorder *r)
 
 /* ---- start ---- */
 
+/* A target at the start (offcpu_names): named so if gone before its first sample. */
 static int on_seen_task(void *ctx, uint32_t pid, uint32_t tid, const char *comm)
 {
 	struct recorder *r = ctx;
-	struct seen_task *t = vec__push((void **)&r->seen, &r->nr_seen, &r->cap_seen, sizeof(*t));
 
-	if (!t)
-		return -ENOMEM;
-	t->pid = pid;
-	t->tid = tid;
-	snprintf(t->comm, sizeof(t->comm), "%s", comm);
-	return 0;
-}
-
-/*
- * Name the threads that were targets at the start and left before /proc
- * was read: their FORK and COMM came before the recording, their samples
- * (a wait in progress, a last CPU sample) would show as ':PID'. One still
- * in /proc now was there all along, and /proc named it.
- */
-static int name_gone_tasks(struct recorder *r, uint64_t id)
-{
-	char path[64];
-	int err = 0;
-
-	for (size_t i = 0; !err && i < r->nr_seen; i++) {
-		snprintf(path, sizeof(path), "/proc/%u/task/%u", r->seen[i].pid, r->seen[i].tid);
-		if (access(path, F_OK) && errno == ENOENT)
-			err = synth__comm(r->w, r->seen[i].pid, r->seen[i].tid, r->seen[i].comm, id);
-	}
-	return err;
+	return thread_names__seen(r->names, pid, tid, comm);
 }
 
 /*
@@ -563,8 +542,6 @@ static int synthesize(struct recorder *r)
 		err = synth__process(r->w, o->tids.v[i], oid, true);
 	if (!err && (o->all_cpus || o->chains))
 		err = synth__all_processes(r->w, oid);
-	if (!err)
-		err = name_gone_tasks(r, oid);
 	if (!err)
 		err = synth__features(r->w, o);
 	if (!err)

@@ -23,12 +23,6 @@ struct tgid_set {
 	size_t n, cap;
 };
 
-/* A target the start iterator saw: named afresh if it is gone from /proc. */
-struct seen_task {
-	uint32_t pid, tid;
-	char comm[17];
-};
-
 struct recorder {
 	const struct record_opts *o;
 	const struct msg_sink *ms; /* where every message goes: the recorder prints nothing */
@@ -38,8 +32,6 @@ struct recorder {
 	bool filter_sideband;       /* side-band of the targets only */
 	struct target_watch *watch; /* -p/-t without -a: the recording ends when they all exit */
 	struct kernel_facts kernel;
-	struct seen_task *seen;     /* the targets at the start */
-	size_t nr_seen, cap_seen;
 
 	/* the parts */
 	struct perf_writer *w;
@@ -50,6 +42,7 @@ struct recorder {
 	struct cpu_events *cpu;
 	struct merge *m;
 	struct dso_hits *hits;
+	struct thread_names *names;
 
 	/* the command */
 	struct workload wl;
@@ -66,6 +59,7 @@ struct recorder {
 	uint64_t first_time, last_time; /* of the samples written */
 	uint64_t nr_written_samples;
 	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
+	uint64_t nr_before_start; /* CPU samples before the start, left out (loop.c) */
 	uint64_t nr_sideband_nomem; /* children whose side-band was left out: no memory to follow them */
 	uint64_t prev_round;    /* time of the previous drain: written up to it */
 	uint64_t drops[OFFCPU_DROP__NR]; /* the BPF side's, read at the finish */

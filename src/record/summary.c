@@ -97,7 +97,8 @@ static void print_lost(const struct recorder *r, const uint64_t *ks)
 {
 	uint64_t lost = cpu_events__lost(r->cpu);
 	struct msg_line l = { .len = 0 };
-	bool any = lost || r->nr_sideband_nomem;
+	uint64_t unnamed = thread_names__unnamed(r->names);
+	bool any = lost || r->nr_sideband_nomem || unnamed;
 
 	if (r->drops_err) {
 		msg__say(r->ms, MSG_SUMMARY, "lost: unknown (the drop counters could not be read); "
@@ -129,6 +130,9 @@ static void print_lost(const struct recorder *r, const uint64_t *ks)
 	if (r->nr_sideband_nomem)
 		msg_line__add(&l, " children's mappings and names (out of memory) %llu;",
 			      (unsigned long long)r->nr_sideband_nomem);
+	if (unnamed)
+		msg_line__add(&l, " names of threads (gone before they were read) %llu;",
+			      (unsigned long long)unnamed);
 	msg__say(r->ms, MSG_SUMMARY, "%s", l.text);
 }
 

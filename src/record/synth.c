@@ -24,17 +24,23 @@
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
-/* Append the sample_id_all trailer (time 0: before every sample). */
-static size_t put_trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id)
+/* Append the sample_id_all trailer. */
+static size_t put_trailer_at(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id, uint64_t time)
 {
-	struct sample_id s = { .pid = pid, .tid = tid, .id = id };
+	struct sample_id s = { .pid = pid, .tid = tid, .time = time, .id = id };
 
 	memcpy(p, &s, sizeof(s));
 	return sizeof(s);
 }
 
+/* Append the sample_id_all trailer (time 0: before every sample). */
+static size_t put_trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id)
+{
+	return put_trailer_at(p, pid, tid, id, 0);
+}
+
 static int write_comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
-		      uint64_t id)
+		      uint64_t id, uint64_t time)
 {
 	uint8_t buf[256];
 	struct perf_event_header *h = (void *)buf;
@@ -46,7 +52,7 @@ static int write_comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const c
 	memset(buf + n, 0, ALIGN8(clen + 1));
 	memcpy(buf + n, comm, clen);
 	n += ALIGN8(clen + 1);
-	n += put_trailer(buf + n, pid, tid, id);
+	n += put_trailer_at(buf + n, pid, tid, id, time);
 	h->type = PERF_RECORD_COMM;
 	h->misc = 0;
 	h->size = n;
@@ -207,7 +213,7 @@ int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
 
 	if (read_comm(pid, pid, comm, sizeof(comm)))
 		return 0; /* gone */
-	err = write_comm(w, pid, pid, comm, id);
+	err = write_comm(w, pid, pid, comm, id, 0);
 	if (!err && threads) {
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
 		dir = opendir(path);
@@ -216,7 +222,7 @@ int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
 
 			if (tid <= 0 || tid == pid || read_comm(pid, tid, comm, sizeof(comm)))
 				continue;
-			err = write_comm(w, pid, tid, comm, id);
+			err = write_comm(w, pid, tid, comm, id, 0);
 		}
 		if (dir)
 			closedir(dir);
@@ -226,9 +232,10 @@ int synth__process(struct perf_writer *w, int pid, uint64_t id, bool threads)
 	return err;
 }
 
-int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id)
+int synth__comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t id,
+		uint64_t time)
 {
-	return write_comm(w, pid, tid, comm, id);
+	return write_comm(w, pid, tid, comm, id, time);
 }
 
 int synth__all_processes(struct perf_writer *w, uint64_t id)

@@ -7,6 +7,7 @@
 # script shows below the scheduler's frames), none of the frames every
 # system call has.
 # Record is stopped with SIGINT, as a user would with Ctrl-C.
+# Then a fork storm recorded with -a: every sample's thread has a name.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record_lib.sh"
 require_bpf
@@ -34,3 +35,26 @@ measure "perf report: ${lost#\# }"
 CHECK comm sys.data sched-messaging || exit 1
 # the default report's first screen names where threads blocked
 CHECK firstscreen "$OFFCPU" sys.data
+
+# A fork storm (two loops of /bin/true: about a thousand processes a
+# second, each living a millisecond or two), recorded system-wide three
+# times: every sample's thread has a name in perf script (none ':PID',
+# perf's name for a thread with no COMM or FORK), and the file says none
+# was left unnamed (threads.unnamed); threads.named_late counts those the
+# recorder named from /proc or its start's pass, having no record.
+for j in 1 2; do (while :; do /bin/true; done) & done
+storm=$(jobs -p | tr '\n' ' ')
+trap 'kill $storm 2>/dev/null; [ -n "${KEEP_TESTDIR:-}" ] || rm -rf "$TESTDIR"' EXIT
+for i in 1 2 3; do
+	"$OFFCPU" record -a -q -o storm$i.data -d 1 2>storm.err || { cat storm.err; fail "record -a (fork storm) exited $?"; }
+	perf script -i storm$i.data -F comm,pid,tid,event 2>/dev/null >storm.txt
+	n=$(wc -l <storm.txt)
+	bad=$(awk '$1 ~ /^:[0-9]+$/' storm.txt | head -3)
+	named=$("$OFFCPU" report --header -i storm$i.data 2>/dev/null | awk '/threads.named_late:/ { print $NF }')
+	unnamed=$("$OFFCPU" report --header -i storm$i.data 2>/dev/null | awk '/threads.unnamed:/ { print $NF }')
+	measure "fork storm $i: $n samples, threads named late $named, unnamed $unnamed"
+	[ "$n" -gt 0 ] || fail "fork storm $i: no samples"
+	[ -z "$bad" ] || fail "fork storm $i: samples of unnamed threads: $bad"
+	[ "$unnamed" = 0 ] || fail "fork storm $i: threads.unnamed $unnamed"
+done
+kill $storm 2>/dev/null

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of record's pure parts: number lists, the time-ordered merge,
- * the off-CPU sample encoding, the cut of junk user frames, the
+ * the off-CPU sample encoding, the cut of junk user frames, a name for
+ * every thread sampled, the
  * perf.data writer read back through our reader (header, attrs,
  * EVENT_DESC, features, a killed recording, another user's FILE.old), the
  * recorder's signals given back, and how the summary's lines reach the
@@ -334,6 +335,117 @@ static void test_sample_encoding(void **state)
 	assert_int_equal(f.s.off.state, 'D');
 	assert_int_equal(f.s.off.count, 3);
 	perf_reader__free(r);
+}
+
+/* The names the reader gets for the threads of each sample, by tid. */
+struct names_seen {
+	uint32_t tid[8];
+	char comm[8][16];
+	uint64_t time[8];
+	int n;
+	uint32_t sample_tid[8];
+	int nr_samples;
+	int comm_before_sample[8]; /* index of the sample each COMM came before */
+};
+
+static int names_cb(void *ctx, const struct perf_rec *rec)
+{
+	struct names_seen *ns = ctx;
+
+	if (rec->type == PERF_RECORD_COMM && ns->n < 8) {
+		ns->tid[ns->n] = rec->comm.tid;
+		snprintf(ns->comm[ns->n], sizeof(ns->comm[0]), "%s", rec->comm.comm);
+		ns->time[ns->n] = rec->time;
+		ns->comm_before_sample[ns->n++] = ns->nr_samples;
+	}
+	if (rec->type == PERF_RECORD_SAMPLE && ns->nr_samples < 8)
+		ns->sample_tid[ns->nr_samples++] = rec->sample.tid;
+	return 0;
+}
+
+static void names_tap(void *ctx, const void *rec, size_t len)
+{
+	void **c = ctx;
+
+	thread_names__record(c[0], c[1], rec, len);
+}
+
+/*
+ * thread_names: a sample of a thread no COMM or FORK named gets a COMM
+ * just before it, at its time: /proc's name for a thread alive (this
+ * one), the start's iterator's for one gone; a thread neither knows is
+ * counted; a thread named by a record or already named gets none.
+ */
+static void test_thread_names(void **state)
+{
+	static char path[128];
+	struct perf_event_attr off;
+	uint64_t off_id = OFFCPU_ID_OFFCPU;
+	struct thread_names *tn = thread_names__new(OFFCPU_ID_OFFCPU);
+	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
+	struct names_seen ns = { 0 };
+	struct perf_writer *w;
+	struct perf_reader *r;
+	char err[256], me[16] = "";
+	void *tap[2];
+	/* tid: 101 named by COMM, 102 by FORK, self (alive), 103 gone but seen, 104 unknown */
+	uint32_t self = (uint32_t)gettid(), tids[] = { 101, 102, 0, 103, 104, 0, 101 };
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		struct sample_id sid;
+	} fork = { .h = { .type = PERF_RECORD_FORK, .size = sizeof(fork) },
+		   .pid = 100, .ppid = 100, .tid = 102, .ptid = 101, .time = 10,
+		   .sid = { .pid = 100, .tid = 102, .time = 10, .id = OFFCPU_ID_OFFCPU } };
+
+	(void)state;
+	tids[2] = tids[5] = self;
+	assert_non_null(tn);
+	assert_int_equal(proc_read("/proc/thread-self/comm", me, sizeof(me)) > 0, 1);
+	me[strcspn(me, "\n")] = 0;
+	offcpu_event_attr(&off);
+	snprintf(path, sizeof(path), "%s/names.data", tmpdir);
+	assert_int_equal(perf_writer__new(path, &w), 0);
+	tap[0] = tn;
+	tap[1] = w;
+	perf_writer__set_tap(w, names_tap, tap);
+	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_EVENT_NAME, &off_id, 1), 0);
+	assert_int_equal(perf_writer__begin(w), 0);
+	assert_int_equal(synth__comm(w, 100, 101, "named", OFFCPU_ID_OFFCPU, 0), 0);
+	assert_int_equal(thread_names__seen(tn, 100, 103, "was-here"), 0);
+	assert_int_equal(perf_writer__write(w, &fork, sizeof(fork)), 0);
+	for (int i = 0; i < 7; i++) {
+		struct test_sample *s = make_sample(tids[i], 1000);
+		size_t len;
+
+		if (tids[i] == self)
+			s->s.k.who.pid = (uint32_t)getpid();
+		len = encode_sample(s, 1000 * (i + 1), rec);
+		assert_int_equal(perf_writer__write(w, rec, len), 0);
+		free(s);
+	}
+	assert_int_equal(perf_writer__finish(w), 0);
+	perf_writer__free(w);
+	assert_int_equal(thread_names__error(tn), 0);
+	assert_int_equal(thread_names__named_late(tn), 2);
+	assert_int_equal(thread_names__unnamed(tn), 1);
+	thread_names__free(tn);
+
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, names_cb, &ns), 0);
+	perf_reader__free(r);
+	assert_int_equal(ns.nr_samples, 7);
+	assert_int_equal(ns.n, 3); /* "named", then this thread's and 103's before their samples */
+	assert_int_equal(ns.tid[1], self);
+	assert_string_equal(ns.comm[1], me);
+	assert_int_equal(ns.comm_before_sample[1], 2);
+	assert_int_equal(ns.time[1], 3000);
+	assert_int_equal(ns.tid[2], 103);
+	assert_string_equal(ns.comm[2], "was-here");
+	assert_int_equal(ns.comm_before_sample[2], 3);
+	assert_int_equal(ns.time[2], 4000);
 }
 
 /* The junk-frame cut: frames kept up to the first outside every executable map. */
@@ -675,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_writer_merge_roundtrip),
 		cmocka_unit_test(test_sample_encoding),
 		cmocka_unit_test(test_ustack_keep),
+		cmocka_unit_test(test_thread_names),
 		cmocka_unit_test(test_cut_user_record),
 		cmocka_unit_test(test_killed_recording_readable),
 		cmocka_unit_test(test_writer_old_and_abort),
