@@ -121,12 +121,14 @@ static int on_record(void *ctx, void *rec, size_t *len)
 		return 0;
 
 	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
-		uint64_t t, start, stop;
+		uint64_t t, id, start, stop;
 		bool cut;
 
 		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
+		memcpy(&id, (const uint8_t *)rec + sizeof(*h), 8);
 		offcpu_bpf__window(r->bpf, &start, &stop);
-		if (t < start) {
+		/* the perf events' ids are the kernel's; ours (OFFCPU_ID_*) share their top 48 bits */
+		if (t < start && id >> 16 != OFFCPU_ID_OFFCPU >> 16) {
 			r->nr_before_start++;
 			return 0;
 		}
