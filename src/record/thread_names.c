@@ -119,7 +119,8 @@ void thread_names__record(struct thread_names *n, struct perf_writer *w, const v
 	const struct perf_event_header *eh = rec;
 	const uint8_t *b = (const uint8_t *)(eh + 1);
 	uint32_t pid, tid;
-	uint64_t time;
+	uint64_t id, time;
+	size_t off;
 	char comm[64];
 
 	switch (eh->type) {
@@ -140,17 +141,19 @@ void thread_names__record(struct thread_names *n, struct perf_writer *w, const v
 	default:
 		return;
 	}
-	/* our layouts: IDENTIFIER IP TID TIME ... */
+	/* IDENTIFIER TID TIME (offcpu-switch), or IDENTIFIER IP TID TIME (the others) */
 	if (len < sizeof(*eh) + 32)
 		return;
-	memcpy(&pid, b + 16, 4);
-	memcpy(&tid, b + 20, 4);
+	memcpy(&id, b, 8);
+	off = id == OFFCPU_ID_SWITCH ? 8 : 16;
+	memcpy(&pid, b + off, 4);
+	memcpy(&tid, b + off + 4, 4);
 	if (tid == n->last || !tid || tid == (uint32_t)-1)
 		return;
 	n->last = tid;
 	if (!name(n, tid))
 		return;
-	memcpy(&time, b + 24, 8);
+	memcpy(&time, b + off + 8, 8);
 	if (!find_name(n, pid, tid, comm, sizeof(comm))) {
 		n->unnamed++;
 		return;

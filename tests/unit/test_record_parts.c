@@ -379,8 +379,8 @@ static void names_tap(void *ctx, const void *rec, size_t len)
 static void test_thread_names(void **state)
 {
 	static char path[128];
-	struct perf_event_attr off;
-	uint64_t off_id = OFFCPU_ID_OFFCPU;
+	struct perf_event_attr off, sw;
+	uint64_t off_id = OFFCPU_ID_OFFCPU, sw_id = OFFCPU_ID_SWITCH;
 	struct thread_names *tn = thread_names__new(OFFCPU_ID_OFFCPU);
 	_Alignas(8) uint8_t rec[OFFCPU_PAYLOAD_MAX_SIZE];
 	struct names_seen ns = { 0 };
@@ -411,9 +411,12 @@ static void test_thread_names(void **state)
 	tap[1] = w;
 	perf_writer__set_tap(w, names_tap, tap);
 	assert_int_equal(perf_writer__add_event(w, &off, OFFCPU_EVENT_NAME, &off_id, 1), 0);
+	chain_switch_attr(&sw);
+	assert_int_equal(perf_writer__add_event(w, &sw, OFFCPU_SWITCH_EVENT_NAME, &sw_id, 1), 0);
 	assert_int_equal(perf_writer__begin(w), 0);
 	assert_int_equal(synth__comm(w, 100, 101, "named", OFFCPU_ID_OFFCPU, 0), 0);
 	assert_int_equal(thread_names__seen(tn, 100, 103, "was-here"), 0);
+	assert_int_equal(thread_names__seen(tn, 100, 105, "switcher"), 0);
 	assert_int_equal(perf_writer__write(w, &fork, sizeof(fork)), 0);
 	for (int i = 0; i < 7; i++) {
 		struct test_sample *s = make_sample(tids[i], 1000);
@@ -425,10 +428,17 @@ static void test_thread_names(void **state)
 		assert_int_equal(perf_writer__write(w, rec, len), 0);
 		free(s);
 	}
+	/* an offcpu-switch record (--chains: IDENTIFIER TID TIME CPU RAW) of 105, seen */
+	{
+		struct offcpu_chain_switch cs = { .pid = 100, .tid = 105, .time = 8000, .state = 'S' };
+		size_t len = chain_switch__encode(&cs, 0, 0, rec);
+
+		assert_int_equal(perf_writer__write(w, rec, len), 0);
+	}
 	assert_int_equal(perf_writer__finish(w), 0);
 	perf_writer__free(w);
 	assert_int_equal(thread_names__error(tn), 0);
-	assert_int_equal(thread_names__named_late(tn), 2);
+	assert_int_equal(thread_names__named_late(tn), 3);
 	assert_int_equal(thread_names__unnamed(tn), 1);
 	thread_names__free(tn);
 
@@ -436,8 +446,8 @@ static void test_thread_names(void **state)
 	assert_non_null(r);
 	assert_int_equal(perf_reader__process(r, names_cb, &ns), 0);
 	perf_reader__free(r);
-	assert_int_equal(ns.nr_samples, 7);
-	assert_int_equal(ns.n, 3); /* "named", then this thread's and 103's before their samples */
+	assert_int_equal(ns.nr_samples, 8);
+	assert_int_equal(ns.n, 4); /* "named", then this thread's, 103's and 105's before their samples */
 	assert_int_equal(ns.tid[1], self);
 	assert_string_equal(ns.comm[1], me);
 	assert_int_equal(ns.comm_before_sample[1], 2);
@@ -446,6 +456,10 @@ static void test_thread_names(void **state)
 	assert_string_equal(ns.comm[2], "was-here");
 	assert_int_equal(ns.comm_before_sample[2], 3);
 	assert_int_equal(ns.time[2], 4000);
+	assert_int_equal(ns.tid[3], 105);
+	assert_string_equal(ns.comm[3], "switcher");
+	assert_int_equal(ns.comm_before_sample[3], 7);
+	assert_int_equal(ns.time[3], 8000);
 }
 
 /* The junk-frame cut: frames kept up to the first outside every executable map. */
