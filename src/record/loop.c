@@ -121,14 +121,12 @@ static int on_record(void *ctx, void *rec, size_t *len)
 		return 0;
 
 	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
-		uint64_t t, id, start, stop;
+		uint64_t t, start, stop;
 		bool cut;
 
-		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + 24, 8);
-		memcpy(&id, (const uint8_t *)rec + sizeof(*h), 8);
+		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + sample_tid_at(rec) + 8, 8);
 		offcpu_bpf__window(r->bpf, &start, &stop);
-		/* the perf events' ids are the kernel's; ours (OFFCPU_ID_*) share their top 48 bits */
-		if (t < start && id >> 16 != OFFCPU_ID_OFFCPU >> 16) {
+		if (t < start && sample_of_perf_event(rec)) {
 			r->nr_before_start++;
 			return 0;
 		}

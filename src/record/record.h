@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
@@ -102,6 +103,28 @@ struct record_opts {
 #define OFFCPU_ID_SWITCH 0x4f46464350550004ULL      /* offcpu-switch (--chains) */
 #define OFFCPU_ID_STACK 0x4f46464350550005ULL       /* offcpu-stack (--chains) */
 #define OFFCPU_ID_CHAIN_CPU 0x4f46464350550006ULL   /* chain-cpu-clock (--chains) */
+
+/*
+ * Where a sample record's TID field is, in bytes after its header (its
+ * TIME follows): the perf events' samples and ours but one have
+ * IDENTIFIER IP TID TIME first; offcpu-switch records IDENTIFIER TID TIME.
+ * rec holds 16 bytes at least.
+ */
+static inline size_t sample_tid_at(const void *rec)
+{
+	uint64_t id;
+
+	memcpy(&id, (const uint8_t *)rec + 8, 8);
+	return id == OFFCPU_ID_SWITCH ? 8 : 16;
+}
+/* Is the sample one of the perf events' (the kernel's ids), not ours? */
+static inline bool sample_of_perf_event(const void *rec)
+{
+	uint64_t id;
+
+	memcpy(&id, (const uint8_t *)rec + 8, 8);
+	return id >> 16 != OFFCPU_ID_OFFCPU >> 16;
+}
 
 /* CPU samples come from the BPF program on the perf event (its stacks unwound there). */
 static inline bool record_opts__bpf_cpu_samples(const struct record_opts *o)

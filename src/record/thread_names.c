@@ -119,7 +119,7 @@ void thread_names__record(struct thread_names *n, struct perf_writer *w, const v
 	const struct perf_event_header *eh = rec;
 	const uint8_t *b = (const uint8_t *)(eh + 1);
 	uint32_t pid, tid;
-	uint64_t id, time;
+	uint64_t time;
 	size_t off;
 	char comm[64];
 
@@ -141,11 +141,9 @@ void thread_names__record(struct thread_names *n, struct perf_writer *w, const v
 	default:
 		return;
 	}
-	/* IDENTIFIER TID TIME (offcpu-switch), or IDENTIFIER IP TID TIME (the others) */
 	if (len < sizeof(*eh) + 32)
 		return;
-	memcpy(&id, b, 8);
-	off = id == OFFCPU_ID_SWITCH ? 8 : 16;
+	off = sample_tid_at(rec);
 	memcpy(&pid, b + off, 4);
 	memcpy(&tid, b + off + 4, 4);
 	if (tid == n->last || !tid || tid == (uint32_t)-1)
