@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The walk of a perf.data file (perf_reader__process): records located,
- * timed and queued, then delivered in perf's ordered-events order, the
- * scan in a thread of its own beside the caller's.
+ * timed and queued, then delivered in perf's ordered-events order (as
+ * found, in a file that says they are in time order: offcpu's), the scan
+ * in a thread of its own beside the caller's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,6 +90,17 @@ struct pipe {
 	uint64_t pos, round_max, prev_limit;
 	bool have_prev;
 	bool window_warned;
+	/*
+	 * The file says its records are in time order (offcpu's): each goes
+	 * as soon as it is found, in file order, which is the order the
+	 * rounds would give (time, then file order), without waiting for the
+	 * next round's end to let a round go (a second of offcpu's records:
+	 * the first batch came after two of them, 13-20 ms into a report of
+	 * 100 MB) and without sorting. A record older than the one before
+	 * ends it, said: from there the rounds order the rest.
+	 */
+	bool ordered;
+	uint64_t last_time;
 	size_t nr_mapped;   /* chunks mapped */
 	size_t max_mapped;  /* see PIPE_MAX_MAPPED */
 	uint64_t window;    /* window_max() */
@@ -293,6 +305,20 @@ static int produce_fail(struct pipe *pp, struct batch *b, int err)
 }
 
 /*
+ * Fewer than BATCH_MIN records ready go now: when the chunks mapped are
+ * many (a big round's records, let go at its end); in a file in time
+ * order, whose records are ready one by one as found, when they fill
+ * BATCH_CHUNKS chunks (a batch of one record each time would cost the
+ * threads a wakeup each: a report of 116 MB took 0.51 s, not 0.18).
+ */
+static bool batch_due(const struct pipe *pp)
+{
+	if (!pp->ordered)
+		return pp->nr_mapped > pp->max_mapped;
+	return (pp->pos >> CHUNK_SHIFT) - (pp->rel[pp->rel_head] >> CHUNK_SHIFT) >= BATCH_CHUNKS;
+}
+
+/*
  * Scan on until records may go: at least BATCH_MIN of them (consecutive
  * small rounds go out together: each batch costs the threads a wakeup),
  * fewer when the chunks mapped are many, the rest at the end; fill b with
@@ -313,7 +339,7 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		uint16_t size;
 		const uint8_t *rec;
 
-		if (ready >= BATCH_MIN || (ready && (pp->at_end || pp->nr_mapped > pp->max_mapped))) {
+		if (ready >= BATCH_MIN || (ready && (pp->at_end || batch_due(pp)))) {
 			err = emit(pp, b, false);
 			if (err)
 				return err;
@@ -364,6 +390,25 @@ static int produce(struct perf_reader *r, struct pipe *pp, struct batch *b)
 		}
 		r->chunk_pending[pos >> CHUNK_SHIFT]++;
 		t = reader__record_time(r, pos, type, size);
+		if (pp->ordered && t != UINT64_MAX && t < pp->last_time) {
+			pp->ordered = false;
+			err = reader__warn(r, "the record at offset %" PRIu64 " is older than the one before, in a file that says its records are in time order: the rest are ordered by rounds",
+					   pos);
+			if (err)
+				return err;
+		}
+		if (pp->ordered) {
+			if (t != UINT64_MAX) {
+				pp->last_time = t;
+				if (t > pp->round_max)
+					pp->round_max = t;
+			}
+			err = rel_put(pp, pos);
+			if (err)
+				return err;
+			pp->rel_ready = pp->rel_n;
+			continue;
+		}
 		if (t == UINT64_MAX) {
 			err = rel_put(pp, pos);
 			if (err)
@@ -554,7 +599,8 @@ static bool use_thread(const struct perf_reader *r)
 int perf_reader__process(struct perf_reader *r, perf_reader_cb cb, void *ctx)
 {
 	struct pipe pp = { .r = r, .pos = r->data_start, .window = window_max(),
-			   .span_start = r->data_start, .ra_end = r->data_start };
+			   .span_start = r->data_start, .ra_end = r->data_start,
+			   .ordered = reader__says_time_ordered(r) };
 	bool threaded;
 	struct batch *b;
 	pthread_t th;

@@ -855,6 +855,16 @@ bool perf_reader__vdso(const struct perf_reader *r, const uint8_t **build_id, si
 	return true;
 }
 
+bool reader__says_time_ordered(const struct perf_reader *r)
+{
+	if (r->incomplete || r->data_to_eof)
+		return false;
+	for (int i = 0; i < r->nr_counters; i++)
+		if (!strcmp(r->counters[i].name, "records.out_of_order"))
+			return !r->counters[i].value;
+	return false;
+}
+
 int perf_reader__nr_offcpu_counters(const struct perf_reader *r)
 {
 	return r->nr_counters;

@@ -107,6 +107,12 @@ int reader__set_err(struct perf_reader *r, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Keep a warning for perf_reader__warning() (the reader never prints): 0 or -ENOMEM. */
 int reader__warn(struct perf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Does the file say its records are in time order? offcpu's recorder
+ * writes them so, and counts any it could not (records.out_of_order, in
+ * its feature section): 0 there, in a file whose features were read.
+ */
+bool reader__says_time_ordered(const struct perf_reader *r);
 /* The index of the attr of sample id id, or -1. */
 static inline int reader__id_lookup(const struct perf_reader *r, uint64_t id)
 {

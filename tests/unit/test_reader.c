@@ -504,6 +504,101 @@ static void test_window(void **state)
 }
 
 /*
+ * A file that says its records are in time order (offcpu's feature:
+ * records.out_of_order 0) is delivered as it is, in file order, in one
+ * thread as in two: what its rounds would give (the same file without the
+ * counter, ties in file order). One that says so but is not: from the
+ * first record older than the one before, the rounds order the rest, with
+ * a warning; every record is delivered. Its records go as found: 6 MB of
+ * them without a FINISHED_ROUND are not held in a window (no warning with
+ * a 2 MiB one), as those of a file that does not say so are.
+ */
+static void build_ordered(const char *path, const char *counter, uint64_t value, int back_at)
+{
+	static const uint64_t st[2] = { ST0, ST1 };
+	static const char *const names[2] = { "cpu-clock", OFFCPU_EVENT_NAME };
+	struct pdb b;
+
+	pdb_init(&b, 2, st, names);
+	b.counter_name = counter;
+	b.counter_value = value;
+	for (int i = 0; i < 30000; i++) {
+		sample(&b, i & 1, i == back_at ? 100 : 1000 + i / 3); /* ties, three by three */
+		if (i % 1000 == 999)
+			pdb_round(&b);
+	}
+	pdb_finish(&b, path);
+}
+
+static void test_time_ordered_file(void **state)
+{
+	struct order a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+	char path[64], err[256];
+	struct perf_reader *r;
+
+	tmpname(path, sizeof(path));
+	build_ordered(path, "records.out_of_order", 0, -1);
+	read_order(path, "0", &a, 0);
+	read_order(path, "1", &b, 0);
+	build_ordered(path, "drop.ringbuf_full", 0, -1);
+	read_order(path, "1", &c, 0);
+	assert_int_equal(a.n, 30000);
+	assert_int_equal(b.n, 30000);
+	assert_int_equal(c.n, 30000);
+	assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+	assert_memory_equal(a.v, c.v, a.n * sizeof(*a.v));
+	for (size_t i = 1; i < a.n; i++)
+		assert_true(a.v[i - 1][2] < a.v[i][2]);
+
+	/* the same, one record at 100 in the middle: the file's word is not kept */
+	build_ordered(path, "records.out_of_order", 0, 15000);
+	setenv("OFFCPU_READER_THREADS", "1", 1);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, record_order, &d), 0);
+	assert_non_null(perf_reader__warning(r, 0));
+	assert_non_null(strstr(perf_reader__warning(r, 0), "older than the one before"));
+	perf_reader__free(r);
+	unsetenv("OFFCPU_READER_THREADS");
+	assert_int_equal(d.n, 30000);
+	/* what went before the break in file order; the record at 100 with its round, first */
+	for (size_t i = 1; i < 15000; i++)
+		assert_true(d.v[i - 1][2] < d.v[i][2]);
+	assert_int_equal(d.v[15000][1], 100);
+	free(a.v);
+	free(b.v);
+	free(c.v);
+	free(d.v);
+
+	setenv("OFFCPU_READER_WINDOW", "2097152", 1);
+	for (int says = 0; says < 2; says++) {
+		static const uint64_t st[1] = { ST0 };
+		static const char *const names[1] = { "cpu-clock" };
+		struct order e = { 0 };
+		struct pdb pb;
+
+		pdb_init(&pb, 1, st, names);
+		pb.counter_name = says ? "records.out_of_order" : "drop.ringbuf_full";
+		for (int i = 0; i < 40000; i++)
+			long_sample(&pb, 0, 1000 + i, 16);
+		pdb_finish(&pb, path);
+		r = perf_reader__open(path, err, sizeof(err));
+		assert_non_null(r);
+		assert_int_equal(perf_reader__process(r, record_order, &e), 0);
+		assert_int_equal(e.n, 40000);
+		if (says)
+			assert_null(perf_reader__warning(r, 0));
+		else
+			assert_non_null(strstr(perf_reader__warning(r, 0), "out of time order over more than"));
+		perf_reader__free(r);
+		free(e.v);
+		free(pb.buf);
+	}
+	unsetenv("OFFCPU_READER_WINDOW");
+	unlink(path);
+}
+
+/*
  * A feature section past the end of the file (the data whole, what follows
  * cut): read, with a warning, every record; the features from there on are
  * not (EVENT_DESC's names fall back to type and config).
@@ -552,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_big_rounds),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_time_ordered_file),
 		cmocka_unit_test(test_features_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
