@@ -5,7 +5,7 @@
  * exec and prctl) and from its FORK (the parent's name); one with neither
  * shows as ':TID'. Both miss a thread that was there before the perf
  * events' enable and is gone from /proc when it is read, sampled in
- * between (a fork storm's child, exiting: a few per second), and one made
+ * between (a fork storm's child, exiting), and one made
  * between the side-band's disable and the programs' stop. The writer's
  * tap brings every record here first: before the first sample of a
  * thread no record named, a COMM at the sample's time, with the name /proc
@@ -31,7 +31,7 @@ struct seen_name {
 
 struct thread_names {
 	struct htab named;       /* uint32_t tids a record named */
-	struct seen_name *seen;  /* the start's iterator's, in its order */
+	struct seen_name *seen;  /* offcpu_names' pass at the start, in its order */
 	size_t nr_seen, cap_seen;
 	uint32_t last;           /* the tid of the last sample: samples come in runs */
 	uint64_t id;             /* the attr id the COMM records carry */
@@ -92,7 +92,10 @@ static bool name(struct thread_names *n, uint32_t tid)
 	return added;
 }
 
-/* The name of a thread no record named: /proc's now, or the iterator's. */
+/*
+ * The name of a thread no record named: /proc's now, or the start's pass's
+ * (a linear search: this is for the few threads no record named).
+ */
 static bool find_name(const struct thread_names *n, uint32_t pid, uint32_t tid, char *comm,
 		      size_t size)
 {
