@@ -121,12 +121,11 @@ static int on_record(void *ctx, void *rec, size_t *len)
 		return 0;
 
 	if (h->type == PERF_RECORD_SAMPLE && *len >= sizeof(*h) + 32) {
-		uint64_t t, start, stop;
+		uint64_t t;
 		bool cut;
 
 		memcpy(&t, (const uint8_t *)rec + sizeof(*h) + sample_tid_at(rec) + 8, 8);
-		offcpu_bpf__window(r->bpf, &start, &stop);
-		if (t < start && sample_of_perf_event(rec)) {
+		if (t < r->start && sample_of_perf_event(rec)) {
 			r->nr_before_start++;
 			return 0;
 		}

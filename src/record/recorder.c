@@ -510,6 +510,7 @@ static int on_seen_task(void *ctx, uint32_t pid, uint32_t tid, const char *comm)
  */
 static int attach_events(struct recorder *r)
 {
+	uint64_t stop;
 	int err = offcpu_bpf__attach(r->bpf);
 
 	if (err) {
@@ -525,6 +526,8 @@ static int attach_events(struct recorder *r)
 	err = offcpu_bpf__start(r->bpf, on_seen_task, r);
 	if (err)
 		msg__say(r->ms, MSG_ERROR, "cannot find the waits in progress: %s", strerror(-err));
+	else
+		offcpu_bpf__window(r->bpf, &r->start, &stop);
 	return err;
 }
 

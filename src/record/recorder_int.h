@@ -59,7 +59,8 @@ struct recorder {
 	uint64_t first_time, last_time; /* of the samples written */
 	uint64_t nr_written_samples;
 	uint64_t nr_ustack_cut; /* samples whose user stack was cut at a junk frame */
-	uint64_t nr_before_start; /* CPU samples before the start, left out (loop.c) */
+	uint64_t start;           /* record.start_ns, once offcpu_bpf__start() has run; else 0 */
+	uint64_t nr_before_start; /* CPU samples before it, left out (loop.c) */
 	uint64_t nr_sideband_nomem; /* children whose side-band was left out: no memory to follow them */
 	uint64_t prev_round;    /* time of the previous drain: written up to it */
 	uint64_t drops[OFFCPU_DROP__NR]; /* the BPF side's, read at the finish */

@@ -24,19 +24,13 @@
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
-/* Append the sample_id_all trailer. */
-static size_t put_trailer_at(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id, uint64_t time)
+/* Append the sample_id_all trailer (time 0 for what was there before: before every sample). */
+static size_t put_trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id, uint64_t time)
 {
 	struct sample_id s = { .pid = pid, .tid = tid, .time = time, .id = id };
 
 	memcpy(p, &s, sizeof(s));
 	return sizeof(s);
-}
-
-/* Append the sample_id_all trailer (time 0: before every sample). */
-static size_t put_trailer(uint8_t *p, uint32_t pid, uint32_t tid, uint64_t id)
-{
-	return put_trailer_at(p, pid, tid, id, 0);
 }
 
 static int write_comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const char *comm,
@@ -52,7 +46,7 @@ static int write_comm(struct perf_writer *w, uint32_t pid, uint32_t tid, const c
 	memset(buf + n, 0, ALIGN8(clen + 1));
 	memcpy(buf + n, comm, clen);
 	n += ALIGN8(clen + 1);
-	n += put_trailer_at(buf + n, pid, tid, id, time);
+	n += put_trailer(buf + n, pid, tid, id, time);
 	h->type = PERF_RECORD_COMM;
 	h->misc = 0;
 	h->size = n;
@@ -79,7 +73,7 @@ static int write_mmap2(struct perf_writer *w, const struct mmap2_body *b, const 
 	memset(buf + n, 0, ALIGN8(flen + 1));
 	memcpy(buf + n, file, flen);
 	n += ALIGN8(flen + 1);
-	n += put_trailer(buf + n, b->pid, b->tid, id);
+	n += put_trailer(buf + n, b->pid, b->tid, id, 0);
 	h->type = PERF_RECORD_MMAP2;
 	h->misc = PERF_RECORD_MISC_USER;
 	h->size = n;
@@ -147,7 +141,7 @@ int synth__kernel_mmap(struct perf_writer *w, uint64_t text, uint64_t id)
 	memset(buf + n, 0, ALIGN8(sizeof(name)));
 	memcpy(buf + n, name, sizeof(name));
 	n += ALIGN8(sizeof(name));
-	n += put_trailer(buf + n, pid, tid, id);
+	n += put_trailer(buf + n, pid, tid, id, 0);
 	h->type = PERF_RECORD_MMAP;
 	h->misc = PERF_RECORD_MISC_KERNEL;
 	h->size = n;
