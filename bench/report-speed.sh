@@ -37,8 +37,9 @@
 #   offcpu report --folded / --pprof F / --threads / --wakeups (offcpu
 #   recordings only), offcpu flamegraph     perf report --stdio --no-children
 # Output goes to /dev/null (--pprof and flamegraph to a file in BENCH_DIR).
-# Time is wall clock to the ms; peak RSS from GNU time (package `time`).
-# Needs root (system-wide recording), Debian's perf and GNU time.
+# Time is wall clock to the ms, from the command's fork to its exit; peak
+# RSS from wait4() (bench/runone.c, built here, runs each command).
+# Needs root (system-wide recording), Debian's perf and a C compiler.
 set -eu
 RUNS=${1:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,10 +52,11 @@ LOCK=()
 [ -n "${OFFCPU_LOCK:-}" ] && LOCK=(flock "$OFFCPU_LOCK")
 lock() { [ -z "${OFFCPU_LOCK:-}" ] || { exec 9>>"$OFFCPU_LOCK" && flock 9; }; }
 unlock() { [ -z "${OFFCPU_LOCK:-}" ] || { flock -u 9 && exec 9>&-; }; }
-[ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 command -v perf >/dev/null || { echo "needs perf (linux-perf)" >&2; exit 1; }
 [ -x "$OFFCPU" ] || { echo "build offcpu first ($OFFCPU)" >&2; exit 1; }
 mkdir -p "$DIR"
+RUNONE=$DIR/runone
+${CC:-cc} -O2 -Wall -Wextra -Werror -o "$RUNONE" "$ROOT/bench/runone.c"
 
 # The workload, in a session of its own (its group is killed after).
 workload_start() {
@@ -96,14 +98,11 @@ for kind in $KINDS; do
 done
 [ -n "${RECORD_ONLY:-}" ] && { ls -l "$DIR"/*.data; exit 0; }
 
-# run LABEL CMD...: appends "wall_s rss_kb" to $DIR/m.LABEL (wall to the ms)
+# run LABEL CMD...: appends "wall_s rss_kb" to $DIR/m.LABEL (bench/runone.c)
 run() {
-	local label=$1 t0 t1
+	local label=$1
 	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -o "$DIR/time.$$" -f "%M" "$@" >/dev/null 2>&1 9>&- || true
-	t1=$(date +%s%N)
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -1 "$DIR/time.$$")" >>"$DIR/m.$label"
+	"$RUNONE" "$DIR/m.$label" "$@" 9>&- || true
 }
 # warm FILE: its pages into the page cache, untimed, before each run. A
 # file once read does not stay there: this VM pages out what was not
@@ -182,4 +181,4 @@ for kind in $KINDS; do
 		done < <(commands "$kind")
 	done
 done
-rm -f "$DIR/time.$$" "$DIR/out.pb.gz" "$DIR/out.svg"
+rm -f "$RUNONE" "$DIR/out.pb.gz" "$DIR/out.svg"
