@@ -245,6 +245,17 @@ static int on_fork(struct dso_hits *h, uint32_t pid, uint32_t ppid)
 	return 0;
 }
 
+/*
+ * Whether a sample record (16 bytes at least) has the layout read here.
+ * The records of one sample type all do but the offcpu-switch records of
+ * --chains (IDENTIFIER TID TIME CPU RAW: sample_tid_at()), whose RAW data
+ * read as a callchain would be junk frames of a junk pid.
+ */
+static bool has_callchain_layout(const void *rec)
+{
+	return sample_tid_at(rec) == 16;
+}
+
 int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
 {
 	const struct perf_event_header *eh = rec;
@@ -301,7 +312,7 @@ int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t s
 	/* Samples: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, our two layouts */
 	if (sample_type != (cpu_sample_type()) && sample_type != offcpu_sample_type())
 		return 0;
-	if (b + 56 > end)
+	if (b + 56 > end || !has_callchain_layout(rec))
 		return 0;
 	memcpy(&pid, b + 16, 4);
 	memcpy(&l, b + 48, 8); /* callchain nr */
@@ -349,6 +360,8 @@ size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sa
 
 	*cut = false;
 	if (sample_type != cpu_sample_type() && sample_type != offcpu_sample_type())
+		return len;
+	if (len < sizeof(struct perf_event_header) + 8 || !has_callchain_layout(rec))
 		return len;
 	n = offcpu_payload__user_frames(rec, len, &first);
 	if (!n || n > PERF_MAX_STACK + 1)

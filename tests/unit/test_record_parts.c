@@ -508,6 +508,60 @@ static void feed_mmap2(struct dso_hits *h, uint32_t pid, uint64_t addr, uint64_t
 	dso_hits__record(h, rec, eh->size, cpu_sample_type());
 }
 
+/*
+ * An offcpu-switch record (--chains: IDENTIFIER TID TIME CPU RAW) is no
+ * sample with a callchain. Its fields are chosen so that, read as one
+ * (pid at the TIME, callchain after CPU), it would be pid 100's sample
+ * with the user frame 0x401000 in this test's own binary: neither the
+ * hits nor the cut may take it so. A CPU sample with that frame hits.
+ */
+static void test_dso_hits_switch_record(void **state)
+{
+	_Alignas(8) uint8_t rec[OFFCPU_SWITCH_RECORD_SIZE];
+	uint64_t cpu[] = { 0x401000, 1, 100 | 100ULL << 32, 2000, 0, 1001, 2, PERF_CTX_USER, 0x401000 };
+	struct offcpu_switch sw = {
+		.id = OFFCPU_ID_SWITCH, .pid = 7, .tid = 7, .time = 100, .wake = 2ULL << 32,
+		.waker_tid = 0xfffffe00u, .waker_stack = 0xffffffffu, .seq = 0x401000,
+	};
+	struct dso_hits *h = dso_hits__new();
+	uint8_t before[sizeof(rec)], *feat = NULL;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t len = 0;
+	uint64_t v;
+	bool cut;
+
+	(void)state;
+	assert_non_null(h);
+	assert_true(n > 0);
+	exe[n] = 0;
+	feed_mmap2(h, 100, 0x400000, 0x2000, exe);
+	assert_int_equal(offcpu_payload__encode_switch(&sw, rec, sizeof(rec)), sizeof(rec));
+	memcpy(&v, rec + 24, 8);
+	assert_true(v == 100);     /* where a sample has its pid */
+	memcpy(&v, rec + 56, 8);
+	assert_true(v == 2);       /* ... and its callchain's length */
+	memcpy(before, rec, sizeof(rec));
+	assert_int_equal(dso_hits__record(h, rec, sizeof(rec), cpu_sample_type()), 0);
+	assert_int_equal(dso_hits__cut_user(h, rec, sizeof(rec), cpu_sample_type(), &cut), sizeof(rec));
+	assert_false(cut);
+	assert_memory_equal(rec, before, sizeof(rec));
+	assert_int_equal(dso_hits__build_id_feature(h, &feat, &len), 0);
+	assert_int_equal(len, 0); /* no DSO hit */
+	free(feat);
+	feat = NULL;
+
+	/* the CPU sample hits the binary: it is in the table */
+	memcpy(rec + 8, cpu, sizeof(cpu));
+	((struct perf_event_header *)rec)->type = PERF_RECORD_SAMPLE;
+	((struct perf_event_header *)rec)->size = 8 + sizeof(cpu);
+	assert_int_equal(dso_hits__record(h, rec, 8 + sizeof(cpu), cpu_sample_type()), 0);
+	assert_int_equal(dso_hits__build_id_feature(h, &feat, &len), 0);
+	assert_true(len > 36 && strstr((const char *)feat + 36, exe) != NULL);
+	free(feat);
+	dso_hits__free(h);
+}
+
 /* The RAW data of an encoded off-CPU sample of len bytes, decoded. */
 static void decode_record(const uint8_t *rec, size_t len, struct offcpu_fields *f)
 {
@@ -803,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_ustack_keep),
 		cmocka_unit_test(test_thread_names),
 		cmocka_unit_test(test_cut_user_record),
+		cmocka_unit_test(test_dso_hits_switch_record),
 		cmocka_unit_test(test_killed_recording_readable),
 		cmocka_unit_test(test_writer_old_and_abort),
 		cmocka_unit_test(test_writer_foreign_old),
