@@ -157,6 +157,32 @@ static void read_order(const char *path, const char *threads, struct order *o, i
 }
 
 /*
+ * read_order() in threads (NULL: as the reader chooses), where the walk
+ * must succeed and leave a first warning holding warning (NULL: no
+ * warning at all).
+ */
+static void read_order_warned(const char *path, const char *threads, struct order *o,
+			      const char *warning)
+{
+	char err[256];
+	struct perf_reader *r;
+
+	if (threads)
+		setenv("OFFCPU_READER_THREADS", threads, 1);
+	r = perf_reader__open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(perf_reader__process(r, record_order, o), 0);
+	if (warning) {
+		assert_non_null(perf_reader__warning(r, 0));
+		assert_non_null(strstr(perf_reader__warning(r, 0), warning));
+	} else {
+		assert_null(perf_reader__warning(r, 0));
+	}
+	perf_reader__free(r);
+	unsetenv("OFFCPU_READER_THREADS");
+}
+
+/*
  * The producer in a thread of its own (the reader's pipeline) delivers
  * exactly what it delivers in the caller's thread: 300 rounds of records
  * from two "CPUs" out of order, records without a time between them; and
@@ -468,8 +494,7 @@ static void test_window(void **state)
 	static const uint64_t st[1] = { ST0 };
 	static const char *const names[1] = { "cpu-clock" };
 	struct order a = { 0 }, b = { 0 };
-	char path[64], err[256];
-	struct perf_reader *r;
+	char path[64];
 	struct pdb pb;
 	size_t breaks = 0;
 	const int n = 40000;
@@ -483,12 +508,7 @@ static void test_window(void **state)
 	setenv("OFFCPU_READER_WINDOW", "2097152", 1);
 	read_order(path, "0", &a, 0);
 	read_order(path, "1", &b, 0);
-	r = perf_reader__open(path, err, sizeof(err));
-	assert_non_null(r);
-	assert_int_equal(perf_reader__process(r, record_order, &b), 0);
-	assert_non_null(perf_reader__warning(r, 0));
-	assert_non_null(strstr(perf_reader__warning(r, 0), "out of time order over more than 2 MiB"));
-	perf_reader__free(r);
+	read_order_warned(path, NULL, &b, "out of time order over more than 2 MiB");
 	unsetenv("OFFCPU_READER_WINDOW");
 	assert_int_equal(a.n, n);
 	assert_int_equal(b.n, 2 * n);
@@ -533,8 +553,7 @@ static void build_ordered(const char *path, const char *counter, uint64_t value,
 static void test_time_ordered_file(void **state)
 {
 	struct order a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
-	char path[64], err[256];
-	struct perf_reader *r;
+	char path[64];
 
 	tmpname(path, sizeof(path));
 	build_ordered(path, "records.out_of_order", 0, -1);
@@ -552,14 +571,7 @@ static void test_time_ordered_file(void **state)
 
 	/* the same, one record at 100 in the middle: the file's word is not kept */
 	build_ordered(path, "records.out_of_order", 0, 15000);
-	setenv("OFFCPU_READER_THREADS", "1", 1);
-	r = perf_reader__open(path, err, sizeof(err));
-	assert_non_null(r);
-	assert_int_equal(perf_reader__process(r, record_order, &d), 0);
-	assert_non_null(perf_reader__warning(r, 0));
-	assert_non_null(strstr(perf_reader__warning(r, 0), "older than the one before"));
-	perf_reader__free(r);
-	unsetenv("OFFCPU_READER_THREADS");
+	read_order_warned(path, "1", &d, "older than the one before");
 	assert_int_equal(d.n, 30000);
 	/* what went before the break in file order; the record at 100 with its round, first */
 	for (size_t i = 1; i < 15000; i++)
@@ -582,15 +594,8 @@ static void test_time_ordered_file(void **state)
 		for (int i = 0; i < 40000; i++)
 			long_sample(&pb, 0, 1000 + i, 16);
 		pdb_finish(&pb, path);
-		r = perf_reader__open(path, err, sizeof(err));
-		assert_non_null(r);
-		assert_int_equal(perf_reader__process(r, record_order, &e), 0);
+		read_order_warned(path, NULL, &e, says ? NULL : "out of time order over more than");
 		assert_int_equal(e.n, 40000);
-		if (says)
-			assert_null(perf_reader__warning(r, 0));
-		else
-			assert_non_null(strstr(perf_reader__warning(r, 0), "out of time order over more than"));
-		perf_reader__free(r);
 		free(e.v);
 		free(pb.buf);
 	}
