@@ -256,7 +256,7 @@ static bool has_callchain_layout(const void *rec)
 	return sample_tid_at(rec) == 16;
 }
 
-int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type)
+int dso_hits__record(struct dso_hits *h, const void *rec, size_t len)
 {
 	const struct perf_event_header *eh = rec;
 	const uint8_t *b = (const uint8_t *)(eh + 1);
@@ -309,9 +309,7 @@ int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t s
 	default:
 		return 0;
 	}
-	/* Samples: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, our two layouts */
-	if (sample_type != (cpu_sample_type()) && sample_type != offcpu_sample_type())
-		return 0;
+	/* Samples: IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN, all but one of our layouts */
 	if (b + 56 > end || !has_callchain_layout(rec))
 		return 0;
 	memcpy(&pid, b + 16, 4);
@@ -350,8 +348,7 @@ int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t s
  * net for every stack. Returns the record's new length (its header's size
  * updated); *cut is set when frames were removed.
  */
-size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
-			  bool *cut)
+size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, bool *cut)
 {
 	uint64_t frames[PERF_MAX_STACK + 1], first = 0, n, keep;
 	struct hproc *p;
@@ -359,8 +356,6 @@ size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sa
 	size_t nlen;
 
 	*cut = false;
-	if (sample_type != cpu_sample_type() && sample_type != offcpu_sample_type())
-		return len;
 	if (len < sizeof(struct perf_event_header) + 8 || !has_callchain_layout(rec))
 		return len;
 	n = offcpu_payload__user_frames(rec, len, &first);

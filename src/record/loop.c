@@ -129,7 +129,7 @@ static int on_record(void *ctx, void *rec, size_t *len)
 			r->nr_before_start++;
 			return 0;
 		}
-		*len = dso_hits__cut_user(r->hits, rec, *len, cpu_sample_type(), &cut);
+		*len = dso_hits__cut_user(r->hits, rec, *len, &cut);
 		r->nr_ustack_cut += cut;
 		if (!r->first_time || t < r->first_time)
 			r->first_time = t;

@@ -217,16 +217,18 @@ struct dso_hits *dso_hits__new(void);
 void dso_hits__free(struct dso_hits *h);
 /*
  * Feed every record (side-band and samples) in file order: 0, or -ENOMEM
- * (kept: dso_hits__build_id_feature() fails with it too).
+ * (kept: dso_hits__build_id_feature() fails with it too). Samples are read
+ * as the recorder writes them (IDENTIFIER IP TID TIME CPU PERIOD
+ * CALLCHAIN ...); offcpu-switch records, which have no callchain, are
+ * skipped.
  */
-int dso_hits__record(struct dso_hits *h, const void *rec, size_t len, uint64_t sample_type);
+int dso_hits__record(struct dso_hits *h, const void *rec, size_t len);
 /*
  * Cut the user stack of a sample record at its first frame outside the
  * process's executable mappings, in place: returns the new length, *cut
  * set when frames were removed.
  */
-size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, uint64_t sample_type,
-			  bool *cut);
+size_t dso_hits__cut_user(struct dso_hits *h, void *rec, size_t len, bool *cut);
 /*
  * Build the BUILD_ID feature section for the hit DSOs (and the kernel):
  * 0, or negative errno (the first failure of dso_hits__record() included).

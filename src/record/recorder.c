@@ -222,7 +222,7 @@ static void on_written(void *ctx, const void *rec, size_t len)
 	_Alignas(8) uint8_t rec2[PYFRAMES_REC_MAX];
 	size_t len2 = 0;
 
-	(void)dso_hits__record(r->hits, rec, len, cpu_sample_type());
+	(void)dso_hits__record(r->hits, rec, len);
 	thread_names__record(r->names, r->w, rec, len);
 	/*
 	 * A Python interpreter's mapping brings the Python symbol file's

@@ -505,7 +505,7 @@ static void feed_mmap2(struct dso_hits *h, uint32_t pid, uint64_t addr, uint64_t
 	memcpy(rec + 64, &prot, 4);
 	strcpy((char *)rec + 72, name);
 	eh->size = 72 + 64 + 40;
-	dso_hits__record(h, rec, eh->size, cpu_sample_type());
+	dso_hits__record(h, rec, eh->size);
 }
 
 /*
@@ -542,8 +542,8 @@ static void test_dso_hits_switch_record(void **state)
 	memcpy(&v, rec + 56, 8);
 	assert_true(v == 2);       /* ... and its callchain's length */
 	memcpy(before, rec, sizeof(rec));
-	assert_int_equal(dso_hits__record(h, rec, sizeof(rec), cpu_sample_type()), 0);
-	assert_int_equal(dso_hits__cut_user(h, rec, sizeof(rec), cpu_sample_type(), &cut), sizeof(rec));
+	assert_int_equal(dso_hits__record(h, rec, sizeof(rec)), 0);
+	assert_int_equal(dso_hits__cut_user(h, rec, sizeof(rec), &cut), sizeof(rec));
 	assert_false(cut);
 	assert_memory_equal(rec, before, sizeof(rec));
 	assert_int_equal(dso_hits__build_id_feature(h, &feat, &len), 0);
@@ -555,7 +555,7 @@ static void test_dso_hits_switch_record(void **state)
 	memcpy(rec + 8, cpu, sizeof(cpu));
 	((struct perf_event_header *)rec)->type = PERF_RECORD_SAMPLE;
 	((struct perf_event_header *)rec)->size = 8 + sizeof(cpu);
-	assert_int_equal(dso_hits__record(h, rec, 8 + sizeof(cpu), cpu_sample_type()), 0);
+	assert_int_equal(dso_hits__record(h, rec, 8 + sizeof(cpu)), 0);
 	assert_int_equal(dso_hits__build_id_feature(h, &feat, &len), 0);
 	assert_true(len > 36 && strstr((const char *)feat + 36, exe) != NULL);
 	free(feat);
@@ -604,7 +604,7 @@ static void test_cut_user_record(void **state)
 	assert_int_equal(nr, 8);
 	decode_record(rec, len, &fl);
 	assert_true(fl.embedded && fl.nr_callchain == 8);
-	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
+	n = dso_hits__cut_user(h, rec, len, &cut);
 	assert_true(cut);
 	assert_int_equal(n, len - 2 * 2 * 8); /* two frames, in both callchains */
 	assert_int_equal(eh->size, n);
@@ -622,14 +622,14 @@ static void test_cut_user_record(void **state)
 	assert_int_equal(fl.state, 'D');
 	assert_int_equal(fl.count, 3);
 	/* cut again: nothing left to cut */
-	assert_int_equal(dso_hits__cut_user(h, rec, n, cpu_sample_type(), &cut), n);
+	assert_int_equal(dso_hits__cut_user(h, rec, n, &cut), n);
 	assert_false(cut);
 
 	/* the first user frame is junk: the user part goes, its marker too */
 	s->ulen = 1;
 	s->stack[0] = 0x9000;
 	len = encode_sample(s, 1000, rec);
-	n = dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut);
+	n = dso_hits__cut_user(h, rec, len, &cut);
 	assert_true(cut);
 	assert_int_equal(n, len - 2 * 2 * 8);
 	memcpy(&nr, rec + 8 + 48, 8);
@@ -640,14 +640,14 @@ static void test_cut_user_record(void **state)
 	/* ... but a sample with no kernel frame keeps its one user frame */
 	s->klen = 0;
 	len = encode_sample(s, 1000, rec);
-	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
+	assert_int_equal(dso_hits__cut_user(h, rec, len, &cut), len);
 	assert_false(cut);
 
 	/* a CPU sample: its callchain only */
 	memcpy(rec + 8, cpu, sizeof(cpu));
 	((struct perf_event_header *)rec)->type = PERF_RECORD_SAMPLE;
 	((struct perf_event_header *)rec)->size = 8 + sizeof(cpu);
-	n = dso_hits__cut_user(h, rec, 8 + sizeof(cpu), cpu_sample_type(), &cut);
+	n = dso_hits__cut_user(h, rec, 8 + sizeof(cpu), &cut);
 	assert_true(cut);
 	assert_int_equal(n, 8 + sizeof(cpu) - 8);
 	memcpy(&nr, rec + 8 + 48, 8);
@@ -657,7 +657,7 @@ static void test_cut_user_record(void **state)
 	s->s.k.who.pid = 200;
 	s->klen = 1;
 	len = encode_sample(s, 1000, rec);
-	assert_int_equal(dso_hits__cut_user(h, rec, len, cpu_sample_type(), &cut), len);
+	assert_int_equal(dso_hits__cut_user(h, rec, len, &cut), len);
 	assert_false(cut);
 	free(s);
 	dso_hits__free(h);
